@@ -1,0 +1,50 @@
+/**
+ * How operators reach the requests of the streams above them.
+ *
+ * `creditCap` and `throttle` must govern HTTP requests, not records: a cap of N must hold even when
+ * one page yields many records, when retries happen, and when `mergeMap` runs many walks at once.
+ * So every stream the client returns, and every stream an operator returns, may carry a
+ * `StreamControl` under the `STREAM_CONTROL` symbol. An operator that governs requests attaches a
+ * `RequestGate` to its source's control; operators that only reshape records forward their source's
+ * control unchanged; `mergeMap` attaches its gates to every inner stream it starts.
+ */
+
+/** Decides, before every HTTP attempt (first tries and retries alike), whether it may go ahead. */
+export interface RequestGate {
+  /**
+   * Resolves `true` when the attempt may be sent (after any wait the gate imposes), `false` when the
+   * walk must end cleanly without sending it (its checkpoint then still points at that page).
+   * Rejects only with the signal's reason when `signal` aborts while waiting.
+   */
+  acquire(signal?: AbortSignal): Promise<boolean>;
+}
+
+/** What an operator reports back onto the owning client's `stats` and `events$`. */
+export interface OperatorEvent {
+  type: 'duplicate';
+  /** The operator that reported it, e.g. `dedupe`. */
+  operator: string;
+  /** How many records this event stands for. */
+  count: number;
+}
+
+export interface StreamControl {
+  /** Puts `gate` in front of every later request attempt of this stream (and of the streams it is made of). */
+  addGate(gate: RequestGate): void;
+  /** Reports an operator event to the client the stream belongs to. */
+  report(event: OperatorEvent): void;
+}
+
+export const STREAM_CONTROL: unique symbol = Symbol.for('socialstream.streamControl');
+
+export interface Controlled {
+  readonly [STREAM_CONTROL]: StreamControl;
+}
+
+/** The control of `source`, when it has one (plain iterables and arrays do not). */
+export function controlOf(source: unknown): StreamControl | undefined {
+  if (source !== null && (typeof source === 'object' || typeof source === 'function') && STREAM_CONTROL in source) {
+    return (source as Controlled)[STREAM_CONTROL];
+  }
+  return undefined;
+}

@@ -1,0 +1,91 @@
+/**
+ * Every error socialstream raises is one of these classes. Each carries a stable `code`, and the
+ * ones that come from a response carry the HTTP `status` and the `endpoint` (operation id, such as
+ * `forum/subforum`). No message ever contains the API key: messages are built from the operation id,
+ * the status and the service's own `error` text, never from request headers or full URLs.
+ */
+export interface ErrorDetails {
+  status?: number;
+  endpoint?: string;
+  cause?: unknown;
+}
+
+export abstract class SocialstreamError extends Error {
+  abstract readonly code: string;
+  readonly status: number | undefined;
+  readonly endpoint: string | undefined;
+
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.status = details.status;
+    this.endpoint = details.endpoint;
+  }
+}
+
+/** 401: the key is missing, unknown, or was sent the wrong way. */
+export class AuthError extends SocialstreamError {
+  readonly code = 'AUTH';
+}
+
+/** 402: the key is valid but the balance cannot pay for the request. */
+export class InsufficientCreditsError extends SocialstreamError {
+  readonly code = 'INSUFFICIENT_CREDITS';
+  constructor(
+    message: string,
+    readonly required: number,
+    readonly available: number,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+/** A missing or bad parameter: raised before any request when the client can tell, else from a 400. */
+export class ValidationError extends SocialstreamError {
+  readonly code = 'VALIDATION';
+  constructor(
+    message: string,
+    /** The parameter at fault, when known. */
+    readonly param?: string,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+/** The service could not fetch from the source platform (`Failed to fetch …`), or answered 5xx; raised after retries. */
+export class UpstreamError extends SocialstreamError {
+  readonly code = 'UPSTREAM';
+}
+
+/** Network failure (reset, refused, timeout) that outlasted every retry. */
+export class NetworkError extends SocialstreamError {
+  readonly code = 'NETWORK';
+}
+
+/** `Service configuration error`: the service itself is misconfigured; retrying does not help. */
+export class ServiceConfigError extends SocialstreamError {
+  readonly code = 'SERVICE_CONFIG';
+}
+
+/** The body was not JSON, was cut short, or did not have the envelope the operation promises. */
+export class ResponseFormatError extends SocialstreamError {
+  readonly code = 'RESPONSE_FORMAT';
+}
+
+/** A continuation value came back that this walk had already used: following it would buy pages again forever. */
+export class PaginationLoopError extends SocialstreamError {
+  readonly code = 'PAGINATION_LOOP';
+}
+
+/** A credit cap was reached and the cap was told to throw (`creditCap(n, { onCap: 'throw' })`). */
+export class CreditCapError extends SocialstreamError {
+  readonly code = 'CREDIT_CAP';
+  constructor(
+    message: string,
+    readonly cap: number,
+  ) {
+    super(message);
+  }
+}

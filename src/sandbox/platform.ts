@@ -1,0 +1,42 @@
+/**
+ * The contract between the sandbox's HTTP core (`server.ts`) and its platform modules
+ * (`platforms/*.ts`). A platform module exports an array of `SandboxOperation`s; the core routes
+ * `GET /v1/scrape/<id>` to the one with that id and takes care of everything that is the same for
+ * every operation: authentication, the credit check and charge, faults, latency, JSON encoding.
+ * A handler only validates its query and builds the 200 body, so it stays pure and deterministic.
+ */
+
+/** What a handler knows about the request it answers. */
+export interface SandboxRequest {
+  /** The query string, already parsed. Repeated keys keep their first value. */
+  query: URLSearchParams;
+  /** The sandbox seed: data is a pure function of (seed, operation, query). */
+  seed: string;
+  /** Duplicate fault on: every page after the first starts with the last record of the page before. */
+  duplicates: boolean;
+}
+
+/** Thrown by a handler to answer 400 (costs no credit). */
+export class SandboxValidationError extends Error {
+  constructor(
+    message: string,
+    /** Extra fields of the error body, e.g. `{ endpoint: 'comment_replies' }` for E5. */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface SandboxOperation {
+  /** The path below `/v1/scrape/`, e.g. `forum/subforum`. */
+  id: string;
+  /** The `endpoint` value of responses and validation errors, e.g. `forum/subforum`. */
+  endpoint: string;
+  /** Words of the upstream fault message: `Failed to fetch <platform> <operation>`. */
+  platform: string;
+  operation: string;
+  /** AI transcript operations answer more slowly than the rest (SPEC E14, E19). */
+  slow?: boolean;
+  /** Validates the query (throwing `SandboxValidationError`) and returns the whole 200 body. */
+  handle(request: SandboxRequest): unknown;
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'sinks/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Suites start their own sandbox servers on port 0; two workers match the 2-core CI machine.
+    maxWorkers: 2,
+  },
+});
