@@ -89,3 +89,23 @@ export class CreditCapError extends SocialstreamError {
     super(message);
   }
 }
+
+/**
+ * A sink stopped before its source ended. When the source threw (402, abort, upstream failure) or a
+ * record could not be written, the file at `path` is valid and holds the `recordsWritten` records
+ * received before, and `cause` is the original error. When the file system failed, nothing was
+ * written (`recordsWritten` is 0) and whatever was at `path` before is untouched.
+ */
+export class SinkError extends SocialstreamError {
+  readonly code = 'SINK';
+  constructor(
+    message: string,
+    /** Records in the file at `path`: every record received before the failure. */
+    readonly recordsWritten: number,
+    /** The file that holds them (`'-'` for stdout). */
+    readonly path: string,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}

@@ -140,3 +140,13 @@ export function pageIndices(total: number, pageSize: number, offset: number, dup
   for (let i = offset; i < Math.min(total, offset + pageSize); i++) indices.push(i);
   return indices;
 }
+
+/**
+ * Unix seconds of the record at `index` in a newest-first list of `total` records: about `spacing`
+ * seconds apart (with some jitter), squeezed for huge resources so that even the oldest record of
+ * a `-n1000000` walk stays a plausible time (within 20 years of the epoch).
+ */
+export function newestFirstSeconds(rng: Rng, index: number, total: number, spacing: number): number {
+  const step = Math.min(spacing, 630_720_000 / Math.max(1, total));
+  return EPOCH_SECONDS - Math.floor(index * step) - rng.int(0, Math.max(0, Math.floor(step * 0.8)));
+}

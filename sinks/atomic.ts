@@ -1,0 +1,106 @@
+/**
+ * Where a sink's bytes go. A file is written under a temporary name beside the target and renamed
+ * only when it is complete and valid, so a file being written is never mistaken for a finished one.
+ * `'-'` is stdout (NDJSON only): written in place, never ended, since the process owns it.
+ */
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rename, stat, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { SinkError } from '../src/errors.ts';
+
+export interface Destination {
+  /** The target as the caller named it. */
+  readonly path: string;
+  /** The stream to write to (the temporary file, or stdout). */
+  readonly stream: Writable;
+  /** Writes a chunk, waiting for 'drain' when the stream asks for it. */
+  write(chunk: string | Buffer): Promise<void>;
+  /** The first I/O error the stream reported, if any: the bytes written so far cannot be trusted. */
+  readonly ioError: Error | undefined;
+  /** Ends the stream (unless the format already did), renames it to `path`, resolves to its size. */
+  commit(): Promise<number>;
+  /** Drops the temporary file; `path` is left as it was before the sink started. */
+  abandon(): Promise<void>;
+}
+
+export async function openDestination(path: string): Promise<Destination> {
+  return path === '-' ? stdoutDestination() : fileDestination(path);
+}
+
+async function fileDestination(path: string): Promise<Destination> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const stream = createWriteStream(temp);
+  let ioError: Error | undefined;
+  stream.on('error', (error) => {
+    ioError ??= error;
+  });
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    throw new SinkError(`Cannot write ${path}: ${messageOf(error)}`, 0, path, { cause: error });
+  }
+  return {
+    path,
+    stream,
+    write: (chunk) => writeWithBackpressure(stream, chunk),
+    get ioError() {
+      return ioError;
+    },
+    async commit() {
+      await endAndClose(stream);
+      const { size } = await stat(temp);
+      await rename(temp, path);
+      return size;
+    },
+    async abandon() {
+      stream.destroy();
+      await unlink(temp).catch(() => undefined);
+    },
+  };
+}
+
+function stdoutDestination(): Destination {
+  let bytes = 0;
+  let ioError: Error | undefined;
+  const stream = process.stdout;
+  const onError = (error: Error): void => {
+    ioError ??= error;
+  };
+  stream.on('error', onError);
+  return {
+    path: '-',
+    stream,
+    async write(chunk) {
+      bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+      await writeWithBackpressure(stream, chunk);
+    },
+    get ioError() {
+      return ioError;
+    },
+    async commit() {
+      stream.off('error', onError);
+      return bytes;
+    },
+    async abandon() {
+      stream.off('error', onError);
+    },
+  };
+}
+
+async function writeWithBackpressure(stream: Writable, chunk: string | Buffer): Promise<void> {
+  if (!stream.write(chunk)) await once(stream, 'drain');
+}
+
+async function endAndClose(stream: WriteStream): Promise<void> {
+  if (!stream.writableEnded) stream.end();
+  await finished(stream);
+  if (!stream.closed) await once(stream, 'close');
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,341 @@
+/**
+ * The one record → row mapping that CSV and Parquet share.
+ *
+ * - Nested plain objects flatten into dotted columns (`author.name`) down to `maxDepth` segments.
+ *   Arrays, empty objects, keyed collections (`{"0": …, "1": …}`) and objects below `maxDepth` are
+ *   one value each, kept as JSON text.
+ * - A key that holds `.` or `\` is escaped (`\.`, `\\`) inside a column name, so `{"a.b": 1}` is
+ *   column `a\.b` and `{a: {b: 1}}` is column `a.b`: every name maps back to exactly one path.
+ *   (`__proto__` becomes `\__proto__`, which splits back the same way.)
+ * - Columns come from a sample of the first records (or the `columns` option). A value with no
+ *   column — a field first seen after the sample — goes into the overflow column (`_extra`), a JSON
+ *   object keyed by column name, so no value is ever lost.
+ * - Typed layouts (Parquet) give each column a kind from the sample; a later value of another kind
+ *   also goes to `_extra` (the column is NULL in that row). Untyped layouts (CSV) take any value.
+ * - NULL and an absent field read the same: both are an empty cell.
+ */
+
+export type ColumnKind = 'integer' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json';
+
+export interface Column {
+  /** Escaped, dotted path: `author.name`, `a\.b`. */
+  readonly name: string;
+  /** What the column holds; `undefined` in untyped layouts. */
+  readonly kind: ColumnKind | undefined;
+}
+
+/** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds. */
+export type Cell = string | number | boolean | null;
+
+export interface RowOptions {
+  /** Column names (escaped, dotted), in order. Default: every leaf path seen in the sample, in order of first appearance. */
+  columns?: readonly string[];
+  /** How many leading records decide the columns (and, for Parquet, their types). Default 1000. */
+  sampleSize?: number;
+  /** Deepest dotted path a nested object is flattened into. Default 3. */
+  maxDepth?: number;
+}
+
+export const DEFAULT_SAMPLE_SIZE = 1000;
+export const DEFAULT_MAX_DEPTH = 3;
+const OVERFLOW_NAME = '_extra';
+
+type PlainObject = Record<string, unknown>;
+
+function escapeKey(key: string): string {
+  // `__proto__` as a plain property name would set a prototype in the writers' lookup objects.
+  if (key === '__proto__') return '\\' + key;
+  return key.includes('.') || key.includes('\\') ? key.replace(/[\\.]/g, (c) => '\\' + c) : key;
+}
+
+/** The keys a column name was built from: `splitColumnName('a\\.b.c')` is `['a.b', 'c']`. */
+export function splitColumnName(name: string): string[] {
+  const keys: string[] = [];
+  let key = '';
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
+    if (c === '\\' && i + 1 < name.length) key += name[++i];
+    else if (c === '.') {
+      keys.push(key);
+      key = '';
+    } else key += c;
+  }
+  keys.push(key);
+  return keys;
+}
+
+function isPlainObject(value: unknown): value is PlainObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** `{"0": …, "1": …}`: the API's list encoding (SPEC 2.2). One value, not columns named 0, 1, 2…. */
+function isKeyedCollection(keys: string[]): boolean {
+  return keys.length > 0 && keys.every((key, i) => key === String(i));
+}
+
+function joinName(prefix: string, key: string): string {
+  return prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
+}
+
+/** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function timestampOf(text: string): number | undefined {
+  if (!ISO_INSTANT.test(text)) return undefined;
+  const ms = Date.parse(text);
+  // Before 1970 the Parquet writer refuses TIMESTAMP_MILLIS; such values stay text.
+  if (!Number.isFinite(ms) || ms < 0 || new Date(ms).toISOString() !== text) return undefined;
+  return ms;
+}
+
+/** Throws for a value JSON cannot carry (bigint, function, symbol), naming its field. */
+function checkJsonValue(value: unknown, path: string): void {
+  const type = typeof value;
+  if (type === 'bigint' || type === 'function' || type === 'symbol') {
+    throw new TypeError(`Field ${path} holds a ${type}, which JSON cannot carry`);
+  }
+}
+
+function kindOf(value: unknown, path: string): ColumnKind {
+  checkJsonValue(value, path);
+  switch (typeof value) {
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+      return Number.isSafeInteger(value) ? 'integer' : 'double';
+    case 'string':
+      return timestampOf(value) === undefined ? 'string' : 'timestamp';
+    default:
+      return 'json';
+  }
+}
+
+/** Whether a column of `kind` can hold `value` unchanged (timestamps are checked where they are parsed). */
+function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
+  switch (kind) {
+    case 'json':
+      return true;
+    case 'string':
+      return typeof value === 'string';
+    case 'double':
+      return typeof value === 'number';
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+  }
+}
+
+/** The cell for a value that fits a column of `kind` other than timestamp. */
+function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): Cell {
+  return kind === 'json' ? JSON.stringify(value) : (value as Cell);
+}
+
+function untypedCell(value: unknown): Cell {
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : (value as Cell);
+}
+
+/** Numbers share a DOUBLE column and every timestamp is a string; otherwise the commonest kind wins. */
+function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
+  if (counts.size === 0) return 'string';
+  if (counts.has('json')) return 'json';
+  const merged = new Map(counts);
+  if (merged.has('integer') && merged.has('double')) {
+    merged.set('double', (merged.get('double') ?? 0) + (merged.get('integer') ?? 0));
+    merged.delete('integer');
+  }
+  if (merged.has('timestamp') && merged.has('string')) {
+    merged.set('string', (merged.get('string') ?? 0) + (merged.get('timestamp') ?? 0));
+    merged.delete('timestamp');
+  }
+  const preference: ColumnKind[] = ['string', 'double', 'integer', 'timestamp', 'boolean'];
+  let best: ColumnKind = 'string';
+  let bestCount = -1;
+  for (const kind of preference) {
+    const count = merged.get(kind) ?? 0;
+    if (count > bestCount) [best, bestCount] = [kind, count];
+  }
+  return best;
+}
+
+/**
+ * A fixed set of columns and how a record fills them. Built once from the sample; `toRow` then maps
+ * each record to one cell per column plus the overflow cell, in `names` order.
+ */
+export class RowLayout {
+  readonly columns: readonly Column[];
+  /** The overflow column: `_extra`, or with more leading `_` if the records have a field of that name. */
+  readonly overflowName: string;
+  private readonly index: Map<string, number>;
+  private readonly parents: Set<string>;
+
+  private constructor(columns: Column[]) {
+    this.columns = columns;
+    this.index = new Map(columns.map((column, i) => [column.name, i]));
+    this.parents = parentsOf(columns.map((column) => column.name));
+    let overflow = OVERFLOW_NAME;
+    while (this.index.has(overflow)) overflow = '_' + overflow;
+    this.overflowName = overflow;
+  }
+
+  /** Column names as written in the file: the columns, then the overflow column. */
+  get names(): string[] {
+    return [...this.columns.map((column) => column.name), this.overflowName];
+  }
+
+  static plan(sample: readonly unknown[], options: RowOptions, typed: boolean): RowLayout {
+    const { columns, maxDepth = DEFAULT_MAX_DEPTH } = options;
+    const names = columns ? [...columns] : discoverColumns(sample, maxDepth);
+    const untyped = new RowLayout(names.map((name) => ({ name, kind: undefined })));
+    if (!typed) return untyped;
+    const counts = names.map(() => new Map<ColumnKind, number>());
+    for (const record of sample) {
+      untyped.walk(checkRecord(record), '', (i, value, path) => {
+        const kind = kindOf(value, path);
+        counts[i].set(kind, (counts[i].get(kind) ?? 0) + 1);
+      }, () => undefined);
+    }
+    return new RowLayout(names.map((name, i) => ({ name, kind: settleKind(counts[i]) })));
+  }
+
+  /** One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed). */
+  toRow(record: unknown): Cell[] {
+    const row: Cell[] = new Array(this.columns.length + 1).fill(null);
+    let overflow: PlainObject | undefined;
+    const spill = (name: string, value: unknown): void => {
+      (overflow ??= {})[name] = value;
+    };
+    this.walk(checkRecord(record), '', (i, value, path) => {
+      const { kind } = this.columns[i];
+      if (kind === undefined) {
+        checkJsonValue(value, path);
+        row[i] = untypedCell(value);
+      } else if (kind === 'timestamp') {
+        const ms = typeof value === 'string' ? timestampOf(value) : undefined;
+        if (ms !== undefined) row[i] = ms;
+        else spill(path, value);
+      } else if (fits(kind, value)) {
+        row[i] = typedCell(kind, value);
+      } else {
+        checkJsonValue(value, path);
+        spill(path, value);
+      }
+    }, spill);
+    if (overflow !== undefined) row[this.columns.length] = JSON.stringify(overflow);
+    return row;
+  }
+
+  /**
+   * Visits every non-null value of a record: `toColumn` for a value that has a column, `toOverflow`
+   * for one that has none. An object is descended into only where columns lie beneath it.
+   */
+  private walk(
+    object: PlainObject,
+    prefix: string,
+    toColumn: (index: number, value: unknown, name: string) => void,
+    toOverflow: (name: string, value: unknown) => void,
+  ): void {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const name = joinName(prefix, key);
+      if (isPlainObject(value) && this.parents.has(name) && Object.keys(value).length > 0) {
+        this.walk(value, name, toColumn, toOverflow);
+        continue;
+      }
+      const i = this.index.get(name);
+      if (i !== undefined) {
+        if (value !== null) toColumn(i, value, name);
+      } else if (value === null) {
+        // A null above mapped columns reads as those columns being NULL; elsewhere it is kept.
+        if (!this.parents.has(name)) toOverflow(name, value);
+      } else {
+        checkJsonValue(value, name);
+        toOverflow(name, value);
+      }
+    }
+  }
+}
+
+/** Throws the TypeError `toRow` would, for a record that is only buffered for now. */
+export function checkJsonRecord(record: unknown): void {
+  const visit = (value: unknown, path: string): void => {
+    if (value === null || value === undefined) return;
+    if (typeof value !== 'object') {
+      checkJsonValue(value, path);
+      return;
+    }
+    for (const [key, item] of Object.entries(value)) visit(item, joinName(path, key));
+  };
+  visit(checkRecord(record), '');
+}
+
+function checkRecord(record: unknown): PlainObject {
+  if (!isPlainObject(record)) {
+    const what = record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record;
+    throw new TypeError(`A record must be a plain object, got ${what}`);
+  }
+  return record;
+}
+
+/** Every leaf path of the sample, in order of first appearance; a path seen only as null still gets a column. */
+function discoverColumns(sample: readonly unknown[], maxDepth: number): string[] {
+  const seen = new Map<string, boolean>();
+  const visit = (object: PlainObject, prefix: string, depth: number): void => {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const name = joinName(prefix, key);
+      if (isPlainObject(value) && depth < maxDepth) {
+        const keys = Object.keys(value);
+        if (keys.length > 0 && !isKeyedCollection(keys)) {
+          visit(value, name, depth + 1);
+          continue;
+        }
+      }
+      seen.set(name, (seen.get(name) ?? false) || value !== null);
+    }
+  };
+  for (const record of sample) visit(checkRecord(record), '', 1);
+  const parents = parentsOf([...seen.keys()]);
+  return [...seen.keys()].filter((name) => seen.get(name) || !parents.has(name));
+}
+
+function parentsOf(names: readonly string[]): Set<string> {
+  const parents = new Set<string>();
+  for (const name of names) {
+    const keys = splitColumnName(name);
+    let prefix = '';
+    for (const key of keys.slice(0, -1)) {
+      prefix = joinName(prefix, key);
+      parents.add(prefix);
+    }
+  }
+  return parents;
+}
+
+/** Checks the options the row mapping reads, naming the bad one. */
+export function checkRowOptions(options: RowOptions): void {
+  const { columns, sampleSize, maxDepth } = options;
+  if (sampleSize !== undefined && !(Number.isSafeInteger(sampleSize) && sampleSize >= 1)) {
+    throw new TypeError(`sampleSize must be a positive integer, got ${String(sampleSize)}`);
+  }
+  if (maxDepth !== undefined && !(Number.isSafeInteger(maxDepth) && maxDepth >= 1)) {
+    throw new TypeError(`maxDepth must be a positive integer, got ${String(maxDepth)}`);
+  }
+  if (columns !== undefined) {
+    if (!Array.isArray(columns) || columns.length === 0) {
+      throw new TypeError('columns must be a non-empty array of column names');
+    }
+    const unique = new Set<string>();
+    for (const name of columns) {
+      if (typeof name !== 'string' || name === '') {
+        throw new TypeError(`columns holds ${JSON.stringify(name)}, not a column name`);
+      }
+      if (unique.has(name)) throw new TypeError(`columns names ${name} twice`);
+      unique.add(name);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/** `socialstream credits`: the balance of the key in SOCIALSTREAM_API_KEY (free: costs no credit). */
+import { describeFlags, parseArgs, type FlagSpec } from './args.ts';
+import { connect } from './connection.ts';
+
+const FLAGS: FlagSpec[] = [
+  { name: 'json', kind: 'boolean', help: 'print the balance record as JSON' },
+  { name: 'sandbox', kind: 'boolean', help: 'ask the built-in sandbox instead of the service' },
+  { name: 'help', kind: 'boolean', help: 'show this help' },
+];
+
+export async function runCredits(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, FLAGS);
+  if (args.flags.help) {
+    process.stdout.write(`usage: socialstream credits [--json] [--sandbox]\n\n${describeFlags(FLAGS)}\n`);
+    return 0;
+  }
+  const connection = await connect({ sandbox: args.flags.sandbox === true });
+  try {
+    const balance = await connection.client.credits();
+    if (args.flags.json) {
+      process.stdout.write(JSON.stringify(balance) + '\n');
+    } else {
+      const purchase = balance.subscriptionId ? ` (last credit pack: ${balance.subscriptionId})` : '';
+      process.stdout.write(`${balance.credits} credits · account ${balance.subscriptionStatus}${purchase}\n`);
+    }
+    return 0;
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * `createClient()`: the operation table turned into methods (`client.forum.subforum(…)`), plus
+ * `credits()`, `request()`, `resume()`, `stats` and `events$`. Options are checked here, once; a
+ * missing key or base URL fails at creation, before any request could be made.
+ */
+import type { Observable } from 'rxjs';
+import { type Checkpoint, checkCheckpoint } from './checkpoint.ts';
+import { AuthError, ResponseFormatError, ValidationError } from './errors.ts';
+import { ThrottleGate } from './gates.ts';
+import { type ClientEvent, type ClientStats, Meter } from './metering.ts';
+import { checkParams, type ParamsOf, type ParamValue } from './operations/params.ts';
+import { findOperation, type Operation, type OperationId, OPERATIONS } from './operations/table.ts';
+import type { OperationSpec } from './operations/spec.ts';
+import { strategyFor } from './pagination/index.ts';
+import type { CreditBalance, PagesByOperation, RecordsByOperation } from './records/index.ts';
+import { Requester, STOPPED } from './requester.ts';
+import { type RetryOptions, retryPolicy } from './retry.ts';
+import { RecordStream, type StreamOptions, type WalkStart } from './stream.ts';
+import { Transport } from './transport.ts';
+
+export interface ClientOptions {
+  /** Default: the `SOCIALSTREAM_API_KEY` environment variable. Never printed or logged. */
+  apiKey?: string;
+  /** Default: the `SOCIALSTREAM_BASE_URL` environment variable. HTTPS, or plain HTTP on loopback only. */
+  baseUrl?: string | URL;
+  /** Per attempt, from sending to the last byte of the body. Default 60,000 (transcripts take 10-30 s). */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  /** Requests in flight at once across the whole client. Default 8. */
+  maxConcurrentRequests?: number;
+  /** Spaces every request of the client at least `1 / requestsPerSecond` apart. */
+  rateLimit?: { requestsPerSecond: number };
+  /** Aborting ends every request, wait and walk of the client. */
+  signal?: AbortSignal;
+}
+
+/** The stream of one operation row: its records and raw pages typed from `records/`. */
+export type OperationStream<Id extends OperationId> = RecordStream<RecordsByOperation[Id], PagesByOperation[Id]>;
+
+type MethodOf<Op extends Operation> = {} extends ParamsOf<Op>
+  ? (params?: ParamsOf<Op>, options?: StreamOptions) => OperationStream<Op['id']>
+  : (params: ParamsOf<Op>, options?: StreamOptions) => OperationStream<Op['id']>;
+
+/** `client.<group>.<method>` for every row of the table. */
+export type OperationGroups = {
+  [G in Operation['group']]: { [Op in Extract<Operation, { group: G }> as Op['method']]: MethodOf<Op> };
+};
+
+export interface Client extends OperationGroups {
+  /** The operation table, as data. */
+  readonly operations: typeof OPERATIONS;
+  /** Totals so far (a snapshot). */
+  readonly stats: Readonly<ClientStats>;
+  readonly events$: Observable<ClientEvent>;
+  /** Any operation by id, e.g. `client.stream('forum/subforum', { subforum: 'x' })`. */
+  stream<Id extends OperationId>(id: Id, params: ParamsOf<Extract<Operation, { id: Id }>>, options?: StreamOptions): OperationStream<Id>;
+  /** A walk that continues after the last finished page of `checkpoint`. */
+  resume(checkpoint: Checkpoint, options?: StreamOptions): RecordStream<unknown>;
+  /** The balance of the key's account (E1). */
+  credits(options?: { signal?: AbortSignal }): Promise<CreditBalance>;
+  /** One GET of any `/v1/…` path: envelope checked, metered, retried like every request. */
+  request(path: string, query?: Record<string, ParamValue>, options?: { signal?: AbortSignal }): Promise<unknown>;
+  /** Closes the connection pool. */
+  close(): Promise<void>;
+}
+
+export function createClient(options: ClientOptions = {}): Client {
+  const {
+    apiKey = process.env.SOCIALSTREAM_API_KEY,
+    baseUrl = process.env.SOCIALSTREAM_BASE_URL,
+    timeoutMs = 60_000,
+    retry,
+    maxConcurrentRequests = 8,
+    rateLimit,
+    signal: clientSignal,
+  } = options;
+  if (typeof apiKey !== 'string' || apiKey.trim() === '') {
+    throw new AuthError('No API key: pass createClient({ apiKey }) or set the SOCIALSTREAM_API_KEY environment variable');
+  }
+  const base = checkBaseUrl(baseUrl);
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
+    throw new TypeError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
+  }
+  if (!Number.isSafeInteger(maxConcurrentRequests) || maxConcurrentRequests < 1) {
+    throw new TypeError(`maxConcurrentRequests must be a positive integer, got ${String(maxConcurrentRequests)}`);
+  }
+  if (clientSignal !== undefined && !(clientSignal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+  const meter = new Meter();
+  const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests });
+  const clientGates = rateLimit === undefined ? [] : [new ThrottleGate(rateLimit.requestsPerSecond)];
+  const requester = new Requester(transport, meter, retryPolicy(retry), maxConcurrentRequests, clientGates);
+
+  const signalOf = (signal: AbortSignal | undefined): AbortSignal | undefined => {
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+    if (signal === undefined || clientSignal === undefined) return signal ?? clientSignal;
+    return AbortSignal.any([clientSignal, signal]);
+  };
+
+  const open = (op: OperationSpec, query: Record<string, string>, start: WalkStart | undefined, options: StreamOptions = {}) => {
+    const strategy = strategyFor(op);
+    const from = start ?? { pending: strategy.start(query), skip: 0, pagesDone: 0, recordsYielded: 0 };
+    if (from.pending !== null && !strategy.isState(from.pending)) {
+      throw new TypeError(`checkpoint.pending is not a continuation state of ${op.id}`);
+    }
+    const parts = { op, query, strategy, requester, meter, signal: signalOf(options.signal) };
+    return new RecordStream<unknown, unknown>(parts, from, options);
+  };
+
+  const stream = (id: string, params: unknown, options?: StreamOptions): RecordStream<unknown> => {
+    const op = findOperation(id);
+    if (op === undefined) throw new ValidationError(`unknown operation ${JSON.stringify(id)}; see client.operations`, undefined, { endpoint: id });
+    return open(op, checkedParams(op, params, apiKey), undefined, options);
+  };
+
+  const request = async (path: string, query: Record<string, ParamValue> = {}, options: { signal?: AbortSignal } = {}): Promise<unknown> => {
+    if (typeof path !== 'string' || !/^\/v1\/[\w\-/.]*$/.test(path)) throw new TypeError(`path must start with /v1/, got ${JSON.stringify(path)}`);
+    const wire: Record<string, string> = {};
+    for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null) wire[name] = String(value);
+    const endpoint = path.replace(/^\/v1\/(scrape\/)?/, '');
+    const scrape = path.startsWith('/v1/scrape/');
+    const body = await requester.send({ endpoint, path, query: wire, chargeable: scrape }, [], signalOf(options.signal));
+    if (body === STOPPED) throw new ResponseFormatError(`${endpoint}: the request was refused by a gate`, { endpoint });
+    const envelope = body as { success?: unknown } | null;
+    if (typeof envelope !== 'object' || envelope === null || (scrape && envelope.success !== true)) {
+      throw new ResponseFormatError(`${endpoint}: the response is not a success envelope`, { endpoint, status: 200 });
+    }
+    return body;
+  };
+
+  const groups: Record<string, Record<string, (params?: unknown, options?: StreamOptions) => RecordStream<unknown>>> = {};
+  for (const op of OPERATIONS) {
+    groups[op.group] ??= {};
+    groups[op.group][op.method] = (params, streamOptions) => stream(op.id, params, streamOptions);
+  }
+
+  const client = {
+    ...groups,
+    operations: OPERATIONS,
+    get stats() {
+      return meter.stats;
+    },
+    events$: meter.events$,
+    stream,
+    resume(checkpoint: Checkpoint, streamOptions?: StreamOptions) {
+      const cp = checkCheckpoint(checkpoint);
+      const op = findOperation(cp.operation);
+      if (op === undefined) throw new TypeError(`checkpoint.operation ${JSON.stringify(cp.operation)} is not an operation id`);
+      return open(op, checkedParams(op, cp.params, apiKey), cp, streamOptions);
+    },
+    async credits(creditOptions: { signal?: AbortSignal } = {}) {
+      const body = await request('/v1/credits', {}, creditOptions);
+      if (typeof (body as { credits?: unknown }).credits !== 'number') {
+        throw new ResponseFormatError('credits: the response has no credits number', { endpoint: 'credits', status: 200 });
+      }
+      return body as CreditBalance;
+    },
+    request,
+    close: () => transport.close(),
+  };
+  return client as unknown as Client;
+}
+
+/** `checkParams`, with the key scrubbed from the message in case a caller passed it as a value. */
+function checkedParams(op: OperationSpec, params: unknown, apiKey: string): Record<string, string> {
+  try {
+    return checkParams(op, params);
+  } catch (error) {
+    if (error instanceof ValidationError && error.message.includes(apiKey)) {
+      throw new ValidationError(error.message.split(apiKey).join('[redacted]'), error.param, { endpoint: error.endpoint });
+    }
+    throw error;
+  }
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/** The base URL as a URL: HTTPS anywhere, plain HTTP only on loopback (the sandbox). */
+function checkBaseUrl(value: string | URL | undefined): URL {
+  if (value === undefined || value === '') {
+    throw new TypeError('No base URL: pass createClient({ baseUrl }) or set the SOCIALSTREAM_BASE_URL environment variable');
+  }
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new TypeError(`baseUrl is not a URL: ${JSON.stringify(String(value))}`);
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new TypeError('baseUrl must not carry credentials, a query or a fragment');
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;
+  throw new TypeError(`baseUrl must use https (plain http is allowed on loopback only), got ${url.protocol}//${url.host}`);
+}

@@ -1,0 +1,69 @@
+/**
+ * The shape of one row of the operation table (`table.ts`). A row is plain data: what the
+ * operation is called, which query parameters it takes, where its records live in a 200 body and
+ * which named continuation strategy walks its pages. Nothing here knows HTTP.
+ */
+
+export type ParamType = 'string' | 'integer' | 'number' | 'boolean';
+
+export interface ParamSpec {
+  readonly type: ParamType;
+  /** Must be supplied (a "one of" pair is declared in `oneOf` instead). */
+  readonly required?: boolean;
+  /** The only values the service accepts. */
+  readonly values?: readonly (string | number)[];
+  /** Inclusive bounds of an integer or number. */
+  readonly min?: number;
+  readonly max?: number;
+  /** A regular expression (source text) the whole string value must match, and what it means. */
+  readonly pattern?: { readonly source: string; readonly description: string };
+}
+
+/** When `param` has `equals`, `needs` must be supplied too (E17: `topic=political` needs `region`). */
+export interface ParamDependency {
+  readonly param: string;
+  readonly equals: string | number | boolean;
+  readonly needs: string;
+}
+
+/** Where the records of a 200 body live. Paths are dotted, from the top of the body. */
+export type RecordsSpec =
+  /** The value at `at` is the one record of the response. */
+  | { readonly kind: 'one'; readonly at: string }
+  /** The value at `at` is a collection (keyed object or array); each item is a record. */
+  | { readonly kind: 'list'; readonly at: string }
+  /** Microblog timeline: post results inside `instructions[].entries[]`, cursor entries skipped. */
+  | { readonly kind: 'timeline'; readonly at: string }
+  /** Forum comment tree, flattened depth first (each record gets `depth`). */
+  | { readonly kind: 'tree'; readonly at: string };
+
+/** The continuation strategies; each is one module under `src/pagination/`. */
+export type ContinuationSpec =
+  /** One request, one page. */
+  | { readonly kind: 'none' }
+  /** Send `param` = value at `from`, while it is present (and, with `while`, while that flag is truthy). */
+  | { readonly kind: 'cursor'; readonly from: string; readonly param: string; readonly while?: string }
+  /** Send every value of `from` as the matching `params`, always together, while all are present. */
+  | { readonly kind: 'cursorPair'; readonly from: readonly [string, string]; readonly params: readonly [string, string] }
+  /** Send `param` + 1 while `while` is truthy (if given), up to `max`, stopping at an empty page. */
+  | { readonly kind: 'page'; readonly param: string; readonly while?: string; readonly max?: number }
+  /** Send `param` = value at `from` while the page gave entries the page before did not. */
+  | { readonly kind: 'timeline'; readonly from: string; readonly param: string }
+  /** Fetch every `more.cursor` / `replies.more.cursor` whose `has_more` is true, each once, as `param`. */
+  | { readonly kind: 'tree'; readonly param: string };
+
+export interface OperationSpec {
+  /** The path after `/v1/scrape/`, e.g. `forum/subforum`: the operation's id everywhere. */
+  readonly id: string;
+  /** `client.<group>.<method>`. */
+  readonly group: string;
+  readonly method: string;
+  /** The path of the request, from the host: `/v1/scrape/<id>`. */
+  readonly path: string;
+  readonly params: { readonly [name: string]: ParamSpec };
+  /** Pairs of parameters of which at least one must be supplied. */
+  readonly oneOf?: readonly (readonly [string, string])[];
+  readonly dependencies?: readonly ParamDependency[];
+  readonly records: RecordsSpec;
+  readonly continuation: ContinuationSpec;
+}

@@ -1,0 +1,20 @@
+/** `batch(n)`: groups records into arrays of `n`; the last, shorter batch is flushed when the source ends. */
+import { assertInteger, derive } from './derive.ts';
+import type { AnyIterable, Operator } from './types.ts';
+
+export function batch<T>(n: number): Operator<T, T[]> {
+  assertInteger(n, 'batch: n', 1);
+  return (source) => derive(source, 'batch', (s) => batchRecords(s, n));
+}
+
+async function* batchRecords<T>(source: AnyIterable<T>, n: number): AsyncGenerator<T[]> {
+  let current: T[] = [];
+  for await (const record of source) {
+    current.push(record);
+    if (current.length === n) {
+      yield current;
+      current = [];
+    }
+  }
+  if (current.length > 0) yield current;
+}

@@ -1,0 +1,56 @@
+/**
+ * Builds an operator's output stream. The output carries its source's `StreamControl` (when it has
+ * one), so a `throttle` or `creditCap` placed below a reshaping operator still reaches the requests
+ * of the client streams above it.
+ */
+import { type Controlled, controlOf, STREAM_CONTROL } from '../control.ts';
+import type { AnyIterable } from './types.ts';
+
+/** Throws a `TypeError` naming `operator` unless `source` is a sync or async iterable. */
+export function assertIterable(source: unknown, operator: string): asserts source is AnyIterable<unknown> {
+  const iterable =
+    source !== null &&
+    (typeof source === 'object' || typeof source === 'function') &&
+    (typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function' ||
+      typeof (source as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function');
+  if (!iterable) throw new TypeError(`${operator}: source must be an iterable or async iterable, got ${describe(source)}`);
+}
+
+/**
+ * A stream whose iterations each run `run(source)`, carrying `source`'s control. Every iteration starts
+ * afresh, as iterating the source again would.
+ */
+export function derive<A, B>(
+  source: AnyIterable<A>,
+  operator: string,
+  run: (source: AnyIterable<A>) => AsyncIterator<B>,
+): AsyncIterable<B> {
+  assertIterable(source, operator);
+  const control = controlOf(source);
+  const stream: AsyncIterable<B> = { [Symbol.asyncIterator]: () => run(source) };
+  if (control === undefined) return stream;
+  const controlled: AsyncIterable<B> & Controlled = { ...stream, [STREAM_CONTROL]: control };
+  return controlled;
+}
+
+/** A short description of a bad argument for error messages (never the whole value: it may be large). */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'undefined') return String(value);
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/** Throws a `TypeError` unless `value` is an integer at least `min`. */
+export function assertInteger(value: unknown, name: string, min: number): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new TypeError(`${name} must be an integer ≥ ${min}, got ${describe(value)}`);
+  }
+}
+
+/** Throws a `TypeError` unless `value` is a function. */
+export function assertFunction(value: unknown, name: string): asserts value is (...args: never[]) => unknown {
+  if (typeof value !== 'function') throw new TypeError(`${name} must be a function, got ${describe(value)}`);
+}

@@ -1,0 +1,12 @@
+export type { AnyIterable, Operator } from './types.ts';
+export { pipe } from './pipe.ts';
+export { take } from './take.ts';
+export { filter } from './filter.ts';
+export { map } from './map.ts';
+export { tap } from './tap.ts';
+export { batch } from './batch.ts';
+export { dedupe, type DedupeOptions } from './dedupe.ts';
+export { throttle, type ThrottleOptions } from './throttle.ts';
+export { creditCap, type CreditCapOptions } from './credit-cap.ts';
+export { mergeMap, type MergeMapOptions } from './merge-map.ts';
+export { toObservable, fromObservable, BufferOverflowError, type FromObservableOptions } from './rx.ts';

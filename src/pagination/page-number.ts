@@ -1,0 +1,34 @@
+/**
+ * Page numbers: `page` + 1 while the `while` flag says yes (E4 `data.pagination.has_more`), never past
+ * `max` (E26 web search: 11), and never after an empty page. The first page is the caller's `page`
+ * parameter, or 1.
+ */
+import { isYes, valueAt } from '../operations/extract.ts';
+import type { Strategy } from './strategy.ts';
+import { isObject } from './strategy.ts';
+
+interface PageState {
+  page: number;
+}
+
+export interface PageRule {
+  param: string;
+  while?: string;
+  max?: number;
+}
+
+export function pageNumberWalk(rule: PageRule, records: (body: unknown) => unknown[]): Strategy<PageState> {
+  const max = rule.max ?? Number.MAX_SAFE_INTEGER;
+  return {
+    start: (query) => ({ page: query[rule.param] === undefined ? 1 : Number(query[rule.param]) }),
+    query: (state) => ({ [rule.param]: String(state.page) }),
+    spends: (state) => String(state.page),
+    read(body, state) {
+      const found = records(body);
+      const more = rule.while === undefined || isYes(valueAt(body, rule.while));
+      return { records: found, next: more && found.length > 0 && state.page < max ? { page: state.page + 1 } : null };
+    },
+    isState: (value): value is PageState =>
+      isObject(value) && Number.isSafeInteger(value.page) && (value.page as number) >= 1 && (value.page as number) <= max,
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Fault injection. Every kind is off by default. Probabilities are drawn from a PRNG seeded by the
+ * sandbox seed, so a given seed and request sequence fails the same way on every run.
+ */
+import { Rng } from './data.ts';
+
+export interface SandboxFaults {
+  /** Probability of a 500 `{ error: 'Failed to fetch <platform> <operation>' }` (not charged). */
+  rate?: number;
+  /** Probability that the socket is destroyed before any answer (not charged). */
+  reset?: number;
+  /** Probability that a 200 body is cut short mid-JSON (charged: the service did the work). */
+  truncate?: number;
+  /** Probability of a 502 HTML error page, as a proxy in front of the service would send (not charged). */
+  html?: number;
+  /** Page boundaries repeat: every page after the first starts with the last record of the page before. */
+  duplicates?: boolean;
+}
+
+/** What happens to one scrape request that passed validation and the credit check. */
+export type FaultOutcome = 'none' | 'upstream' | 'reset' | 'html' | 'truncate';
+
+const PROBABILITIES = ['rate', 'reset', 'truncate', 'html'] as const;
+
+/** Checks a faults object, throwing `TypeError` naming the bad field. */
+export function checkFaults(faults: unknown): SandboxFaults {
+  if (faults === undefined) return {};
+  if (faults === null || typeof faults !== 'object' || Array.isArray(faults)) {
+    throw new TypeError('faults must be an object');
+  }
+  const record = faults as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!(PROBABILITIES as readonly string[]).includes(key) && key !== 'duplicates') {
+      throw new TypeError(`faults.${key} is not a fault kind (rate, reset, truncate, html, duplicates)`);
+    }
+  }
+  for (const key of PROBABILITIES) {
+    const value = record[key];
+    if (value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= 1))) {
+      throw new TypeError(`faults.${key} must be a probability between 0 and 1, got ${String(value)}`);
+    }
+  }
+  if (record.duplicates !== undefined && typeof record.duplicates !== 'boolean') {
+    throw new TypeError(`faults.duplicates must be a boolean, got ${String(record.duplicates)}`);
+  }
+  return { ...(record as SandboxFaults) };
+}
+
+export class FaultInjector {
+  private faults: SandboxFaults;
+  private readonly rng: Rng;
+
+  constructor(faults: SandboxFaults, seed: string) {
+    this.faults = faults;
+    this.rng = new Rng(seed, 'faults');
+  }
+
+  set(faults: SandboxFaults): void {
+    this.faults = faults;
+  }
+
+  get duplicates(): boolean {
+    return this.faults.duplicates === true;
+  }
+
+  /**
+   * Draws the fate of one request. One draw per request whatever is enabled keeps the sequence
+   * for a seed stable when probabilities change; the kinds share the unit interval in a fixed order (so their
+   * probabilities are exact while they sum to at most 1).
+   */
+  draw(): FaultOutcome {
+    const { rate = 0, reset = 0, html = 0, truncate = 0 } = this.faults;
+    let roll = this.rng.next();
+    for (const [p, outcome] of [
+      [rate, 'upstream'],
+      [reset, 'reset'],
+      [html, 'html'],
+      [truncate, 'truncate'],
+    ] as const) {
+      if (roll < p) return outcome;
+      roll -= p;
+    }
+    return 'none';
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * The sandbox: a local server speaking the whole API of SPEC with synthetic, deterministic data, so
+ * that everything runs and is tested without the network or credits.
+ *
+ * ```ts
+ * const sandbox = await startSandbox({ port: 0 });
+ * const client = createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+ * await sandbox.close();
+ * ```
+ */
+import type { AddressInfo } from 'node:net';
+import { Accounts, type AccountSpec, type CreditBalance } from './accounts.ts';
+import { checkFaults, FaultInjector, type SandboxFaults } from './faults.ts';
+import { operations, operationTable } from './platforms/index.ts';
+import { createSandboxServer, type RequestCounters } from './server.ts';
+
+export type { AccountSpec, CreditBalance } from './accounts.ts';
+export type { SandboxFaults } from './faults.ts';
+export type { SandboxOperation, SandboxRequest } from './platform.ts';
+export { operations };
+
+/** The key of the default account. */
+export const DEFAULT_API_KEY = 'sk_live_sandbox';
+/** The balance of the default account. */
+export const DEFAULT_CREDITS = 10_000;
+
+export interface SandboxOptions {
+  /** TCP port; `0` (the default) picks a free one. */
+  port?: number;
+  /** Interface to bind; default `127.0.0.1` (loopback only). */
+  host?: string;
+  /** Accounts replacing the default one (`sk_live_sandbox`, 10,000 credits); the first is `apiKey`. */
+  accounts?: AccountSpec[];
+  /** Delay added to every response, in milliseconds. Default 0. */
+  latencyMs?: number;
+  /** Injected failures; all off by default. */
+  faults?: SandboxFaults;
+  /** Seed of all data and of the fault sequence. Default `sandbox`. */
+  seed?: string | number;
+  /** Extra delay of the slow AI transcript operations (SPEC E14, E19), in milliseconds. Default 300. */
+  slowMs?: number;
+}
+
+export interface SandboxRequestCounts {
+  /** Every HTTP request the server received. */
+  total: number;
+  /** Charged requests per API key. */
+  charged: Record<string, number>;
+}
+
+export interface Sandbox {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:53122`; paths start with `/v1/`. */
+  url: string;
+  /** The key of the first account. */
+  apiKey: string;
+  /** Stops the server and drops open connections; resolves once it has stopped. Safe to call twice. */
+  close(): Promise<void>;
+  /** A completed credit-pack purchase on that account only: adds credits, marks it `active` with a `cs_` id. */
+  purchase(apiKey: string, credits: number): CreditBalance;
+  /** The balance record of a key, as `/v1/credits` would answer (for tests). */
+  balance(apiKey: string): CreditBalance;
+  /** Replaces the faults at run time (for tests that fail a walk half-way). */
+  setFaults(faults: SandboxFaults): void;
+  /** A snapshot of the request counters (for tests and benchmarks). */
+  readonly requests: SandboxRequestCounts;
+}
+
+function nonNegative(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`${name} must be a non-negative number of milliseconds, got ${String(value)}`);
+  }
+  return value;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const {
+    port = 0,
+    host = '127.0.0.1',
+    accounts: accountSpecs = [{ apiKey: DEFAULT_API_KEY, credits: DEFAULT_CREDITS }],
+    seed = 'sandbox',
+  } = options;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new TypeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  if (typeof host !== 'string' || host === '') throw new TypeError('host must be a non-empty string');
+  if (typeof seed !== 'string' && !(typeof seed === 'number' && Number.isFinite(seed))) {
+    throw new TypeError(`seed must be a string or a finite number, got ${String(seed)}`);
+  }
+  const latencyMs = nonNegative(options.latencyMs, 'latencyMs', 0);
+  const slowMs = nonNegative(options.slowMs, 'slowMs', 300);
+  const accounts = new Accounts(accountSpecs);
+  const faults = new FaultInjector(checkFaults(options.faults), String(seed));
+  const counters: RequestCounters = { total: 0, charged: new Map() };
+
+  const server = createSandboxServer({
+    operations: operationTable(),
+    accounts,
+    faults,
+    seed: String(seed),
+    latencyMs,
+    slowMs,
+    counters,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    apiKey: accountSpecs[0].apiKey,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+    purchase: (apiKey, credits) => accounts.purchase(apiKey, credits),
+    balance: (apiKey) => accounts.balance(apiKey),
+    setFaults(next) {
+      faults.set(checkFaults(next));
+    },
+    get requests() {
+      return { total: counters.total, charged: Object.fromEntries(counters.charged) };
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The search engine's ad-transparency library: a company's public ads (E17), 40 per page behind an
+ * opaque `data.cursor`. Its responses carry no `endpoint` (SPEC 2.1).
+ */
+import { EPOCH_SECONDS, Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, sizeOf } from '../data.ts';
+import { envelope } from '../envelope.ts';
+import { invalid, oneOf, optional } from '../params.ts';
+import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
+
+const PAGE_SIZE = 40;
+const DAY = 86_400;
+
+/** A `YYYY-MM-DD` calendar date as Unix seconds (midnight UTC), or `undefined` when absent. */
+function date(query: URLSearchParams, name: string): number | undefined {
+  const value = optional(query, name);
+  if (value === undefined) return undefined;
+  const millis = Date.parse(`${value}T00:00:00Z`);
+  // Date.parse rolls 2025-02-30 over to March; a round trip catches that.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(millis) || new Date(millis).toISOString().slice(0, 10) !== value) {
+    invalid(name, value);
+  }
+  return millis / 1000;
+}
+
+function companyAds(request: SandboxRequest) {
+  const { query } = request;
+  const domain = optional(query, 'domain');
+  const advertiserId = optional(query, 'advertiser_id');
+  if (domain === undefined && advertiserId === undefined) {
+    throw new SandboxValidationError('Missing required parameter: domain or advertiser_id');
+  }
+  const topic = oneOf(query, 'topic', ['all', 'political'], 'all');
+  const region = optional(query, 'region');
+  if (region !== undefined && !/^[A-Za-z]{2}$/.test(region)) invalid('region', region);
+  // SPEC E17: political ads are only listed per region.
+  if (topic === 'political' && region === undefined) throw new SandboxValidationError('Missing required parameter: region');
+  const start = date(query, 'start_date');
+  const end = date(query, 'end_date');
+  if (start !== undefined && end !== undefined && end < start) invalid('end_date', query.get('end_date') as string);
+
+  const identifier = domain ?? advertiserId ?? '';
+  const resource = [request.seed, 'company-ads', domain, advertiserId, topic, region, start, end].join('|');
+  const total = sizeOf(identifier);
+  const offset = decodeCursor(resource, query.get('cursor'));
+  const advertiserRng = new Rng(request.seed, 'company-ads/advertiser', identifier);
+  const advertiser = {
+    id: advertiserId ?? `AR${advertiserRng.digits(20)}`,
+    name: advertiserRng.words(2).replace(/\b\w/g, (c) => c.toUpperCase()) + ' Inc.',
+    domain: domain ?? `${advertiserRng.words(1)}-${advertiserRng.token(4)}.example`,
+  };
+  // Shown dates fall inside the requested window (the last two years by default).
+  const windowEnd = end ?? Math.max(EPOCH_SECONDS, start ?? 0);
+  const windowStart = start ?? windowEnd - 730 * DAY;
+
+  const ads = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) => {
+    const rng = new Rng(resource, index);
+    const creativeId = `CR${rng.digits(20)}`;
+    const format = rng.pick(['image', 'video', 'text'] as const);
+    const firstShown = rng.int(windowStart, windowEnd);
+    const lastShown = Math.min(windowEnd + DAY - 1, firstShown + rng.int(0, 90 * DAY));
+    return {
+      advertiserId: advertiser.id,
+      creativeId,
+      adUrl: `https://search-ad-library.example/advertiser/${advertiser.id}/creative/${creativeId}${region ? `?region=${region.toUpperCase()}` : ''}`,
+      advertiserName: advertiser.name,
+      domain: advertiser.domain,
+      format,
+      imageUrl: format === 'text' || rng.bool(0.2) ? null : `https://ads-images.search-ad-library.example/${creativeId}.png`,
+      firstShown: isoFromSeconds(firstShown),
+      lastShown: isoFromSeconds(lastShown),
+    };
+  });
+  const next = offset + PAGE_SIZE;
+  return envelope(null, { ads: keyed(ads), ...(next < total ? { cursor: encodeCursor(resource, next) } : {}) });
+}
+
+export const operations: SandboxOperation[] = [
+  {
+    id: 'search-ad-library/company-ads',
+    endpoint: 'search-ad-library/company-ads',
+    platform: 'search-ad-library',
+    operation: 'company ads',
+    handle: companyAds,
+  },
+];

@@ -1,0 +1,203 @@
+/**
+ * The sandbox's HTTP core (node:http). For every request, in this order: route (404, 405) → auth
+ * (401) → the handler's validation (400, free) → credit check (402) → latency and faults → charge one
+ * credit and answer 200. Handlers only build bodies; everything the same for every operation is here.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Accounts } from './accounts.ts';
+import type { FaultInjector } from './faults.ts';
+import { SandboxValidationError, type SandboxOperation } from './platform.ts';
+
+/** Counters kept for tests and benchmarks. */
+export interface RequestCounters {
+  /** Every HTTP request the server answered or dropped. */
+  total: number;
+  /** Charged requests (200s of scrape operations) per API key. */
+  charged: Map<string, number>;
+}
+
+export interface ServerConfig {
+  operations: ReadonlyMap<string, SandboxOperation>;
+  accounts: Accounts;
+  faults: FaultInjector;
+  seed: string;
+  latencyMs: number;
+  slowMs: number;
+  counters: RequestCounters;
+}
+
+/** Where SPEC's 401 bodies point ({docs_url}); the sandbox has no docs site of its own. */
+export const AUTH_DOCS_URL = 'https://docs.socialstream.invalid/authentication';
+
+const SCRAPE_PREFIX = '/v1/scrape/';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function clip(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** What a proxy in front of the service sends when the service behind it fails (the `html` fault). */
+const BAD_GATEWAY_PAGE =
+  '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>' +
+  '<body><h1>502 Bad Gateway</h1><p>The upstream server returned an invalid response.</p></body></html>\n';
+
+/** A query string that cannot be decoded is refused before any handler sees it. */
+function isMalformedQuery(raw: string): boolean {
+  if (!raw.includes('%')) return false;
+  try {
+    decodeURIComponent(raw.replace(/\+/g, ' '));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+export function createSandboxServer(config: ServerConfig): Server {
+  const { operations, accounts, faults, seed, counters } = config;
+
+  async function send(
+    res: ServerResponse,
+    status: number,
+    body: string,
+    contentType: string,
+    delayMs: number,
+    extraHeaders?: Record<string, string>,
+  ): Promise<void> {
+    if (delayMs > 0) await sleep(delayMs);
+    if (res.destroyed) return;
+    res.writeHead(status, {
+      'Content-Type': contentType,
+      'Content-Length': Buffer.byteLength(body),
+      ...extraHeaders,
+    });
+    res.end(body);
+  }
+
+  function sendJson(res: ServerResponse, status: number, body: unknown, delayMs = config.latencyMs): Promise<void> {
+    return send(res, status, JSON.stringify(body), JSON_TYPE, delayMs);
+  }
+
+  /** The account key of a request, or the 401 message that refuses it. */
+  function authenticate(req: IncomingMessage): { apiKey: string } | { refused: string } {
+    const authorization = req.headers.authorization;
+    const key = req.headers['x-api-key'];
+    // SPEC 5.2: Bearer is reserved for dashboard sessions, so it is refused even beside a good key.
+    if (authorization !== undefined && /^\s*bearer\b/i.test(authorization)) return { refused: 'Invalid API key' };
+    if (typeof key !== 'string' || key.trim() === '') return { refused: 'Invalid or missing API key' };
+    if (!accounts.has(key)) return { refused: 'Invalid API key' };
+    return { apiKey: key };
+  }
+
+  async function scrape(
+    req: IncomingMessage,
+    res: ServerResponse,
+    operation: SandboxOperation,
+    apiKey: string,
+    rawQuery: string,
+  ): Promise<void> {
+    if (isMalformedQuery(rawQuery)) {
+      await sendJson(res, 400, { error: 'Malformed query string', endpoint: operation.endpoint, credits_required: 1 });
+      return;
+    }
+    let body: string;
+    try {
+      const result = operation.handle({
+        query: new URLSearchParams(rawQuery),
+        seed,
+        duplicates: faults.duplicates,
+      });
+      body = JSON.stringify(result);
+    } catch (error) {
+      if (error instanceof SandboxValidationError) {
+        await sendJson(res, 400, {
+          error: error.message,
+          endpoint: operation.endpoint,
+          credits_required: 1,
+          ...error.extra,
+        });
+        return;
+      }
+      throw error;
+    }
+
+    const credit = accounts.reserve(apiKey);
+    if (!credit.ok) {
+      await sendJson(res, 402, { error: 'Insufficient credits', required: 1, available: credit.available });
+      return;
+    }
+
+    const delayMs = config.latencyMs + (operation.slow === true ? config.slowMs : 0);
+    switch (faults.draw()) {
+      case 'upstream':
+        accounts.refund(apiKey);
+        await sendJson(res, 500, { error: `Failed to fetch ${operation.platform} ${operation.operation}` }, delayMs);
+        return;
+      case 'reset':
+        accounts.refund(apiKey);
+        if (delayMs > 0) await sleep(delayMs);
+        req.socket.destroy();
+        return;
+      case 'html':
+        accounts.refund(apiKey);
+        await send(res, 502, BAD_GATEWAY_PAGE, 'text/html; charset=utf-8', delayMs);
+        return;
+      case 'truncate':
+        // A complete HTTP response whose JSON stops mid-way: charged, as the service did the work.
+        body = body.slice(0, Math.max(1, Math.floor(body.length / 2)));
+        break;
+      case 'none':
+        break;
+    }
+    counters.charged.set(apiKey, (counters.charged.get(apiKey) ?? 0) + 1);
+    await send(res, 200, body, JSON_TYPE, delayMs);
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    counters.total += 1;
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
+    const path = mark === -1 ? target : target.slice(0, mark);
+    const rawQuery = mark === -1 ? '' : target.slice(mark + 1);
+
+    const operation = path.startsWith(SCRAPE_PREFIX) ? operations.get(path.slice(SCRAPE_PREFIX.length)) : undefined;
+    if (operation === undefined && path !== '/v1/credits') {
+      await sendJson(res, 404, { error: 'Not found', path: clip(path) });
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      await send(res, 405, JSON.stringify({ error: 'Method not allowed' }), JSON_TYPE, config.latencyMs, {
+        Allow: 'GET',
+      });
+      return;
+    }
+    const auth = authenticate(req);
+    if ('refused' in auth) {
+      await sendJson(res, 401, { error: auth.refused, docs: AUTH_DOCS_URL });
+      return;
+    }
+    const { apiKey } = auth;
+    if (operation === undefined) {
+      await sendJson(res, 200, accounts.balance(apiKey));
+      return;
+    }
+    await scrape(req, res, operation, apiKey, rawQuery);
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      // A handler bug must not take the server down: answer 500 JSON and say where on stderr.
+      process.stderr.write(`sandbox: internal error on ${clip(req.url?.split('?')[0] ?? '')}: ${String(error)}\n`);
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { 'Content-Type': JSON_TYPE });
+        res.end(JSON.stringify({ error: 'Internal sandbox error' }));
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  return server;
+}

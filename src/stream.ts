@@ -1,0 +1,202 @@
+/**
+ * The record stream an operation returns. `for await` yields records across every page;
+ * `pages()` yields the raw bodies; `checkpoint()` says where the walk stands at any moment.
+ * Iterating again continues where the last iteration stopped. The stream carries a
+ * `StreamControl`, so operators can put gates (throttle, credit caps) in front of its requests.
+ */
+import type { Checkpoint } from './checkpoint.ts';
+import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl } from './control.ts';
+import { PaginationLoopError, ResponseFormatError } from './errors.ts';
+import type { Meter } from './metering.ts';
+import type { OperationSpec } from './operations/spec.ts';
+import type { Strategy } from './pagination/index.ts';
+import { creditsOf, type Requester, STOPPED } from './requester.ts';
+
+export interface StreamOptions {
+  /** Yield at most this many records (pages stop being read once it is reached). */
+  limit?: number;
+  /** Read at most this many pages. */
+  maxPages?: number;
+  /** Aborting ends the walk at once, with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Where a walk starts: the beginning, or a checkpoint's position. */
+export interface WalkStart {
+  pending: unknown;
+  skip: number;
+  pagesDone: number;
+  recordsYielded: number;
+}
+
+interface Page {
+  /** The state that fetched it. */
+  state: unknown;
+  body: unknown;
+  records: unknown[];
+  next: unknown;
+}
+
+export interface StreamParts {
+  op: OperationSpec;
+  query: Record<string, string>;
+  strategy: Strategy<unknown>;
+  requester: Requester;
+  meter: Meter;
+  /** The client's signal and the stream's, already combined. */
+  signal: AbortSignal | undefined;
+}
+
+export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled {
+  readonly [STREAM_CONTROL]: StreamControl;
+  /** The operation id. */
+  readonly operation: string;
+
+  readonly #parts: StreamParts;
+  readonly #limit: number;
+  readonly #maxPages: number;
+  readonly #gates: RequestGate[] = [];
+  /** Continuation values this walk has spent: one coming back means a loop. */
+  readonly #spent = new Set<string>();
+  /** State of the next page to fetch once `#page` is done; null when there is none. */
+  #pending: unknown;
+  #skip: number;
+  #page: Page | undefined;
+  #yieldedInPage = 0;
+  #pagesDone: number;
+  #recordsYielded: number;
+  #pagesRead = 0;
+  #recordsOut = 0;
+  #busy = false;
+
+  constructor(parts: StreamParts, start: WalkStart, options: StreamOptions = {}) {
+    const { limit = Infinity, maxPages = Infinity } = options;
+    checkCount('limit', limit);
+    checkCount('maxPages', maxPages);
+    this.#parts = parts;
+    this.#limit = limit;
+    this.#maxPages = maxPages;
+    this.operation = parts.op.id;
+    this.#pending = start.pending;
+    this.#skip = start.skip;
+    this.#pagesDone = start.pagesDone;
+    this.#recordsYielded = start.recordsYielded;
+    this[STREAM_CONTROL] = {
+      addGate: (gate) => {
+        this.#gates.push(gate);
+      },
+      report: (event) => parts.meter.operator(event),
+    };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<R> {
+    return this.#records();
+  }
+
+  /** The raw page bodies, as sent (keyed collections kept). Each page counts as finished once yielded. */
+  async *pages(): AsyncGenerator<P, void, undefined> {
+    this.#enter();
+    try {
+      while (true) {
+        const page = this.#page ?? (await this.#nextPage());
+        if (page === undefined) return;
+        const fresh = page.records.length - this.#yieldedInPage;
+        this.#yieldedInPage = page.records.length;
+        this.#recordsYielded += fresh;
+        this.#recordsOut += fresh;
+        this.#parts.meter.records(fresh);
+        this.#finishPage(page);
+        yield page.body as P;
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /** Where the walk stands, as plain JSON for `client.resume()`. */
+  checkpoint(): Checkpoint {
+    const page = this.#page;
+    const done = page !== undefined && this.#yieldedInPage >= page.records.length;
+    return {
+      version: 1,
+      operation: this.operation,
+      params: { ...this.#parts.query },
+      pending: page === undefined ? this.#pending : done ? page.next : page.state,
+      skip: page === undefined ? this.#skip : done ? 0 : this.#yieldedInPage,
+      pagesDone: this.#pagesDone + (done ? 1 : 0),
+      recordsYielded: this.#recordsYielded,
+    };
+  }
+
+  async *#records(): AsyncGenerator<R, void, undefined> {
+    this.#enter();
+    const { signal, meter } = this.#parts;
+    try {
+      while (true) {
+        const page = this.#page ?? (await this.#nextPage());
+        if (page === undefined) return;
+        const { records } = page;
+        while (this.#yieldedInPage < records.length) {
+          if (this.#recordsOut >= this.#limit) return;
+          signal?.throwIfAborted();
+          const record = records[this.#yieldedInPage++];
+          this.#recordsYielded++;
+          this.#recordsOut++;
+          meter.records(1);
+          yield record as R;
+        }
+        this.#finishPage(page);
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /** Reads the next page, or resolves undefined when the walk is over (end, limit, maxPages, or a gate said no). */
+  async #nextPage(): Promise<Page | undefined> {
+    const state = this.#pending;
+    if (state === null || this.#recordsOut >= this.#limit || this.#pagesRead >= this.#maxPages) return undefined;
+    const { op, strategy, requester, meter, query, signal } = this.#parts;
+    signal?.throwIfAborted();
+    const spends = strategy.spends(state);
+    if (spends !== undefined && this.#spent.has(spends)) {
+      throw new PaginationLoopError(
+        `${op.id}: the continuation value ${JSON.stringify(spends.slice(0, 80))} came back after it was already used; stopping instead of reading the same pages again`,
+        { endpoint: op.id },
+      );
+    }
+    const target = { endpoint: op.id, path: op.path, query: { ...query, ...strategy.query(state) }, chargeable: true };
+    const body = await requester.send(target, this.#gates, signal);
+    if (body === STOPPED) return undefined;
+    if (typeof body !== 'object' || body === null || (body as { success?: unknown }).success !== true) {
+      throw new ResponseFormatError(`${op.id}: the response is not a success envelope`, { endpoint: op.id, status: 200 });
+    }
+    const read = strategy.read(body, state);
+    if (spends !== undefined) this.#spent.add(spends);
+    this.#pagesRead++;
+    meter.page(op.id, read.records.length, creditsOf(body, true));
+    const page: Page = { state, body, records: read.records, next: read.next };
+    this.#page = page;
+    this.#yieldedInPage = Math.min(this.#skip, read.records.length);
+    this.#skip = 0;
+    return page;
+  }
+
+  #finishPage(page: Page): void {
+    this.#pending = page.next;
+    this.#page = undefined;
+    this.#yieldedInPage = 0;
+    this.#pagesDone++;
+  }
+
+  #enter(): void {
+    if (this.#busy) throw new TypeError(`${this.operation}: this stream is already being iterated`);
+    this.#busy = true;
+  }
+}
+
+function checkCount(name: string, value: number): void {
+  if (value !== Infinity && (!Number.isSafeInteger(value) || value < 0)) {
+    throw new TypeError(`${name} must be a non-negative integer, got ${String(value)}`);
+  }
+}

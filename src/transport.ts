@@ -1,0 +1,180 @@
+/**
+ * HTTP on undici: one keep-alive `Pool` per client, the key in `X-API-Key` only (never a Bearer,
+ * never the URL), a per-request timeout, and every response body read to the end or destroyed.
+ * A response becomes an `Attempt`: the parsed body, or a typed error with whether a retry may help.
+ * Messages are built from the operation id, the status and the service's `error` text, with the
+ * key scrubbed out in case a service or proxy ever echoes it.
+ */
+import { Pool, errors as undiciErrors } from 'undici';
+import {
+  AuthError,
+  InsufficientCreditsError,
+  NetworkError,
+  ResponseFormatError,
+  ServiceConfigError,
+  type SocialstreamError,
+  UpstreamError,
+  ValidationError,
+} from './errors.ts';
+
+export type Attempt =
+  | { ok: true; body: unknown }
+  | {
+      ok: false;
+      error: SocialstreamError;
+      /** A retry may succeed (network trouble, 5xx, upstream, a body cut short). */
+      retry: boolean;
+      /** From `Retry-After`, when the response had one. */
+      retryAfterMs?: number;
+      /** The service may have charged for it (a 200 whose body could not be read). */
+      charged: boolean;
+    };
+
+export interface TransportOptions {
+  baseUrl: URL;
+  apiKey: string;
+  timeoutMs: number;
+  connections: number;
+}
+
+export class Transport {
+  readonly #pool: Pool;
+  readonly #basePath: string;
+  readonly #headers: Record<string, string>;
+  readonly #apiKey: string;
+  readonly #timeoutMs: number;
+
+  constructor(options: TransportOptions) {
+    this.#pool = new Pool(options.baseUrl.origin, { connections: options.connections, pipelining: 1 });
+    this.#basePath = options.baseUrl.pathname.replace(/\/+$/, '');
+    this.#headers = { 'x-api-key': options.apiKey, accept: 'application/json' };
+    this.#apiKey = options.apiKey;
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /**
+   * One GET of `path` (from `/v1/…`). Resolves to an `Attempt` whatever the service answered;
+   * rejects only with `signal`'s reason when the caller aborts.
+   */
+  async get(path: string, query: Record<string, string>, endpoint: string, signal?: AbortSignal): Promise<Attempt> {
+    signal?.throwIfAborted();
+    const search = new URLSearchParams(query).toString();
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.#timeoutMs);
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await this.#pool.request({
+        method: 'GET',
+        path: this.#basePath + path + (search === '' ? '' : `?${search}`),
+        headers: this.#headers,
+        signal: controller.signal,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch (error) {
+        response.body.destroy();
+        throw error;
+      }
+      return this.#classify(response.statusCode, response.headers['retry-after'], text, endpoint);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (controller.signal.reason === TIMED_OUT) {
+        return failed(new NetworkError(`${endpoint}: no complete response within ${this.#timeoutMs} ms`, { endpoint }), true);
+      }
+      return failed(this.#networkError(error, endpoint), true);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#pool.close();
+  }
+
+  #classify(status: number, retryAfter: string | string[] | undefined, text: string, endpoint: string): Attempt {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      const error =
+        status === 200
+          ? new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} bytes)`, { endpoint, status })
+          : new UpstreamError(`${endpoint}: HTTP ${status} with a body that is not JSON`, { endpoint, status });
+      return { ok: false, error, retry: status === 200 || status >= 500 || status === 429, charged: status === 200, retryAfterMs: parseRetryAfter(retryAfter) };
+    }
+    const message = errorText(body);
+    if (status === 200 && message === undefined) return { ok: true, body };
+    const details = { endpoint, status };
+    const said = message === undefined ? `HTTP ${status}` : `${this.#scrub(message)} (HTTP ${status})`;
+    const retryAfterMs = parseRetryAfter(retryAfter);
+    if (message?.startsWith('Failed to fetch')) return { ok: false, error: new UpstreamError(`${endpoint}: ${said}`, details), retry: true, retryAfterMs, charged: false };
+    if (message === 'Service configuration error') return failed(new ServiceConfigError(`${endpoint}: ${said}`, details), false);
+    switch (status) {
+      case 200:
+        return failed(new ResponseFormatError(`${endpoint}: a 200 response carrying an error: ${said}`, details), false);
+      case 401:
+        return failed(new AuthError(`${endpoint}: the API key was not accepted: ${said}`, details), false);
+      case 402: {
+        const { required, available } = body as { required?: unknown; available?: unknown };
+        return failed(
+          new InsufficientCreditsError(`${endpoint}: ${said}`, numberOr(required, 1), numberOr(available, 0), details),
+          false,
+        );
+      }
+      case 400:
+      case 404:
+        return failed(new ValidationError(`${endpoint}: ${said}`, paramOf(message), details), false);
+      default:
+        return { ok: false, error: new UpstreamError(`${endpoint}: ${said}`, details), retry: status >= 500 || status === 429, retryAfterMs, charged: false };
+    }
+  }
+
+  #networkError(error: unknown, endpoint: string): NetworkError {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+    const text = error instanceof Error ? this.#scrub(error.message) : 'unknown failure';
+    const cause = error instanceof undiciErrors.UndiciError || (error instanceof Error && code !== undefined) ? error : undefined;
+    return new NetworkError(`${endpoint}: network failure${code === undefined ? '' : ` ${code}`}: ${text}`, { endpoint, cause });
+  }
+
+  #scrub(text: string): string {
+    return text.split(this.#apiKey).join('[redacted]').slice(0, 300);
+  }
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+function failed(error: SocialstreamError, retry: boolean): Attempt {
+  return { ok: false, error, retry, charged: false };
+}
+
+/** The `error` string of an error body, if the body is one. */
+function errorText(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { error } = body as { error?: unknown };
+  return typeof error === 'string' ? error : undefined;
+}
+
+/** The parameter a 400 message names (docs/wire.md message forms), when it names one. */
+function paramOf(message: string | undefined): string | undefined {
+  const match = message === undefined ? null : /^(?:Missing required parameter: |Invalid value for )(\w+)/.exec(message);
+  return match?.[1];
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+/** `Retry-After` as milliseconds: delta seconds or an HTTP date. */
+function parseRetryAfter(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

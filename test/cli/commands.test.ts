@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { OPERATIONS } from '../../src/operations/table.ts';
+import { runCli, sandboxEnv } from './helpers.ts';
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(() => sandbox.close());
+
+describe('socialstream ops, credits and help', () => {
+  it('ops lists every operation of the table with its client method', async () => {
+    const result = await runCli(['ops'], sandboxEnv(sandbox));
+    expect(result.code).toBe(0);
+    for (const op of OPERATIONS) expect(result.stdout).toContain(`${op.id} `);
+    expect(result.stdout).toContain('forum.subforum');
+    expect(result.stderr).toBe('');
+  });
+
+  it('ops --json prints the same table as data', async () => {
+    const result = await runCli(['ops', '--json'], sandboxEnv(sandbox));
+    const table = JSON.parse(result.stdout) as { id: string }[];
+    expect(table.map((op) => op.id)).toEqual(OPERATIONS.map((op) => op.id));
+    expect(table).toHaveLength(26);
+  });
+
+  it('credits prints the balance of the key without spending any', async () => {
+    const before = sandbox.balance(sandbox.apiKey).credits;
+    const result = await runCli(['credits', '--json'], sandboxEnv(sandbox));
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ credits: before, subscriptionStatus: 'free', subscriptionId: null });
+    expect(sandbox.balance(sandbox.apiKey).credits).toBe(before);
+  });
+
+  it('every command answers --help on stdout with exit 0', async () => {
+    for (const command of ['ops', 'credits', 'export', 'sandbox']) {
+      const result = await runCli([command, '--help'], sandboxEnv(sandbox));
+      expect(result.code, command).toBe(0);
+      expect(result.stdout, command).toMatch(/usage/i);
+    }
+  });
+
+  it('an unknown command is a usage error with exit 2', async () => {
+    const result = await runCli(['exprot'], sandboxEnv(sandbox));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('unknown command "exprot"');
+  });
+
+  it('a refused key exits 3 naming the variable to set, and never prints the key', async () => {
+    const key = 'sk_live_wrongwrongwrong1234';
+    const result = await runCli(['credits'], sandboxEnv(sandbox, key));
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('SOCIALSTREAM_API_KEY');
+    expect(result.stderr + result.stdout).not.toContain(key);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

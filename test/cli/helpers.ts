@@ -1,0 +1,43 @@
+/** Runs the real CLI (`bin/socialstream.js`) as a subprocess, against a sandbox the test started. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+
+export const BIN = resolve(import.meta.dirname, '../../bin/socialstream.js');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment that points the CLI at `sandbox` with `apiKey` (its first account's by default). */
+export function sandboxEnv(sandbox: Sandbox, apiKey = sandbox.apiKey): NodeJS.ProcessEnv {
+  return { ...process.env, SOCIALSTREAM_BASE_URL: sandbox.url, SOCIALSTREAM_API_KEY: apiKey };
+}
+
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function finished(child: ChildProcess): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolvePromise, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
+  });
+}
+
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return finished(startCli(args, env));
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'socialstream-cli-'));
+}

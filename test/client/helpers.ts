@@ -1,0 +1,105 @@
+/**
+ * Shared pieces of the client suites: a sandbox per suite, a client pointed at it with short
+ * backoff, the walks every paginated operation is tested with, and a tiny `node:http` test server
+ * for answers the sandbox never gives (a repeated cursor, a config error, a hanging socket).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Client, type ClientOptions, createClient } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+
+/** A client of `sandbox` whose retries wait at most a few milliseconds. */
+export function clientOf(sandbox: Sandbox, options: ClientOptions = {}): Client {
+  return createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { retries: 6, minDelayMs: 1, maxDelayMs: 5 }, ...options });
+}
+
+export async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of source) out.push(item);
+  return out;
+}
+
+/** Charged requests of the sandbox's first account so far. */
+export function charged(sandbox: Sandbox): number {
+  return sandbox.requests.charged[sandbox.apiKey] ?? 0;
+}
+
+export interface Walk {
+  id: string;
+  params: Record<string, string | number>;
+  /** Records of a full walk: the `-n` count of the identifier. */
+  count: number;
+}
+
+/** One walk per paginated operation, each a few pages long. */
+export const PAGED_WALKS: readonly Walk[] = [
+  { id: 'shortvideo/videos', params: { handle: 'creator-n95' }, count: 95 },
+  { id: 'shortvideo/comment-replies', params: { comment_id: '7312-n45', url: 'https://shortvideo.example/@a/video/1' }, count: 45 },
+  { id: 'shortvideo-shop/products', params: { url: 'https://shop.example/store-n47' }, count: 47 },
+  { id: 'socialnet/profile/reels', params: { url: 'https://socialnet.example/page-n33' }, count: 33 },
+  { id: 'socialnet/group/posts', params: { group_id: 'group-n10' }, count: 10 },
+  { id: 'socialnet-marketplace/search', params: { lat: 40.7, lng: -74, query: 'bike-n50' }, count: 50 },
+  { id: 'videosite/channel/shorts', params: { handle: '@chan-n100' }, count: 100 },
+  { id: 'videosite/video/comments', params: { url: 'https://videosite.example/watch?v=abc-n45' }, count: 45 },
+  { id: 'microblog/comments', params: { url: 'https://microblog.example/u/status/1-n45' }, count: 45 },
+  { id: 'search-ad-library/company-ads', params: { domain: 'acme.example-n90' }, count: 90 },
+  { id: 'socialnet-ad-library/search', params: { query: 'shoes-n65' }, count: 65 },
+  { id: 'photoshare/search/hashtag', params: { hashtag: '#travel-n50' }, count: 50 },
+  { id: 'forum/post/comments', params: { url: 'https://forum.example/r/x/comments/abc/post-n40' }, count: 40 },
+  { id: 'forum/subforum', params: { subforum: 'ts-n250' }, count: 250 },
+  { id: 'search/search', params: { query: 'q-n57' }, count: 57 },
+];
+
+/** The unpaged operations that still return a list: their whole list in one response. */
+export const LIST_WALKS: readonly Walk[] = [
+  { id: 'videosite/video/transcript', params: { url: 'https://videosite.example/watch?v=abc-n20' }, count: 20 },
+  { id: 'professional/search/posts', params: { query: 'ai-n12' }, count: 12 },
+  { id: 'threadtext/user-posts', params: { handle: 'user-n9' }, count: 9 },
+];
+
+/** The operations that yield exactly one record. */
+export const SINGLE_WALKS: readonly Omit<Walk, 'count'>[] = [
+  { id: 'shortvideo/profile', params: { handle: 'creator' } },
+  { id: 'microblog/tweet/transcript', params: { url: 'https://microblog.example/u/status/1' } },
+  { id: 'microblog/community', params: { url: 'https://microblog.example/i/communities/1' } },
+  { id: 'photoshare/highlight-detail', params: { id: '17912345678' } },
+  { id: 'photoshare/post-info', params: { url: 'https://photoshare.example/p/abc' } },
+];
+
+/** A stable identity of a record, for comparing walks. */
+export function identity(record: unknown): string {
+  return JSON.stringify(record);
+}
+
+export interface TestServer {
+  url: string;
+  /** What the server received: path with query, and headers. */
+  received: Array<{ url: string; headers: IncomingMessage['headers']; remotePort: number | undefined }>;
+  close(): Promise<void>;
+}
+
+/** A plain `node:http` server on loopback answering with `handler` (a test server, not a mock of our code). */
+export async function testServer(handler: (request: IncomingMessage, response: ServerResponse, index: number) => void): Promise<TestServer> {
+  const received: TestServer['received'] = [];
+  const server = createServer((request, response) => {
+    received.push({ url: request.url ?? '', headers: request.headers, remotePort: request.socket.remotePort });
+    handler(request, response, received.length - 1);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Sends `body` as JSON with `status`. */
+export function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+import { parseSandboxArgs, runSandboxCommand } from '../../src/sandbox/cli.ts';
+import { get } from './helpers.ts';
+
+describe('sandbox command arguments', () => {
+  it('reads every flag, in both --flag value and --flag=value forms', () => {
+    expect(
+      parseSandboxArgs(['--port', '0', '--credits=25', '--latency', '40', '--fault-rate', '0.25', '--seed', 's1', '--host=127.0.0.1']),
+    ).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+      accounts: [{ apiKey: 'sk_live_sandbox', credits: 25 }],
+      latencyMs: 40,
+      faults: { rate: 0.25 },
+      seed: 's1',
+    });
+  });
+
+  it('defaults to port 8787 and nothing else', () => {
+    expect(parseSandboxArgs([])).toEqual({ port: 8787 });
+  });
+
+  it.each([
+    [['--port', 'abc'], /--port/],
+    [['--port', '70000'], /--port/],
+    [['--credits', '-5'], /--credits/],
+    [['--latency', '1.5'], /--latency/],
+    [['--fault-rate', '2'], /--fault-rate/],
+    [['--fault-rate', 'often'], /--fault-rate/],
+    [['--seed'], /--seed needs a value/],
+    [['--colour', 'red'], /unknown flag --colour/],
+    [['extra'], /unexpected argument "extra"/],
+    [['--port', '1', '--port', '2'], /--port is given twice/],
+  ])('refuses %j with a TypeError naming the flag', (argv, message) => {
+    expect(() => parseSandboxArgs(argv)).toThrow(TypeError);
+    expect(() => parseSandboxArgs(argv)).toThrow(message);
+  });
+});
+
+describe('sandbox command', () => {
+  it('prints its usage for --help and starts nothing', async () => {
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      await runSandboxCommand(['--help']);
+      expect(String(write.mock.calls[0][0])).toMatch(/^usage: socialstream sandbox/);
+      expect(String(write.mock.calls[0][0])).toContain('--fault-rate');
+    } finally {
+      write.mockRestore();
+    }
+  });
+
+  it('prints its URL and key, serves, and stops cleanly on SIGTERM', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '-e', "import('./src/sandbox/cli.ts').then((m) => m.runSandboxCommand(['--port', '0', '--credits', '7']))"],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: string) => {
+        out += chunk;
+        const match = /export SOCIALSTREAM_BASE_URL=(\S+) SOCIALSTREAM_API_KEY=sk_live_sandbox\n/.exec(out);
+        if (match) resolve(match[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`exited early with ${code}: ${out}`)));
+    });
+    expect(out).toContain(`sandbox listening on ${url}`);
+    expect(out).toContain('API key: sk_live_sandbox');
+    expect((await get(url, '/v1/credits')).body.credits).toBe(7);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(out).toContain('sandbox stopped');
+  });
+});

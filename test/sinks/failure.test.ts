@@ -1,0 +1,113 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InsufficientCreditsError } from '../../src/errors.ts';
+import { SinkError, toCsv, toNdjson, toParquet, writeRecords } from '../../sinks/index.ts';
+import { query, sqlPath } from './helpers/duckdb.ts';
+import { scratchDir, temporaryFiles } from './helpers/files.ts';
+import { hostileRecord } from './helpers/hostile.ts';
+
+const dir = scratchDir();
+
+/** Yields `count` records, then fails the way a client stream does when the balance runs out. */
+async function* outOfCreditsAfter(count: number): AsyncGenerator<Record<string, unknown>> {
+  for (let i = 0; i < count; i++) yield hostileRecord(i);
+  throw new InsufficientCreditsError('Insufficient credits', 1, 0, { status: 402, endpoint: 'forum/subforum' });
+}
+
+async function rowsIn(path: string): Promise<number> {
+  const from = path.endsWith('.csv')
+    ? `read_csv(${sqlPath(path)}, header = true, all_varchar = true)`
+    : path.endsWith('.ndjson')
+      ? `read_json(${sqlPath(path)}, format = 'newline_delimited')`
+      : sqlPath(path);
+  const [{ n }] = await query(`SELECT count(*) AS n FROM ${from}`);
+  return n as number;
+}
+
+describe.each(['ndjson', 'csv', 'parquet'])('a %s sink whose source fails', (format) => {
+  it.each([2_500, 10])('keeps a valid file of the %i records received and throws a SinkError carrying that count', async (count) => {
+    const path = join(dir, `credits-${count}.${format}`);
+    const error = await writeRecords(outOfCreditsAfter(count), path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SinkError);
+    expect(error).toMatchObject({ recordsWritten: count, path });
+    expect((error as SinkError).cause).toBeInstanceOf(InsufficientCreditsError);
+    expect(await rowsIn(path)).toBe(count);
+    expect(temporaryFiles(dir)).toEqual([]);
+  });
+});
+
+describe('failure safety', () => {
+  it('writes under a temporary name and only renames the file once it is complete', async () => {
+    const path = join(dir, 'in-progress.parquet');
+    const seen: Array<{ final: boolean; temporary: string[] }> = [];
+    async function* watching(): AsyncGenerator<Record<string, unknown>> {
+      for (let i = 0; i < 3; i++) {
+        seen.push({ final: existsSync(path), temporary: temporaryFiles(dir) });
+        yield { i };
+      }
+    }
+    await toParquet(watching(), path);
+    expect(seen.every(({ final, temporary }) => !final && temporary.length === 1)).toBe(true);
+    expect(existsSync(path)).toBe(true);
+    expect(temporaryFiles(dir)).toEqual([]);
+  });
+
+  it('keeps the records before an aborted source and carries the abort as the cause', async () => {
+    const controller = new AbortController();
+    async function* abortable(): AsyncGenerator<Record<string, unknown>> {
+      for (let i = 0; ; i++) {
+        controller.signal.throwIfAborted();
+        if (i === 7) controller.abort();
+        else yield { i };
+      }
+    }
+    const path = join(dir, 'aborted.csv');
+    const error = await toCsv(abortable(), path).catch((e: unknown) => e);
+    expect(error).toMatchObject({ recordsWritten: 7 });
+    expect((error as SinkError).cause).toMatchObject({ name: 'AbortError' });
+    expect(await rowsIn(path)).toBe(7);
+  });
+
+  it('stops at a record that is not an object, keeping the records before it', async () => {
+    const path = join(dir, 'not-an-object.ndjson');
+    const error = await toNdjson([{ a: 1 }, { a: 2 }, 'three', { a: 4 }], path).catch((e: unknown) => e);
+    expect(error).toMatchObject({ recordsWritten: 2 });
+    expect((error as SinkError).cause).toBeInstanceOf(TypeError);
+    expect(await rowsIn(path)).toBe(2);
+  });
+
+  it.each(['csv', 'parquet'])('stops a %s sink at a value JSON cannot carry, naming its field', async (format) => {
+    const path = join(dir, `bigint.${format}`);
+    const error = await writeRecords([{ a: 1, deep: { n: 1 } }, { a: 2, deep: { n: 3n } }], path, { sampleSize: 1 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ recordsWritten: 1 });
+    expect((error as SinkError).cause).toMatchObject({ message: expect.stringMatching(/deep\.n holds a bigint/) });
+    expect(await rowsIn(path)).toBe(1);
+  });
+
+  it('stops the source when a record cannot be written, so no further pages are fetched', async () => {
+    let pulled = 0;
+    let closed = false;
+    async function* source(): AsyncGenerator<unknown> {
+      try {
+        for (;;) {
+          pulled++;
+          yield pulled === 3 ? null : { pulled };
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    await expect(toCsv(source(), join(dir, 'stopped.csv'), { sampleSize: 1 })).rejects.toThrow(SinkError);
+    expect(pulled).toBe(3);
+    expect(closed).toBe(true);
+  });
+
+  it('throws a SinkError and leaves no file when the directory does not exist', async () => {
+    const path = join(dir, 'no-such-dir', 'out.ndjson');
+    const error = await toNdjson([{ a: 1 }], path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SinkError);
+    expect(error).toMatchObject({ recordsWritten: 0, message: expect.stringContaining('no-such-dir') });
+    expect(existsSync(path)).toBe(false);
+  });
+});

@@ -1,0 +1,33 @@
+/** DuckDB as an independent reader of the files the sinks write. */
+import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
+
+/** Runs `sql` in a fresh in-memory database; BIGINT comes back as number, TIMESTAMP as an ISO string. */
+export async function query(sql: string): Promise<Array<Record<string, unknown>>> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll(sql);
+    return reader.getRowObjects().map((row) => {
+      const plain: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(row)) plain[name] = toPlain(value);
+      return plain;
+    });
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+function toPlain(value: unknown): unknown {
+  if (typeof value === 'bigint') {
+    if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError(`unsafe ${value}`);
+    return Number(value);
+  }
+  if (value instanceof DuckDBTimestampValue) return new Date(Number(value.micros / 1000n)).toISOString();
+  return value;
+}
+
+/** Escapes a file path for a single-quoted SQL string. */
+export function sqlPath(path: string): string {
+  return `'${path.replace(/'/g, "''")}'`;
+}

@@ -1,0 +1,71 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fromNdjson, toNdjson } from '../../sinks/index.ts';
+import { query, sqlPath } from './helpers/duckdb.ts';
+import { scratchDir } from './helpers/files.ts';
+import { hostileRecords } from './helpers/hostile.ts';
+
+const dir = scratchDir();
+
+async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of source) out.push(item);
+  return out;
+}
+
+describe('toNdjson', () => {
+  const records = hostileRecords(6_000);
+  const path = join(dir, 'hostile.ndjson');
+  const written = toNdjson(records, path);
+
+  it('writes one line of JSON per record and reports the count and size', async () => {
+    const result = await written;
+    const text = readFileSync(path, 'utf8');
+    expect(result).toEqual({ path, records: 6_000, bytes: Buffer.byteLength(text) });
+    expect(text.split('\n')).toHaveLength(6_001);
+  });
+
+  it('reads back with fromNdjson as records equal to the originals', async () => {
+    await written;
+    expect(await collect(fromNdjson(path))).toEqual(records);
+  });
+
+  it('reads back with DuckDB read_json, row for row', async () => {
+    await written;
+    const rows = await query(`SELECT seq, text, big FROM read_json(${sqlPath(path)}, format = 'newline_delimited') ORDER BY seq`);
+    expect(rows).toEqual(records.map(({ seq, text, big }) => ({ seq, text, big })));
+  });
+
+  it('accepts the .jsonl extension', async () => {
+    const file = join(dir, 'x.jsonl');
+    await toNdjson([{ a: 1 }], file);
+    expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n');
+  });
+
+  it("writes to stdout when the path is '-'", () => {
+    const script = `import { toNdjson } from './sinks/index.ts'; await toNdjson([{ a: 1 }, { b: 'two' }], '-');`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out).toBe('{"a":1}\n{"b":"two"}\n');
+  });
+});
+
+describe('fromNdjson', () => {
+  it('skips blank lines', async () => {
+    const file = join(dir, 'blank-lines.ndjson');
+    writeFileSync(file, '{"a":1}\n\n{"a":2}\n');
+    expect(await collect(fromNdjson(file))).toEqual([{ a: 1 }, { a: 2 }]);
+  });
+
+  it('fails with a SyntaxError naming the file and record when a line is not JSON', async () => {
+    const file = join(dir, 'corrupt.ndjson');
+    writeFileSync(file, '{"a":1}\n{"a":\n');
+    await expect(collect(fromNdjson(file))).rejects.toThrow(SyntaxError);
+    await expect(collect(fromNdjson(file))).rejects.toThrow(/corrupt\.ndjson: record 2 is not valid JSON/);
+  });
+
+  it('fails with the file system error when the file does not exist', async () => {
+    await expect(collect(fromNdjson(join(dir, 'missing.ndjson')))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});

@@ -1,0 +1,159 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { toParquet } from '../../sinks/index.ts';
+import { query, sqlPath } from './helpers/duckdb.ts';
+import { scratchDir } from './helpers/files.ts';
+import { CONFLICT_AT, hostileRecords, LATE_FIELD_AT } from './helpers/hostile.ts';
+import { leafDifferences, leaves } from './helpers/leaves.ts';
+import { parquetRecords } from './helpers/read-back.ts';
+
+const dir = scratchDir();
+
+async function columnTypes(path: string): Promise<Record<string, string>> {
+  const rows = await query(`DESCRIBE SELECT * FROM ${sqlPath(path)}`);
+  return Object.fromEntries(rows.map((row) => [row.column_name as string, row.column_type as string]));
+}
+
+describe('toParquet', () => {
+  const records = hostileRecords(6_000);
+  const path = join(dir, 'hostile.parquet');
+  const written = toParquet(records, path, { rowGroupSize: 1_000 });
+
+  it('resolves to the path, the record count and the file size', async () => {
+    const result = await written;
+    expect(result.path).toBe(path);
+    expect(result.records).toBe(6_000);
+    const [{ size }] = await query(`SELECT sum(total_compressed_size) > 0 AS size FROM parquet_metadata(${sqlPath(path)})`);
+    expect(size).toBe(true);
+    expect(result.bytes).toBeGreaterThan(1000);
+  });
+
+  it('gives back every leaf of every hostile record when DuckDB reads the file', async () => {
+    await written;
+    const back = await parquetRecords(path);
+    expect(back).toHaveLength(records.length);
+    const differences = records.flatMap((record, i) => leafDifferences(leaves(record), leaves(back[i])).map((d) => `record ${i}: ${d}`));
+    expect(differences.slice(0, 10)).toEqual([]);
+  });
+
+  it('types columns as DuckDB reads them naturally', async () => {
+    await written;
+    const types = await columnTypes(path);
+    expect(types).toMatchObject({
+      seq: 'BIGINT',
+      ratio: 'DOUBLE',
+      flag: 'BOOLEAN',
+      when: 'TIMESTAMP',
+      text: 'VARCHAR',
+      big: 'VARCHAR',
+      'author.name': 'VARCHAR',
+      'author.stats.followers': 'BIGINT',
+      'author.stats.deep': 'VARCHAR',
+      tags: 'VARCHAR',
+      keyed: 'VARCHAR',
+      'dotted\\.key': 'BIGINT',
+      'weird.a\\.b': 'BIGINT',
+      mixed: 'BIGINT',
+      _extra: 'VARCHAR',
+    });
+  });
+
+  it('keeps integers beyond 2^53 that arrive as strings as the same strings', async () => {
+    await written;
+    const rows = await query(`SELECT big FROM ${sqlPath(path)} WHERE seq = 5999`);
+    expect(rows[0].big).toBe('9007199254746991');
+  });
+
+  it('keeps a field first seen after the sample in _extra', async () => {
+    await written;
+    const rows = await query(`SELECT _extra FROM ${sqlPath(path)} WHERE seq = ${LATE_FIELD_AT}`);
+    expect(JSON.parse(rows[0]._extra as string)).toMatchObject({ late: { field: LATE_FIELD_AT, list: [LATE_FIELD_AT, 'x'] } });
+  });
+
+  it('moves a value whose type conflicts with its column to _extra and leaves the cell NULL', async () => {
+    await written;
+    const rows = await query(`SELECT conflict, _extra FROM ${sqlPath(path)} WHERE seq = ${CONFLICT_AT}`);
+    expect(rows[0].conflict).toBeNull();
+    expect(JSON.parse(rows[0]._extra as string)).toMatchObject({ conflict: `text ${CONFLICT_AT}` });
+  });
+
+  it('flushes a row group every rowGroupSize rows', async () => {
+    await written;
+    const [{ groups }] = await query(`SELECT count(DISTINCT row_group_id) AS groups FROM parquet_metadata(${sqlPath(path)})`);
+    expect(groups).toBe(6);
+  });
+
+  it('compresses with snappy unless told otherwise', async () => {
+    await written;
+    const gzip = join(dir, 'gzip.parquet');
+    await toParquet(records.slice(0, 100), gzip, { compression: 'gzip' });
+    const codecs = async (file: string): Promise<unknown[]> =>
+      (await query(`SELECT DISTINCT compression FROM parquet_metadata(${sqlPath(file)})`)).map((row) => row.compression);
+    expect(await codecs(path)).toEqual(['SNAPPY']);
+    expect(await codecs(gzip)).toEqual(['GZIP']);
+  });
+});
+
+describe('toParquet column choices', () => {
+  it('keeps ISO strings that would not come back unchanged as VARCHAR', async () => {
+    const path = join(dir, 'offsets.parquet');
+    await toParquet([{ stamp: '2024-01-02T03:04:05+00:00' }, { stamp: '2024-01-02T03:04:05.000Z' }], path);
+    expect((await columnTypes(path)).stamp).toBe('VARCHAR');
+    expect((await query(`SELECT stamp FROM ${sqlPath(path)}`)).map((row) => row.stamp)).toEqual([
+      '2024-01-02T03:04:05+00:00',
+      '2024-01-02T03:04:05.000Z',
+    ]);
+  });
+
+  it('writes only the chosen columns in the chosen order and keeps the rest in _extra', async () => {
+    const path = join(dir, 'chosen.parquet');
+    await toParquet([{ a: 1, b: { c: 'x', d: true }, e: [1] }], path, { columns: ['b.c', 'a'] });
+    const rows = await query(`SELECT * FROM ${sqlPath(path)}`);
+    expect(Object.keys(rows[0])).toEqual(['b.c', 'a', '_extra']);
+    expect(rows[0]).toMatchObject({ 'b.c': 'x', a: 1 });
+    expect(JSON.parse(rows[0]._extra as string)).toEqual({ 'b.d': true, e: [1] });
+  });
+
+  it('stores negative and the largest safe integers exactly as BIGINT', async () => {
+    const path = join(dir, 'integers.parquet');
+    const values = { n: -5, m: -4_294_967_297, k: Number.MAX_SAFE_INTEGER, j: Number.MIN_SAFE_INTEGER, z: 0 };
+    await toParquet([values], path);
+    expect(Object.values(await columnTypes(path)).slice(0, 5)).toEqual(Array(5).fill('BIGINT'));
+    expect(await query(`SELECT n, m, k, j, z FROM ${sqlPath(path)}`)).toEqual([values]);
+  });
+
+  it('keeps booleans and NULLs in place across row groups, and a column that is always NULL', async () => {
+    const path = join(dir, 'nulls.parquet');
+    const records = [{ a: null, b: true }, { a: null, b: null }, { a: null, b: false }, { b: true }, { a: null }];
+    await toParquet(records, path, { rowGroupSize: 2 });
+    expect(await query(`SELECT a, b FROM ${sqlPath(path)}`)).toEqual([
+      { a: null, b: true },
+      { a: null, b: null },
+      { a: null, b: false },
+      { a: null, b: true },
+      { a: null, b: null },
+    ]);
+  });
+
+  it('writes a valid file with no rows for an empty source', async () => {
+    const path = join(dir, 'empty.parquet');
+    const result = await toParquet([], path);
+    expect(result.records).toBe(0);
+    expect(await query(`SELECT count(*) AS n FROM ${sqlPath(path)}`)).toEqual([{ n: 0 }]);
+  });
+
+  it('names the overflow column __extra when the records have an _extra field', async () => {
+    const path = join(dir, 'overflow-name.parquet');
+    await toParquet([{ _extra: 'mine' }], path, { sampleSize: 1 });
+    expect(Object.keys(await columnTypes(path))).toEqual(['_extra', '__extra']);
+  });
+
+  it('rejects a bad rowGroupSize with a TypeError naming it', () => {
+    expect(() => toParquet([], join(dir, 'x.parquet'), { rowGroupSize: 0 })).toThrow(/rowGroupSize/);
+  });
+
+  it('rejects an unknown compression with a TypeError listing the known ones', () => {
+    const compression = 'toString' as 'snappy';
+    expect(() => toParquet([], join(dir, 'x.parquet'), { compression })).toThrow(/compression must be one of snappy, gzip, none/);
+  });
+});
