@@ -52,6 +52,7 @@ export async function runSink(
   let records = 0;
   let failure: unknown;
   let failed = false;
+  let bytes: number;
   try {
     const writer = await open(destination);
     try {
@@ -65,12 +66,6 @@ export async function runSink(
     }
     if (destination.ioError === undefined) await writer.close();
     if (destination.ioError !== undefined) throw destination.ioError;
-  } catch (error) {
-    await destination.abandon();
-    throw new SinkError(`Writing ${path} failed, no file written: ${messageOf(error)}`, 0, path, { cause: error });
-  }
-  let bytes: number;
-  try {
     bytes = await destination.commit();
   } catch (error) {
     await destination.abandon();

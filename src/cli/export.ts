@@ -133,20 +133,27 @@ async function readInputs(path: string, common: Record<string, string>): Promise
   return sets;
 }
 
-/** Interrupts (Ctrl-C, SIGTERM) abort the walks; the run then ends like any failure, output kept. */
-function interruptOnSignals(): { signal: AbortSignal; dispose(): void } {
+/**
+ * One controller ends a run's walks, whatever the reason: Ctrl-C or SIGTERM, a failure while saving,
+ * or `--limit` reached. Aborting it releases a walk waiting at any gate and cancels requests in flight,
+ * so ending never waits on a page nobody will read, and buys none.
+ */
+function runController(): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();
   const onSignal = (): void => controller.abort(new InterruptedError('interrupted'));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   return {
-    signal: controller.signal,
+    controller,
     dispose: () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     },
   };
 }
+
+/** The abort reason of a run that ended because it had all the records it was asked for. */
+const LIMIT_REACHED = new Error('limit reached');
 
 /**
  * The walks of an export as one stream of finished pages: resumed walks continue from their
@@ -251,33 +258,44 @@ async function fillSpool(
     if (event.type === 'request' && event.endpoint === plan.opId) attempts++;
   });
   const progress = new Progress(() => ({ records: state.records, pages: state.pages, credits: client.stats.credits }));
-  const interrupt = interruptOnSignals();
+  const run = runController();
+  const { signal } = run.controller;
   const balance: RunOutcome['balance'] = {};
   let failure: unknown;
   try {
-    balance.before = await client.credits({ signal: interrupt.signal });
-    for await (const page of pagesOf(plan, state, client, interrupt.signal)) {
-      let records = page.records;
-      if (seen && keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
-      if (plan.limit !== undefined) records = records.slice(0, plan.limit - state.records);
-      await spool.appendPage(records);
-      const walk = state.walks[page.walk];
-      walk.checkpoint = page.checkpoint;
-      walk.done = page.last;
-      state.spoolBytes = spool.bytes;
-      state.records += records.length;
-      state.pages = pagesBefore + client.stats.pages;
-      state.credits = creditsBefore + attempts;
-      await saveState(checkpointPath, state);
-      if (plan.limit !== undefined && state.records >= plan.limit) break;
+    balance.before = await client.credits({ signal });
+    for await (const page of pagesOf(plan, state, client, signal)) {
+      try {
+        let records = page.records;
+        if (seen && keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
+        if (plan.limit !== undefined) records = records.slice(0, plan.limit - state.records);
+        await spool.appendPage(records);
+        const walk = state.walks[page.walk];
+        walk.checkpoint = page.checkpoint;
+        walk.done = page.last;
+        state.spoolBytes = spool.bytes;
+        state.records += records.length;
+        state.pages = pagesBefore + client.stats.pages;
+        state.credits = creditsBefore + attempts;
+        await saveState(checkpointPath, state);
+      } catch (error) {
+        run.controller.abort(error);
+        throw error;
+      }
+      if (plan.limit !== undefined && state.records >= plan.limit) {
+        run.controller.abort(LIMIT_REACHED);
+        break;
+      }
+      page.saved();
     }
   } catch (error) {
-    failure = interrupt.signal.aborted ? interrupt.signal.reason : error;
+    failure = signal.aborted ? signal.reason : error;
   } finally {
-    interrupt.dispose();
+    run.dispose();
     progress.stop();
     counting.unsubscribe();
   }
+  if (failure === LIMIT_REACHED) failure = undefined;
   state.credits = creditsBefore + attempts;
   balance.after = await client.credits().catch(() => undefined);
   return { failure, credits: client.stats.credits, seconds: progress.elapsedSeconds(), balance };
@@ -287,11 +305,12 @@ async function fillSpool(
 async function exportToStdout(plan: ExportPlan): Promise<number> {
   const state = freshState(plan.opId, plan.out, plan.inputs);
   const connection = await connect({ sandbox: plan.sandbox });
-  const interrupt = interruptOnSignals();
+  const run = runController();
+  const { signal } = run.controller;
   const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;
   const seen = keyOf ? new Set<unknown>() : undefined;
   try {
-    for await (const page of pagesOf(plan, state, connection.client, interrupt.signal)) {
+    for await (const page of pagesOf(plan, state, connection.client, signal)) {
       let records = page.records;
       if (seen && keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
       if (plan.limit !== undefined) records = records.slice(0, plan.limit - state.records);
@@ -299,12 +318,17 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
       let text = '';
       for (const record of records) text += JSON.stringify(record) + '\n';
       if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
-      if (plan.limit !== undefined && state.records >= plan.limit) break;
+      if (plan.limit !== undefined && state.records >= plan.limit) {
+        run.controller.abort(LIMIT_REACHED);
+        break;
+      }
+      page.saved();
     }
   } catch (error) {
-    throw interrupt.signal.aborted ? interrupt.signal.reason : error;
+    const failure = signal.aborted ? signal.reason : error;
+    if (failure !== LIMIT_REACHED) throw failure;
   } finally {
-    interrupt.dispose();
+    run.dispose();
     await connection.close();
   }
   process.stderr.write(`wrote ${state.records} records (${connection.client.stats.pages} pages, ${connection.client.stats.credits} credits) to stdout\n`);

@@ -4,7 +4,7 @@
  * records are half in the spool. The stream's control is carried over, so `creditCap` still governs
  * the requests behind the pages.
  */
-import type { Checkpoint, Client, RecordStream, StreamOptions } from '../index.ts';
+import { STREAM_CONTROL, type Checkpoint, type Client, type RecordStream, type RequestGate, type StreamOptions } from '../index.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { derive } from '../operators/derive.ts';
 
@@ -16,6 +16,8 @@ export interface PageBatch {
   checkpoint: Checkpoint;
   /** The walk has nothing left to fetch. */
   last: boolean;
+  /** Call once the page is on disk and its checkpoint saved: lets the walk buy its next page. */
+  saved(): void;
 }
 
 /** The stream of `op` with `params`, for an operation chosen at run time (by its id). */
@@ -24,21 +26,58 @@ export function streamOf(client: Client, op: OperationSpec, params: Record<strin
   return groups[op.group][op.method](params, options);
 }
 
+/**
+ * The pages of `stream`. A walk does not request its next page until the page before it is saved:
+ * otherwise a crash right after the request, before the save, would leave two paid pages to buy again.
+ */
 export function pageBatches(stream: RecordStream<unknown>, walk: number): AsyncIterable<PageBatch> {
-  return derive(stream, 'pageBatches', () => batches(stream, walk));
+  const durability = new SavedPagesGate();
+  stream[STREAM_CONTROL].addGate(durability);
+  return derive(stream, 'pageBatches', () => batches(stream, walk, durability));
 }
 
-async function* batches(stream: RecordStream<unknown>, walk: number): AsyncGenerator<PageBatch> {
+async function* batches(stream: RecordStream<unknown>, walk: number, durability: SavedPagesGate): AsyncGenerator<PageBatch> {
   let records: unknown[] = [];
+  const batch = (checkpoint: Checkpoint, last: boolean): PageBatch => {
+    durability.produced();
+    return { walk, records, checkpoint, last, saved: () => durability.saved() };
+  };
   for await (const record of stream) {
     records.push(record);
     // `skip` is 0 exactly when the record just received was the last of its page.
     const checkpoint = stream.checkpoint();
     if (checkpoint.skip === 0) {
-      yield { walk, records, checkpoint, last: false };
+      yield batch(checkpoint, false);
       records = [];
     }
   }
   const checkpoint = stream.checkpoint();
-  yield { walk, records, checkpoint, last: checkpoint.pending === null };
+  yield batch(checkpoint, checkpoint.pending === null);
+}
+
+/** Holds a walk's next request while one of its pages is not yet saved. */
+class SavedPagesGate implements RequestGate {
+  #unsaved = 0;
+  #waiters: (() => void)[] = [];
+
+  produced(): void {
+    this.#unsaved++;
+  }
+
+  saved(): void {
+    this.#unsaved--;
+    if (this.#unsaved === 0) for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  acquire(signal?: AbortSignal): Promise<boolean> {
+    if (this.#unsaved === 0) return Promise.resolve(true);
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => reject(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
+    });
+  }
 }

@@ -1,0 +1,126 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { queryWithDuckDb, readNdjson } from './readers.ts';
+
+// 2,000 trimmed posts, 25 a page: 80 pages, slowed down so that a kill lands mid-walk.
+const WALK = ['export', 'forum/subforum', 'subforum=resume-n2000', 'trim=true'];
+const PAGES = 80;
+const FORMATS = ['ndjson', 'csv', 'parquet'] as const;
+const KILLS = 20;
+
+let sandbox: Sandbox;
+const reference: Record<string, string> = {};
+const keys = Array.from({ length: KILLS + 1 }, (_, index) => `sk_live_resume${index}`);
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, latencyMs: 4, accounts: keys.map((apiKey) => ({ apiKey, credits: 1000 })) });
+  const dir = tempDir();
+  for (const format of FORMATS) {
+    const out = join(dir, `reference.${format}`);
+    const result = await runCli([...WALK, '--out', out], sandboxEnv(sandbox, keys[0]));
+    expect(result.code, result.stderr).toBe(0);
+    reference[format] = out;
+  }
+});
+afterAll(() => sandbox.close());
+
+/** A seeded sequence, so a failing kill point can be replayed. */
+function randomDelays(seed: number, count: number, maxMs: number): number[] {
+  let state = seed;
+  return Array.from({ length: count }, () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % maxMs;
+  });
+}
+
+async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function sameContent(format: string, out: string): Promise<void> {
+  if (format === 'parquet') {
+    const sql = 'SELECT * FROM FILE ORDER BY id';
+    expect(await queryWithDuckDb(out, sql)).toEqual(await queryWithDuckDb(reference[format], sql));
+  } else {
+    expect(readFileSync(out, 'utf8')).toBe(readFileSync(reference[format], 'utf8'));
+  }
+}
+
+describe('an interrupted export resumed with --resume', () => {
+  it(`ends with exactly the uninterrupted result after kill -9 at ${KILLS} random points across the three formats`, async () => {
+    const delays = randomDelays(20261122, KILLS, 700);
+    const outcomes: string[] = [];
+    for (let run = 0; run < KILLS; run++) {
+      const format = FORMATS[run % FORMATS.length];
+      const key = keys[run + 1];
+      const out = join(tempDir(), `killed.${format}`);
+      const env = sandboxEnv(sandbox, key);
+      const child = startCli([...WALK, '--out', out], env);
+      const done = finished(child);
+      await waitFor(`${out}.checkpoint.json`);
+      await new Promise((resolve) => setTimeout(resolve, delays[run]));
+      child.kill('SIGKILL');
+      const killed = await done;
+      const resumed = await runCli([...WALK, '--out', out, '--resume'], env);
+      expect(resumed.code, `run ${run}: ${resumed.stderr}`).toBe(0);
+      await sameContent(format, out);
+      expect(existsSync(`${out}.checkpoint.json`)).toBe(false);
+      const charged = sandbox.requests.charged[key] ?? 0;
+      expect(charged, `run ${run}`).toBeGreaterThanOrEqual(PAGES);
+      expect(charged, `run ${run}: pages bought again`).toBeLessThanOrEqual(PAGES + 1);
+      outcomes.push(`${format}:${killed.signal ?? killed.code}:+${charged - PAGES}`);
+    }
+    // Most kills must land mid-walk, or the test would prove little.
+    expect(outcomes.filter((outcome) => outcome.includes('SIGKILL')).length).toBeGreaterThanOrEqual(KILLS - 2);
+  }, 240_000);
+
+  it('after a 402 mid-run keeps a valid file, and after a purchase buys no finished page again', async () => {
+    const key = 'sk_live_runsdry';
+    const dry = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 30 }] });
+    try {
+      const out = join(tempDir(), 'dry.parquet');
+      const env = sandboxEnv(dry, key);
+      const first = await runCli([...WALK, '--out', out], env);
+      expect(first.code).toBe(4);
+      expect(first.stderr).toMatch(/out of credits: the balance is 0, the next request needs 1/);
+      expect(first.stderr).toContain('--resume');
+      const [partial] = await queryWithDuckDb(out, 'SELECT count(*)::INTEGER AS n FROM FILE');
+      expect(partial.n).toBe(30 * 25);
+      dry.purchase(key, 500);
+      const second = await runCli([...WALK, '--out', out, '--resume'], env);
+      expect(second.code, second.stderr).toBe(0);
+      await sameContent('parquet', out);
+      expect(dry.requests.charged[key]).toBe(PAGES);
+      expect(dry.balance(key)).toMatchObject({ credits: 530 - PAGES, subscriptionStatus: 'active' });
+    } finally {
+      await dry.close();
+    }
+  });
+
+  it('after Ctrl-C exits 130 with a valid file, and --resume completes it', async () => {
+    const key = keys[0];
+    const out = join(tempDir(), 'interrupted.ndjson');
+    const env = sandboxEnv(sandbox, key);
+    const child = startCli([...WALK, '--out', out], env);
+    const done = finished(child);
+    await waitFor(`${out}.checkpoint.json`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    child.kill('SIGINT');
+    const interrupted = await done;
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(interrupted.stderr).toContain('interrupted');
+    const partial = readNdjson(out);
+    expect(partial.length).toBeGreaterThan(0);
+    expect(partial.length).toBeLessThan(2000);
+    const resumed = await runCli([...WALK, '--out', out, '--resume'], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    await sameContent('ndjson', out);
+  });
+});
