@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -33,7 +33,14 @@ export async function openDestination(path: string): Promise<Destination> {
 
 async function fileDestination(path: string): Promise<Destination> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  const stream = createWriteStream(temp);
+  let stream: WriteStream;
+  try {
+    // Like `mkdir -p`: an export into `out/2026/` should not fail for want of the folder.
+    await mkdir(dirname(path), { recursive: true });
+    stream = createWriteStream(temp);
+  } catch (error) {
+    throw new SinkError(`Cannot write ${path}: ${messageOf(error)}`, 0, path, { cause: error });
+  }
   let ioError: Error | undefined;
   stream.on('error', (error) => {
     ioError ??= error;

@@ -89,8 +89,62 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     };
   }
 
+  /**
+   * A hand-written iterator rather than an async generator: records of a page already read are
+   * handed out through resolved promises, which keeps the per-record cost close to a plain loop.
+   */
   [Symbol.asyncIterator](): AsyncIterator<R> {
-    return this.#records();
+    let entered = false;
+    let finished = false;
+    let inflight: Promise<IteratorResult<R>> | undefined;
+    const finish = (): IteratorResult<R> => {
+      if (entered && !finished) this.#busy = false;
+      finished = true;
+      return DONE;
+    };
+    const step = (): IteratorResult<R> | Promise<IteratorResult<R>> => {
+      const page = this.#page;
+      if (page !== undefined && this.#yieldedInPage < page.records.length) {
+        if (this.#recordsOut >= this.#limit) return finish();
+        this.#parts.signal?.throwIfAborted();
+        const value = page.records[this.#yieldedInPage++] as R;
+        this.#recordsYielded++;
+        this.#recordsOut++;
+        this.#parts.meter.records(1);
+        return { done: false, value };
+      }
+      if (page !== undefined) this.#finishPage(page);
+      return this.#nextPage().then((next) => (next === undefined ? finish() : step()));
+    };
+    const next = (): Promise<IteratorResult<R>> => {
+      if (finished) return Promise.resolve(DONE);
+      if (inflight !== undefined) return inflight.then(next);
+      if (!entered) {
+        if (this.#busy) return Promise.reject(new TypeError(`${this.operation}: this stream is already being iterated`));
+        this.#busy = true;
+        entered = true;
+      }
+      try {
+        const result = step();
+        if (!(result instanceof Promise)) return Promise.resolve(result);
+        inflight = result.then(
+          (value) => {
+            inflight = undefined;
+            return value;
+          },
+          (error: unknown) => {
+            inflight = undefined;
+            finish();
+            throw error;
+          },
+        );
+        return inflight;
+      } catch (error) {
+        finish();
+        return Promise.reject(error);
+      }
+    };
+    return { next, return: () => Promise.resolve(finish()) };
   }
 
   /** The raw page bodies, as sent (keyed collections kept). Each page counts as finished once yielded. */
@@ -126,30 +180,6 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       pagesDone: this.#pagesDone + (done ? 1 : 0),
       recordsYielded: this.#recordsYielded,
     };
-  }
-
-  async *#records(): AsyncGenerator<R, void, undefined> {
-    this.#enter();
-    const { signal, meter } = this.#parts;
-    try {
-      while (true) {
-        const page = this.#page ?? (await this.#nextPage());
-        if (page === undefined) return;
-        const { records } = page;
-        while (this.#yieldedInPage < records.length) {
-          if (this.#recordsOut >= this.#limit) return;
-          signal?.throwIfAborted();
-          const record = records[this.#yieldedInPage++];
-          this.#recordsYielded++;
-          this.#recordsOut++;
-          meter.records(1);
-          yield record as R;
-        }
-        this.#finishPage(page);
-      }
-    } finally {
-      this.#busy = false;
-    }
   }
 
   /** Reads the next page, or resolves undefined when the walk is over (end, limit, maxPages, or a gate said no). */
@@ -194,6 +224,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     this.#busy = true;
   }
 }
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 function checkCount(name: string, value: number): void {
   if (value !== Infinity && (!Number.isSafeInteger(value) || value < 0)) {

@@ -12,14 +12,21 @@ export interface Connection {
   close(): Promise<void>;
 }
 
-export async function connect(options: { sandbox: boolean }): Promise<Connection> {
+export interface ConnectOptions {
+  sandbox: boolean;
+  /** Requests in flight at once; an export with `--concurrency N` needs at least N. */
+  maxConcurrentRequests?: number;
+}
+
+export async function connect(options: ConnectOptions): Promise<Connection> {
+  const { maxConcurrentRequests } = options;
   if (!options.sandbox) {
-    const client = createClient();
+    const client = createClient({ maxConcurrentRequests });
     return { client, close: () => client.close() };
   }
   const sandbox = await startSandbox({ port: 0 });
   process.stderr.write(`socialstream: using the built-in sandbox at ${sandbox.url}: the data is synthetic and costs no credits\n`);
-  const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+  const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url, maxConcurrentRequests });
   return {
     client,
     close: async () => {

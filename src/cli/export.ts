@@ -193,7 +193,7 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   let connection: Connection | undefined;
   let outcome: RunOutcome;
   try {
-    connection = await connect({ sandbox: plan.sandbox });
+    connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
     outcome = await fillSpool(plan, state, connection, spool, checkpointPath);
   } finally {
     await spool.close();
@@ -304,7 +304,7 @@ async function fillSpool(
 /** `--out -`: NDJSON on stdout as records arrive; no spool, no checkpoint. */
 async function exportToStdout(plan: ExportPlan): Promise<number> {
   const state = freshState(plan.opId, plan.out, plan.inputs);
-  const connection = await connect({ sandbox: plan.sandbox });
+  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
   const run = runController();
   const { signal } = run.controller;
   const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InsufficientCreditsError } from '../../src/errors.ts';
@@ -103,11 +103,19 @@ describe('failure safety', () => {
     expect(closed).toBe(true);
   });
 
-  it('throws a SinkError and leaves no file when the directory does not exist', async () => {
-    const path = join(dir, 'no-such-dir', 'out.ndjson');
+  it('creates a missing directory before writing into it', async () => {
+    const path = join(dir, 'new-dir', 'deeper', 'out.ndjson');
+    await expect(toNdjson([{ a: 1 }], path)).resolves.toMatchObject({ records: 1 });
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it('throws a SinkError and leaves no file when the directory cannot be made', async () => {
+    const blocker = join(dir, 'a-file');
+    writeFileSync(blocker, 'not a folder');
+    const path = join(blocker, 'out.ndjson');
     const error = await toNdjson([{ a: 1 }], path).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SinkError);
-    expect(error).toMatchObject({ recordsWritten: 0, message: expect.stringContaining('no-such-dir') });
+    expect(error).toMatchObject({ recordsWritten: 0, message: expect.stringContaining('a-file') });
     expect(existsSync(path)).toBe(false);
   });
 });

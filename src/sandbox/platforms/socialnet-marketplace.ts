@@ -99,9 +99,12 @@ function locationSearch(request: SandboxRequest) {
   const text = required(request.query, 'query', 'Search query parameter is required');
   // Not paginated, so the `-n` size rule does not apply: a handful of places, as the service answers.
   const total = 1 + (hash(text) % 8);
+  // A search for a city the sandbox knows finds that city first, as the real search would.
+  const named = PLACES.findIndex(([city]) => city.toLowerCase().startsWith(text.trim().toLowerCase()));
+  const first = named >= 0 ? named : hash(text);
   const locations = Array.from({ length: total }, (_, index) => {
     const rng = new Rng(request.seed, 'socialnet-marketplace/location-search', text, index);
-    const [city, state, lat, lng, postal] = PLACES[(hash(text) + index) % PLACES.length];
+    const [city, state, lat, lng, postal] = PLACES[(first + index) % PLACES.length];
     const latitude = Math.round((lat + (rng.next() - 0.5) * 0.2) * 10_000) / 10_000;
     const longitude = Math.round((lng + (rng.next() - 0.5) * 0.2) * 10_000) / 10_000;
     return {

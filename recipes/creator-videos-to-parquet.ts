@@ -1,0 +1,35 @@
+/**
+ * Recipe: every video of a few creators, to one Parquet file, then a DuckDB query over it.
+ *
+ *   npx tsx recipes/creator-videos-to-parquet.ts
+ *
+ * Without SOCIALSTREAM_API_KEY it runs on the built-in sandbox (synthetic data, no credits).
+ * Edit HANDLES and the query; the videos of all creators are walked three at a time.
+ */
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createClient, map, mergeMap, pipe } from 'socialstream';
+import { startSandbox } from 'socialstream/sandbox';
+import { toParquet } from 'socialstream/sinks';
+
+const HANDLES = ['creator-n95', 'baker-n40', 'traveller-n61'];
+const OUT = 'out/creator-videos.parquet';
+
+const sandbox = process.env.SOCIALSTREAM_API_KEY ? undefined : await startSandbox();
+const client = createClient(sandbox && { apiKey: sandbox.apiKey, baseUrl: sandbox.url, maxConcurrentRequests: 3 });
+
+// One walk per handle, merged; each video keeps the handle it was asked for.
+const videos = pipe(
+  HANDLES,
+  mergeMap((handle: string) => pipe(client.shortvideo.videos({ handle }), map((video) => ({ handle, ...video }))), { concurrency: 3 }),
+);
+const written = await toParquet(videos, OUT);
+console.log(`${written.records} videos → ${written.path} (${written.bytes} bytes, ${client.stats.credits} credits)`);
+
+const duckdb = await (await DuckDBInstance.create(':memory:')).connect();
+const perHandle = await duckdb.runAndReadAll(`
+  SELECT handle, count(*)::INTEGER AS videos, to_timestamp(min(create_time)) AS first_video
+  FROM read_parquet('${OUT}') GROUP BY handle ORDER BY videos DESC`);
+console.table(perHandle.getRowObjectsJS());
+
+await client.close();
+await sandbox?.close();
