@@ -58,6 +58,9 @@ export function explain(error: unknown, resumeHint: string | undefined): string 
   const resume = resumeHint ? ` ${resumeHint}` : '';
   if (error instanceof UsageError) return `socialstream: ${message} (see --help)`;
   if (error instanceof ValidationError) return `socialstream: invalid request: ${message}`;
+  if (error instanceof AuthError && error.status === undefined) {
+    return `socialstream: no API key: set SOCIALSTREAM_API_KEY to a key from your dashboard, or add --sandbox to try the built-in sandbox.`;
+  }
   if (error instanceof AuthError) {
     return `socialstream: the API key was refused (${message}). Set SOCIALSTREAM_API_KEY to a key from your dashboard, or use --sandbox.${resume}`;
   }

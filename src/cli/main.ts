@@ -18,7 +18,7 @@ usage:
   socialstream sandbox [--port N] [--credits N] [--latency MS] [--fault-rate P] [--seed S]
 
 Run 'socialstream <command> --help' for a command's options.
-Environment: SOCIALSTREAM_API_KEY (the key), SOCIALSTREAM_BASE_URL (default: the public service).`;
+Environment: SOCIALSTREAM_API_KEY (your key) and SOCIALSTREAM_BASE_URL (the service address); --sandbox needs neither.`;
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number | void>> = {
   ops: runOps,
