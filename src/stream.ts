@@ -6,7 +6,7 @@
  */
 import type { Checkpoint } from './checkpoint.ts';
 import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl } from './control.ts';
-import { PaginationLoopError, ResponseFormatError } from './errors.ts';
+import { PaginationLoopError, ResponseFormatError, SocialstreamError } from './errors.ts';
 import type { Meter } from './metering.ts';
 import type { OperationSpec } from './operations/spec.ts';
 import type { Strategy } from './pagination/index.ts';
@@ -144,7 +144,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         return Promise.reject(error);
       }
     };
-    return { next, return: () => Promise.resolve(finish()) };
+    // Like an async generator, `return()` waits for a page read in flight to settle, so a caller
+    // that stops (e.g. `mergeMap` after a `break`) knows no request of this stream is still running.
+    const stop = (): Promise<IteratorResult<R>> => (inflight === undefined ? Promise.resolve(finish()) : inflight.then(finish, finish));
+    return { next, return: stop };
   }
 
   /** The raw page bodies, as sent (keyed collections kept). Each page counts as finished once yielded. */
@@ -190,18 +193,25 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     signal?.throwIfAborted();
     const spends = strategy.spends(state);
     if (spends !== undefined && this.#spent.has(spends)) {
-      throw new PaginationLoopError(
-        `${op.id}: the continuation value ${JSON.stringify(spends.slice(0, 80))} came back after it was already used; stopping instead of reading the same pages again`,
-        { endpoint: op.id },
+      throw this.#failed(
+        new PaginationLoopError(
+          `${op.id}: the continuation value ${JSON.stringify(spends.slice(0, 80))} came back after it was already used; stopping instead of reading the same pages again`,
+          { endpoint: op.id },
+        ),
       );
     }
     const target = { endpoint: op.id, path: op.path, query: { ...query, ...strategy.query(state) }, chargeable: true };
     const body = await requester.send(target, this.#gates, signal);
     if (body === STOPPED) return undefined;
     if (typeof body !== 'object' || body === null || (body as { success?: unknown }).success !== true) {
-      throw new ResponseFormatError(`${op.id}: the response is not a success envelope`, { endpoint: op.id, status: 200 });
+      throw this.#failed(new ResponseFormatError(`${op.id}: the response is not a success envelope`, { endpoint: op.id, status: 200 }));
     }
-    const read = strategy.read(body, state);
+    let read;
+    try {
+      read = strategy.read(body, state);
+    } catch (error) {
+      throw error instanceof SocialstreamError ? this.#failed(error) : error;
+    }
     if (spends !== undefined) this.#spent.add(spends);
     this.#pagesRead++;
     meter.page(op.id, read.records.length, creditsOf(body, true));
@@ -210,6 +220,12 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
     this.#skip = 0;
     return page;
+  }
+
+  /** Reports an error the walk itself found (the requester reports the ones from answers). */
+  #failed(error: SocialstreamError): SocialstreamError {
+    this.#parts.meter.error(this.operation, error);
+    return error;
   }
 
   #finishPage(page: Page): void {

@@ -5,7 +5,7 @@
  * Messages are built from the operation id, the status and the service's `error` text, with the
  * key scrubbed out in case a service or proxy ever echoes it.
  */
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool } from 'undici';
 import {
   AuthError,
   InsufficientCreditsError,
@@ -45,7 +45,7 @@ export class Transport {
   readonly #timeoutMs: number;
 
   constructor(options: TransportOptions) {
-    this.#pool = new Pool(options.baseUrl.origin, { connections: options.connections, pipelining: 1 });
+    this.#pool = new Pool(options.baseUrl.origin, { connections: options.connections });
     this.#basePath = options.baseUrl.pathname.replace(/\/+$/, '');
     this.#headers = { 'x-api-key': options.apiKey, accept: 'application/json' };
     this.#apiKey = options.apiKey;
@@ -137,8 +137,10 @@ export class Transport {
   #networkError(error: unknown, endpoint: string): NetworkError {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
     const text = error instanceof Error ? this.#scrub(error.message) : 'unknown failure';
-    const cause = error instanceof undiciErrors.UndiciError || (error instanceof Error && code !== undefined) ? error : undefined;
-    return new NetworkError(`${endpoint}: network failure${code === undefined ? '' : ` ${code}`}: ${text}`, { endpoint, cause });
+    return new NetworkError(`${endpoint}: network failure${code === undefined ? '' : ` ${code}`}: ${text}`, {
+      endpoint,
+      cause: error instanceof Error ? error : undefined,
+    });
   }
 
   #scrub(text: string): string {

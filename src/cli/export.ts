@@ -248,8 +248,6 @@ async function fillSpool(
   checkpointPath: string,
 ): Promise<RunOutcome> {
   const { client } = connection;
-  const seen = plan.dedupe ? await keysInSpool(spool.path, plan.dedupe) : undefined;
-  const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;
   const creditsBefore = state.credits;
   const pagesBefore = state.pages;
   // Every attempt at a page may have been charged, so attempts (not reported charges) bound --max-credits.
@@ -258,26 +256,71 @@ async function fillSpool(
     if (event.type === 'request' && event.endpoint === plan.opId) attempts++;
   });
   const progress = new Progress(() => ({ records: state.records, pages: state.pages, credits: client.stats.credits }));
-  const run = runController();
-  const { signal } = run.controller;
+  const seen = plan.dedupe ? await keysInSpool(spool.path, plan.dedupe) : new Set<unknown>();
   const balance: RunOutcome['balance'] = {};
+  balance.before = await client.credits().catch(() => undefined);
+  const failure = await runPages(plan, state, client, seen, async (page, records) => {
+    await spool.appendPage(records);
+    const walk = state.walks[page.walk];
+    walk.checkpoint = page.checkpoint;
+    walk.done = page.last;
+    state.spoolBytes = spool.bytes;
+    state.records += records.length;
+    state.pages = pagesBefore + client.stats.pages;
+    state.credits = creditsBefore + attempts;
+    await saveState(checkpointPath, state);
+  });
+  progress.stop();
+  counting.unsubscribe();
+  state.credits = creditsBefore + attempts;
+  balance.after = await client.credits().catch(() => undefined);
+  return { failure, credits: client.stats.credits, seconds: progress.elapsedSeconds(), balance };
+}
+
+/** `--out -`: NDJSON on stdout as records arrive; no spool, no checkpoint. */
+async function exportToStdout(plan: ExportPlan): Promise<number> {
+  const state = freshState(plan.opId, plan.out, plan.inputs);
+  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
   let failure: unknown;
   try {
-    balance.before = await client.credits({ signal });
+    failure = await runPages(plan, state, connection.client, new Set(), async (_page, records) => {
+      let text = '';
+      for (const record of records) text += JSON.stringify(record) + '\n';
+      if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      state.records += records.length;
+    });
+  } finally {
+    await connection.close();
+  }
+  if (failure !== undefined) throw failure;
+  const { pages, credits } = connection.client.stats;
+  process.stderr.write(`wrote ${state.records} records (${pages} pages, ${credits} credits) to stdout\n`);
+  return EXIT.ok;
+}
+
+/**
+ * The loop both outputs share: every finished page, less the records `--dedupe` and `--limit` drop,
+ * goes to `keep`; only once `keep` has finished may that walk request its next page. Returns what
+ * ended the run early (an error, or the interrupt), or undefined when the walks ran out or the limit
+ * was reached.
+ */
+async function runPages(
+  plan: ExportPlan,
+  state: ExportState,
+  client: Client,
+  seen: Set<unknown>,
+  keep: (page: PageBatch, records: unknown[]) => Promise<void>,
+): Promise<unknown> {
+  const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;
+  const run = runController();
+  const { signal } = run.controller;
+  try {
     for await (const page of pagesOf(plan, state, client, signal)) {
       try {
         let records = page.records;
-        if (seen && keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
+        if (keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
         if (plan.limit !== undefined) records = records.slice(0, plan.limit - state.records);
-        await spool.appendPage(records);
-        const walk = state.walks[page.walk];
-        walk.checkpoint = page.checkpoint;
-        walk.done = page.last;
-        state.spoolBytes = spool.bytes;
-        state.records += records.length;
-        state.pages = pagesBefore + client.stats.pages;
-        state.credits = creditsBefore + attempts;
-        await saveState(checkpointPath, state);
+        await keep(page, records);
       } catch (error) {
         run.controller.abort(error);
         throw error;
@@ -288,51 +331,13 @@ async function fillSpool(
       }
       page.saved();
     }
-  } catch (error) {
-    failure = signal.aborted ? signal.reason : error;
-  } finally {
-    run.dispose();
-    progress.stop();
-    counting.unsubscribe();
-  }
-  if (failure === LIMIT_REACHED) failure = undefined;
-  state.credits = creditsBefore + attempts;
-  balance.after = await client.credits().catch(() => undefined);
-  return { failure, credits: client.stats.credits, seconds: progress.elapsedSeconds(), balance };
-}
-
-/** `--out -`: NDJSON on stdout as records arrive; no spool, no checkpoint. */
-async function exportToStdout(plan: ExportPlan): Promise<number> {
-  const state = freshState(plan.opId, plan.out, plan.inputs);
-  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
-  const run = runController();
-  const { signal } = run.controller;
-  const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;
-  const seen = keyOf ? new Set<unknown>() : undefined;
-  try {
-    for await (const page of pagesOf(plan, state, connection.client, signal)) {
-      let records = page.records;
-      if (seen && keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
-      if (plan.limit !== undefined) records = records.slice(0, plan.limit - state.records);
-      state.records += records.length;
-      let text = '';
-      for (const record of records) text += JSON.stringify(record) + '\n';
-      if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
-      if (plan.limit !== undefined && state.records >= plan.limit) {
-        run.controller.abort(LIMIT_REACHED);
-        break;
-      }
-      page.saved();
-    }
+    return undefined;
   } catch (error) {
     const failure = signal.aborted ? signal.reason : error;
-    if (failure !== LIMIT_REACHED) throw failure;
+    return failure === LIMIT_REACHED ? undefined : failure;
   } finally {
     run.dispose();
-    await connection.close();
   }
-  process.stderr.write(`wrote ${state.records} records (${connection.client.stats.pages} pages, ${connection.client.stats.credits} credits) to stdout\n`);
-  return EXIT.ok;
 }
 
 function firstSighting(seen: Set<unknown>, key: unknown): boolean {

@@ -36,5 +36,8 @@ export function plainRecords(body: unknown, spec: RecordsSpec, endpoint: string)
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new ResponseFormatError(`${endpoint}: the response has no record at ${spec.at}`, { endpoint });
   }
-  return [unkey(record)];
+  if (spec.at !== 'data') return [unkey(record)];
+  // `data` carries the envelope's own `success` flag beside the payload (SPEC 2.1): not part of the record.
+  const { success: _envelopeFlag, ...payload } = record as Record<string, unknown>;
+  return [unkey(payload)];
 }

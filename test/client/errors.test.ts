@@ -143,6 +143,8 @@ describe('a continuation value seen before', () => {
       json(response, 200, { success: true, data: { success: true, posts: { 0: { id: 'a' } }, after: 'same' }, credits_used: 1 }),
     );
     const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });
+    const events: ClientEvent[] = [];
+    client.events$.subscribe((event) => events.push(event));
     const records: unknown[] = [];
     const error = await failure(
       (async function* () {
@@ -155,6 +157,7 @@ describe('a continuation value seen before', () => {
     expect(error).toBeInstanceOf(PaginationLoopError);
     expect(server.received.map((request) => request.url)).toEqual(['/v1/scrape/forum/subforum?subforum=loop', '/v1/scrape/forum/subforum?subforum=loop&after=same']);
     expect(records).toHaveLength(2);
+    expect(events.filter((event) => event.type === 'error').map((event) => (event as { error: Error }).error)).toEqual([error]);
     await client.close();
     await server.close();
   });

@@ -1,5 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, type OperationSpec, operations, ValidationError } from '../../src/index.ts';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type Client,
+  type CreditBalance,
+  type ForumComment,
+  type ForumPostCommentsPage,
+  type MicroblogCommentsPage,
+  type MicroblogPost,
+  type OperationSpec,
+  operations,
+  type RecordStream,
+  type SubforumPage,
+  type SubforumPost,
+  ValidationError,
+} from '../../src/index.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { clientOf } from './helpers.ts';
 
@@ -118,5 +131,14 @@ describe('typed parameters', () => {
     expect(() => client.socialnet.groupPosts({ sort_by: 'TOP_POSTS' })).toThrow(ValidationError);
     expect(client.socialnet.groupPosts({ group_id: 'g' }).operation).toBe('socialnet/group/posts');
     expect(client.shortvideo.popularVideos().operation).toBe('shortvideo/videos/popular');
+  });
+});
+
+describe('typed records', () => {
+  it('flow from the operation table to each stream', () => {
+    expectTypeOf(client.forum.subforum({ subforum: 'x' })).toEqualTypeOf<RecordStream<SubforumPost, SubforumPage>>();
+    expectTypeOf(client.forum.postComments({ url: 'u' })).toEqualTypeOf<RecordStream<ForumComment, ForumPostCommentsPage>>();
+    expectTypeOf(client.stream('microblog/comments', { url: 'u' })).toEqualTypeOf<RecordStream<MicroblogPost, MicroblogCommentsPage>>();
+    expectTypeOf(client.credits()).resolves.toEqualTypeOf<CreditBalance>();
   });
 });

@@ -190,6 +190,22 @@ describe('limit and maxPages', () => {
     await client.close();
   });
 
+  it('return() during a page read waits for it to settle, so no request outlives the walk', async () => {
+    const server = await testServer((_request, response) =>
+      setTimeout(() => json(response, 200, { success: true, data: { success: true, posts: { 0: { id: 'a' } }, after: 'next' }, credits_used: 1 }), 30),
+    );
+    const client = createClient({ baseUrl: server.url, apiKey: 'sk_live_x' });
+    const iterator = client.forum.subforum({ subforum: 'x' })[Symbol.asyncIterator]();
+    const pending = iterator.next();
+    await iterator.return?.();
+    expect(client.stats.pages).toBe(1);
+    expect(await pending).toEqual({ done: false, value: { id: 'a' } });
+    expect(await iterator.next()).toEqual({ done: true, value: undefined });
+    expect(server.received).toHaveLength(1);
+    await client.close();
+    await server.close();
+  });
+
   it('a stream cannot be iterated twice at the same time', async () => {
     const client = clientOf(clean);
     const stream = client.forum.subforum({ subforum: 'busy-n300' });

@@ -1,27 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const COMMENTS = '/v1/scrape/forum/post/comments';
 const SUBFORUM = '/v1/scrape/forum/subforum';
 const POST_URL = 'https://forum.example/r/typescript/comments/abc123/streams';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
-
-function credits(): number {
-  return sandbox.balance(sandbox.apiKey).credits;
-}
+const sandboxes = useSandboxes();
 
 interface Visited {
   comment: Body;
@@ -73,7 +58,7 @@ async function readTree(base: string, url: string) {
 
 /** The -n300 tree, read once and shared by the tests that only inspect it. */
 let tree300: ReturnType<typeof readTree> | undefined;
-const readTree300 = () => (tree300 ??= readTree(sandbox.url, `${POST_URL}-n300`));
+const readTree300 = () => (tree300 ??= readTree(sandboxes.sandbox.url, `${POST_URL}-n300`));
 
 const COMMENT_FIELDS = {
   url: 'string',
@@ -96,7 +81,7 @@ const COMMENT_FIELDS = {
 
 describe('forum post comments', () => {
   it('answers with the envelope, its endpoint and data.credits_charged', async () => {
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: POST_URL });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     expect(status).toBe(200);
     expect(body.success).toBe(true);
     expect(body.credits_used).toBe(1);
@@ -106,7 +91,7 @@ describe('forum post comments', () => {
   });
 
   it('gives the post every field SPEC lists, with its type', async () => {
-    const { body } = await get(sandbox.url, COMMENTS, { url: POST_URL });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     expectFields(body.data.post, {
       id: 'string',
       author: 'string',
@@ -166,16 +151,16 @@ describe('forum post comments', () => {
   });
 
   it('marks the last top-level comment of the first response with more when further top-level comments follow', async () => {
-    const { body } = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
     const comments = fromKeyed(body.data.comments);
     expect(comments.at(-1).more).toEqual({ has_more: true, cursor: expect.any(String) });
     expect(comments.slice(0, -1).every((comment) => comment.more === undefined)).toBe(true);
   });
 
   it('answers a cursor with the next batch of siblings in the same data shape', async () => {
-    const first = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
+    const first = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
     const cursor = fromKeyed(first.body.data.comments).at(-1).more.cursor;
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n300`, cursor });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n300`, cursor });
     expect(status).toBe(200);
     expect(body.data.credits_charged).toBe(1);
     expect(body.data.post).toEqual(first.body.data.post);
@@ -185,76 +170,68 @@ describe('forum post comments', () => {
   });
 
   it('has an empty keyed collection for a post without comments', async () => {
-    const { body } = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n0` });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n0` });
     expect(body.data.comments).toEqual({});
     expect(body.data.post.num_comments).toBe(0);
   });
 
   it('gives the same tree for the same url', async () => {
-    const a = await get(sandbox.url, COMMENTS, { url: POST_URL });
-    const b = await get(sandbox.url, COMMENTS, { url: POST_URL });
+    const a = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
+    const b = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     expect(a.text).toBe(b.text);
   });
 
   it('repeats the sibling that ended the previous batch under the duplicate fault, with no replies', async () => {
     const url = `${POST_URL}-n300`;
-    const first = await get(duplicating.url, COMMENTS, { url });
+    const first = await get(sandboxes.duplicating.url, COMMENTS, { url });
     const last = fromKeyed(first.body.data.comments).at(-1);
-    const next = await get(duplicating.url, COMMENTS, { url, cursor: last.more.cursor });
+    const next = await get(sandboxes.duplicating.url, COMMENTS, { url, cursor: last.more.cursor });
     const repeated = fromKeyed(next.body.data.comments)[0];
     expect(repeated.id).toBe(last.id);
     expect(repeated.replies).toEqual({ items: {}, more: { has_more: false, cursor: '' } });
   });
 
   it('still reaches every comment, each once after dropping repeats, under the duplicate fault', async () => {
-    const { visited } = await readTree(duplicating.url, `${POST_URL}-n300`);
+    const { visited } = await readTree(sandboxes.duplicating.url, `${POST_URL}-n300`);
     const ids = visited.map(({ comment }) => comment.id);
     expect(ids.length).toBeGreaterThan(300);
     expect(new Set(ids).size).toBe(300);
   });
 
   it('refuses a made-up cursor with 400 Invalid cursor, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: POST_URL, cursor: 'bm90LWEtY3Vyc29y' });
-    expect(status).toBe(400);
-    expect(body.error).toBe('Invalid cursor');
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(COMMENTS, { url: POST_URL, cursor: 'bm90LWEtY3Vyc29y' }, 'Invalid cursor');
   });
 
   it('refuses a cursor whose positions were edited', async () => {
-    const first = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
+    const first = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
     const cursor = fromKeyed(first.body.data.comments).at(-1).more.cursor;
     const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     decoded.f[0] += 1;
     const edited = Buffer.from(JSON.stringify(decoded)).toString('base64url');
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n300`, cursor: edited });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n300`, cursor: edited });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });
 
   it('serves an absurdly large -n tree page by page, its cursors still accepted', async () => {
     const url = `${POST_URL}-n99999999999999999999`;
-    const first = await get(sandbox.url, COMMENTS, { url });
+    const first = await get(sandboxes.sandbox.url, COMMENTS, { url });
     expect(fromKeyed(first.body.data.comments)).toHaveLength(10);
-    const next = await get(sandbox.url, COMMENTS, { url, cursor: fromKeyed(first.body.data.comments).at(-1).more.cursor });
+    const next = await get(sandboxes.sandbox.url, COMMENTS, { url, cursor: fromKeyed(first.body.data.comments).at(-1).more.cursor });
     expect(next.status).toBe(200);
     expect(fromKeyed(next.body.data.comments)).toHaveLength(5);
   });
 
   it('refuses a cursor issued for another post', async () => {
-    const first = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
+    const first = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n300` });
     const cursor = fromKeyed(first.body.data.comments).at(-1).more.cursor;
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-other-n300`, cursor });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-other-n300`, cursor });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });
 
   it('refuses a request without url with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, COMMENTS, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: url', endpoint: 'forum/post/comments', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(COMMENTS, {}, { error: 'Missing required parameter: url', endpoint: 'forum/post/comments', credits_required: 1 });
   });
 });
 
@@ -263,7 +240,7 @@ const nextAfter = (body: Body, query: Record<string, string | number>) =>
 
 describe('forum subforum', () => {
   it('answers with the envelope but no endpoint', async () => {
-    const { status, body } = await get(sandbox.url, SUBFORUM, { subforum: 'typescript' });
+    const { status, body } = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript' });
     expect(status).toBe(200);
     expect(body.success).toBe(true);
     expect(body.credits_used).toBe(1);
@@ -272,14 +249,14 @@ describe('forum subforum', () => {
   });
 
   it('gives 100 posts a page, and 25 with trim=true', async () => {
-    const full = await get(sandbox.url, SUBFORUM, { subforum: 'typescript-n500' });
-    const trimmed = await get(sandbox.url, SUBFORUM, { subforum: 'typescript-n500', trim: 'true' });
+    const full = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript-n500' });
+    const trimmed = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript-n500', trim: 'true' });
     expect(fromKeyed(full.body.data.posts)).toHaveLength(100);
     expect(fromKeyed(trimmed.body.data.posts)).toHaveLength(25);
   });
 
   it('gives every post the fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, SUBFORUM, { subforum: 'typescript' });
+    const { body } = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript' });
     const posts = fromKeyed(body.data.posts);
     const strings = 'id name title selftext selftext_html author author_fullname subforum subforum_name_prefixed subforum_id subforum_type url permalink domain thumbnail';
     const numbers = 'score ups downs num_comments num_crossposts subforum_subscribers gilded total_awards_received upvote_ratio';
@@ -294,15 +271,15 @@ describe('forum subforum', () => {
   });
 
   it('trims a post to fewer fields with trim=true', async () => {
-    const full = fromKeyed((await get(sandbox.url, SUBFORUM, { subforum: 'typescript' })).body.data.posts)[0];
-    const trimmed = fromKeyed((await get(sandbox.url, SUBFORUM, { subforum: 'typescript', trim: 'true' })).body.data.posts)[0];
+    const full = fromKeyed((await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript' })).body.data.posts)[0];
+    const trimmed = fromKeyed((await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript', trim: 'true' })).body.data.posts)[0];
     expect(trimmed.id).toBe(full.id);
     expect(Object.keys(trimmed).length).toBeLessThan(Object.keys(full).length);
     for (const key of Object.keys(trimmed)) expect(trimmed[key]).toEqual(full[key]);
   });
 
   it('walks exactly the -n posts with no duplicates, ending with no after', async () => {
-    const { records, pages, last } = await walk(sandbox.url, SUBFORUM, { subforum: 'rust-n250', sort: 'new' }, {
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, SUBFORUM, { subforum: 'rust-n250', sort: 'new' }, {
       records: (body) => fromKeyed(body.data.posts),
       next: nextAfter,
     });
@@ -313,7 +290,7 @@ describe('forum subforum', () => {
   });
 
   it('lists newest first across pages with sort=new', async () => {
-    const { records } = await walk(sandbox.url, SUBFORUM, { subforum: 'rust-n250', sort: 'new' }, {
+    const { records } = await walk(sandboxes.sandbox.url, SUBFORUM, { subforum: 'rust-n250', sort: 'new' }, {
       records: (body) => fromKeyed(body.data.posts),
       next: nextAfter,
     });
@@ -322,15 +299,15 @@ describe('forum subforum', () => {
   });
 
   it('serves the first page of a million-post subforum with a continuation', async () => {
-    const { status, body } = await get(sandbox.url, SUBFORUM, { subforum: 'huge-n1000000' });
+    const { status, body } = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'huge-n1000000' });
     expect(status).toBe(200);
     expect(fromKeyed(body.data.posts)).toHaveLength(100);
     expect(body.data.after).toEqual(expect.any(String));
   });
 
   it('starts each page after the first with the last post of the page before under the duplicate fault', async () => {
-    const first = await get(duplicating.url, SUBFORUM, { subforum: 'rust-n250' });
-    const second = await get(duplicating.url, SUBFORUM, { subforum: 'rust-n250', after: first.body.data.after });
+    const first = await get(sandboxes.duplicating.url, SUBFORUM, { subforum: 'rust-n250' });
+    const second = await get(sandboxes.duplicating.url, SUBFORUM, { subforum: 'rust-n250', after: first.body.data.after });
     const firstPosts = fromKeyed(first.body.data.posts);
     const secondPosts = fromKeyed(second.body.data.posts);
     expect(firstPosts).toHaveLength(100);
@@ -339,11 +316,7 @@ describe('forum subforum', () => {
   });
 
   it('refuses a request without subforum with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, SUBFORUM, { sort: 'new' });
-    expect(status).toBe(400);
-    expect(body.error).toBe('Missing required parameter: subforum');
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(SUBFORUM, { sort: 'new' }, 'Missing required parameter: subforum');
   });
 
   it.each([
@@ -351,13 +324,13 @@ describe('forum subforum', () => {
     ['timeframe', 'decade'],
     ['trim', 'yes'],
   ])('refuses %s=%s as a value outside its allowed set', async (name, value) => {
-    const { status, body } = await get(sandbox.url, SUBFORUM, { subforum: 'typescript', [name]: value });
+    const { status, body } = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript', [name]: value });
     expect(status).toBe(400);
     expect(body.error).toBe(`Invalid value for ${name}: ${value}`);
   });
 
   it('refuses an after value it did not issue', async () => {
-    const { status, body } = await get(sandbox.url, SUBFORUM, { subforum: 'typescript', after: 't3_abc' });
+    const { status, body } = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript', after: 't3_abc' });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });

@@ -1,8 +1,10 @@
 /**
- * Small helpers for the sandbox suites: one raw GET over real HTTP, a page walk, and a reader for
- * keyed collections that fails loudly when a "list" is not keyed the SPEC 2.2 way.
+ * Small helpers for the sandbox suites: the pair of sandboxes each suite runs against, one raw GET
+ * over real HTTP, a page walk, and a reader for keyed collections that fails loudly when a "list" is
+ * not keyed the SPEC 2.2 way.
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 
 /** A JSON body as the tests inspect it: shapes are asserted field by field, so it stays loose. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -87,4 +89,59 @@ export async function walk(
     current = next(reply.body, current);
   }
   return { records: all, pages, last };
+}
+
+export interface Sandboxes {
+  /** A sandbox on a free port, started with the options given to `useSandboxes`. */
+  readonly sandbox: Sandbox;
+  /** A sandbox with the duplicate fault on, for the page-boundary repeats a client must drop. */
+  readonly duplicating: Sandbox;
+  /** The credits left on the account of `sandbox`. */
+  credits(): number;
+  /**
+   * Sends one request to `sandbox` and checks that it is refused with 400, that the body is right
+   * (`expected` is the `error` message, or the whole body), and that no credit was spent.
+   */
+  expectFreeRefusal(path: string, query: Record<string, string | number>, expected: string | Body): Promise<void>;
+}
+
+/**
+ * Starts the two sandboxes of a suite before its tests and closes them after. The suite reads them
+ * through the returned getters, because they exist only once `beforeAll` has run.
+ */
+export function useSandboxes(options: Omit<SandboxOptions, 'port'> = {}): Sandboxes {
+  let sandbox: Sandbox | undefined;
+  let duplicating: Sandbox | undefined;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ ...options, port: 0 });
+    duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await duplicating?.close();
+  });
+  const started = (server: Sandbox | undefined): Sandbox => {
+    if (server === undefined) throw new Error('the sandboxes start in beforeAll; read them inside a test');
+    return server;
+  };
+  const sandboxes: Sandboxes = {
+    get sandbox() {
+      return started(sandbox);
+    },
+    get duplicating() {
+      return started(duplicating);
+    },
+    credits() {
+      return sandboxes.sandbox.balance(sandboxes.sandbox.apiKey).credits;
+    },
+    async expectFreeRefusal(path, query, expected) {
+      const before = sandboxes.credits();
+      const { status, body } = await get(sandboxes.sandbox.url, path, query);
+      expect(status).toBe(400);
+      if (typeof expected === 'string') expect(body.error).toBe(expected);
+      else expect(body).toEqual(expected);
+      expect(sandboxes.credits()).toBe(before);
+    },
+  };
+  return sandboxes;
 }

@@ -1,29 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { operations } from '../../src/sandbox/platforms/microblog.ts';
 import { expectFields } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const TRANSCRIPT = '/v1/scrape/microblog/tweet/transcript';
 const COMMUNITY = '/v1/scrape/microblog/community';
 const COMMENTS = '/v1/scrape/microblog/comments';
 const POST_URL = 'https://microblog.example/someone/status/1790000000000000000';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, slowMs: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
-
-function credits(): number {
-  return sandbox.balance(sandbox.apiKey).credits;
-}
+const sandboxes = useSandboxes({ slowMs: 0 });
 
 /** The post results of a comments page, skipping cursor entries as a client must. */
 function postResults(body: Body): Body[] {
@@ -43,7 +28,7 @@ describe('microblog tweet transcript', () => {
   });
 
   it('answers with the envelope and a plain-text data.transcript', async () => {
-    const { status, body } = await get(sandbox.url, TRANSCRIPT, { url: POST_URL });
+    const { status, body } = await get(sandboxes.sandbox.url, TRANSCRIPT, { url: POST_URL });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'microblog/tweet/transcript', data: { success: true } });
     expect(body.data.transcript).toEqual(expect.any(String));
@@ -51,17 +36,13 @@ describe('microblog tweet transcript', () => {
   });
 
   it('refuses a request without url with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, TRANSCRIPT, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: url', endpoint: 'microblog/tweet/transcript', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(TRANSCRIPT, {}, { error: 'Missing required parameter: url', endpoint: 'microblog/tweet/transcript', credits_required: 1 });
   });
 });
 
 describe('microblog community', () => {
   it('gives the community every field SPEC lists, with its type', async () => {
-    const { status, body } = await get(sandbox.url, COMMUNITY, { url: 'https://microblog.example/i/communities/1600000000000000000' });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMUNITY, { url: 'https://microblog.example/i/communities/1600000000000000000' });
     expect(status).toBe(200);
     expect(body.endpoint).toBe('microblog/community');
     const community = body.data;
@@ -99,7 +80,7 @@ describe('microblog community', () => {
   it('keys rules, banner palettes and the member facepile as SPEC 2.2 collections', async () => {
     // Over several communities so that non-empty collections are checked too.
     const urls = ['a', 'b', 'c', 'd', 'e'].map((name) => `https://microblog.example/i/communities/${name}`);
-    const communities = await Promise.all(urls.map(async (url) => (await get(sandbox.url, COMMUNITY, { url })).body.data));
+    const communities = await Promise.all(urls.map(async (url) => (await get(sandboxes.sandbox.url, COMMUNITY, { url })).body.data));
     const rules = communities.flatMap((community) => fromKeyed(community.rules));
     expectFields(rules, { rest_id: 'string', description: 'string', name: 'string', id: 'string' });
     const members = communities.flatMap((community) => fromKeyed(community.members_facepile_results));
@@ -116,7 +97,7 @@ describe('microblog community', () => {
   });
 
   it('refuses a request without url with the exact message', async () => {
-    const { status, body } = await get(sandbox.url, COMMUNITY, { url: '' });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMUNITY, { url: '' });
     expect(status).toBe(400);
     expect(body.error).toBe('Missing required parameter: url');
   });
@@ -124,14 +105,14 @@ describe('microblog community', () => {
 
 describe('microblog comments', () => {
   it('answers with the envelope, error false and a bottom cursor', async () => {
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: POST_URL });
+    const { status, body } = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'microblog/comments', data: { success: true, error: false } });
     expect(body.data.cursor.bottom).toEqual(expect.any(String));
   });
 
   it('holds instructions and entries as real arrays, with cursor entries beside the post entries', async () => {
-    const { body } = await get(sandbox.url, COMMENTS, { url: `${POST_URL}-n50` });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n50` });
     expect(Array.isArray(body.data.result.instructions)).toBe(true);
     const entries = body.data.result.instructions[0].entries;
     expect(Array.isArray(entries)).toBe(true);
@@ -142,7 +123,7 @@ describe('microblog comments', () => {
   });
 
   it('gives every post result the author and post fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, COMMENTS, { url: POST_URL });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     const results = postResults(body);
     expectFields(results, { rest_id: 'string', core: 'object', legacy: 'object' });
     expectFields(
@@ -173,7 +154,7 @@ describe('microblog comments', () => {
   });
 
   it('carries the whole text of a long post in note_tweet, its full_text cut', async () => {
-    const { records } = await walk(sandbox.url, COMMENTS, { url: `${POST_URL}-n200` }, { records: postResults, next: nextBottom });
+    const { records } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n200` }, { records: postResults, next: nextBottom });
     const long = records.filter((result) => result.note_tweet !== undefined);
     expect(long.length).toBeGreaterThan(0);
     for (const result of long) {
@@ -185,7 +166,7 @@ describe('microblog comments', () => {
   });
 
   it('walks exactly the -n replies with no duplicates, the page after the last holding no post entries', async () => {
-    const { records, pages, last } = await walk(sandbox.url, COMMENTS, { url: `${POST_URL}-n45` }, { records: postResults, next: nextBottom });
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${POST_URL}-n45` }, { records: postResults, next: nextBottom });
     expect(records).toHaveLength(45);
     expect(new Set(records.map((result) => result.rest_id)).size).toBe(45);
     expect(pages).toBe(4);
@@ -195,8 +176,8 @@ describe('microblog comments', () => {
 
   it('starts each page after the first with the last reply of the page before under the duplicate fault', async () => {
     const url = `${POST_URL}-n45`;
-    const first = await get(duplicating.url, COMMENTS, { url });
-    const second = await get(duplicating.url, COMMENTS, { url, cursor: first.body.data.cursor.bottom });
+    const first = await get(sandboxes.duplicating.url, COMMENTS, { url });
+    const second = await get(sandboxes.duplicating.url, COMMENTS, { url, cursor: first.body.data.cursor.bottom });
     const firstResults = postResults(first.body);
     const secondResults = postResults(second.body);
     expect(secondResults).toHaveLength(21);
@@ -204,20 +185,16 @@ describe('microblog comments', () => {
   });
 
   it('keeps the page after the last empty under the duplicate fault, so a walk still ends', async () => {
-    const { records } = await walk(duplicating.url, COMMENTS, { url: `${POST_URL}-n45` }, { records: postResults, next: nextBottom, maxPages: 10 });
+    const { records } = await walk(sandboxes.duplicating.url, COMMENTS, { url: `${POST_URL}-n45` }, { records: postResults, next: nextBottom, maxPages: 10 });
     expect(new Set(records.map((result) => result.rest_id)).size).toBe(45);
   });
 
   it('refuses a cursor it did not issue, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, COMMENTS, { url: POST_URL, cursor: 'DAABCgABF' });
-    expect(status).toBe(400);
-    expect(body.error).toBe('Invalid cursor');
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(COMMENTS, { url: POST_URL, cursor: 'DAABCgABF' }, 'Invalid cursor');
   });
 
   it('refuses a request without url with the exact message', async () => {
-    const { status, body } = await get(sandbox.url, COMMENTS, {});
+    const { status, body } = await get(sandboxes.sandbox.url, COMMENTS, {});
     expect(status).toBe(400);
     expect(body.error).toBe('Missing required parameter: url');
   });

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { operations } from '../../src/sandbox/platforms/photoshare.ts';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const TRANSCRIPT = '/v1/scrape/photoshare/transcript';
 const HASHTAG = '/v1/scrape/photoshare/search/hashtag';
@@ -10,21 +9,7 @@ const HIGHLIGHT = '/v1/scrape/photoshare/highlight-detail';
 const POST_INFO = '/v1/scrape/photoshare/post-info';
 const HASHTAG_REQUIRED = 'Hashtag is required (the # is optional)';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, slowMs: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
-
-function credits(): number {
-  return sandbox.balance(sandbox.apiKey).credits;
-}
+const sandboxes = useSandboxes({ slowMs: 0 });
 
 const posts = (body: Body) => fromKeyed(body.data.posts);
 const nextCursor = (body: Body, query: Record<string, string | number>) =>
@@ -36,7 +21,7 @@ describe('photoshare transcript', () => {
   });
 
   it('answers with the envelope, its endpoint and a top-level note', async () => {
-    const { status, body } = await get(sandbox.url, TRANSCRIPT, { url: 'https://photoshare.example/reel/Cabcdefghij/' });
+    const { status, body } = await get(sandboxes.sandbox.url, TRANSCRIPT, { url: 'https://photoshare.example/reel/Cabcdefghij/' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'photoshare/transcript', data: { success: true } });
     expect(body.note).toEqual(expect.any(String));
@@ -45,40 +30,36 @@ describe('photoshare transcript', () => {
 
   it('gives each transcript an id, the post shortcode and a text that is null without speech', async () => {
     const urls = Array.from({ length: 12 }, (_, i) => `https://photoshare.example/p/Code${i}xyzab/`);
-    const all = (await Promise.all(urls.map((url) => get(sandbox.url, TRANSCRIPT, { url })))).flatMap(({ body }) =>
+    const all = (await Promise.all(urls.map((url) => get(sandboxes.sandbox.url, TRANSCRIPT, { url })))).flatMap(({ body }) =>
       fromKeyed(body.data.transcripts),
     );
     expectFields(all, { id: 'string', shortcode: 'string', text: 'string|null' });
     expectSometimesNull(all, 'text');
-    const one = await get(sandbox.url, TRANSCRIPT, { url: urls[3] });
+    const one = await get(sandboxes.sandbox.url, TRANSCRIPT, { url: urls[3] });
     expect(fromKeyed(one.body.data.transcripts).every((item) => item.shortcode === 'Code3xyzab')).toBe(true);
   });
 
   it('refuses a request without url with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, TRANSCRIPT, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: url', endpoint: 'photoshare/transcript', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(TRANSCRIPT, {}, { error: 'Missing required parameter: url', endpoint: 'photoshare/transcript', credits_required: 1 });
   });
 });
 
 describe('photoshare hashtag search', () => {
   it('answers with the envelope, the hashtag without its # and the media type', async () => {
-    const { status, body } = await get(sandbox.url, HASHTAG, { hashtag: '#coffee' });
+    const { status, body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: '#coffee' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'photoshare/search/hashtag' });
     expect(body.data).toMatchObject({ success: true, hashtag: 'coffee', media_type: 'all' });
   });
 
   it('gives the same posts with or without the leading #', async () => {
-    const a = await get(sandbox.url, HASHTAG, { hashtag: '#coffee' });
-    const b = await get(sandbox.url, HASHTAG, { hashtag: 'coffee' });
+    const a = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: '#coffee' });
+    const b = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee' });
     expect(a.text).toBe(b.text);
   });
 
   it('gives every post the fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, HASHTAG, { hashtag: 'coffee-n100' });
+    const { body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee-n100' });
     const list = posts(body);
     const strings = 'id __typename shortcode url caption thumbnail_src display_url video_url product_type';
     expectFields(list, {
@@ -125,18 +106,18 @@ describe('photoshare hashtag search', () => {
   });
 
   it('gives only videos with media_type=reels', async () => {
-    const { body } = await get(sandbox.url, HASHTAG, { hashtag: 'coffee-n100', media_type: 'reels' });
+    const { body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee-n100', media_type: 'reels' });
     expect(body.data.media_type).toBe('reels');
     expect(posts(body).every((post) => post.is_video && post.product_type === 'clips')).toBe(true);
   });
 
   it('gives 24 posts a page', async () => {
-    const { body } = await get(sandbox.url, HASHTAG, { hashtag: 'coffee-n100' });
+    const { body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee-n100' });
     expect(posts(body)).toHaveLength(24);
   });
 
   it('walks exactly the -n posts with no duplicates, the last page without a cursor', async () => {
-    const { records, pages, last } = await walk(sandbox.url, HASHTAG, { hashtag: 'coffee-n100' }, { records: posts, next: nextCursor });
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee-n100' }, { records: posts, next: nextCursor });
     expect(records).toHaveLength(100);
     expect(new Set(records.map((post) => post.id)).size).toBe(100);
     expect(pages).toBe(5);
@@ -144,28 +125,24 @@ describe('photoshare hashtag search', () => {
   });
 
   it('starts each page after the first with the last post of the page before under the duplicate fault', async () => {
-    const first = await get(duplicating.url, HASHTAG, { hashtag: 'coffee-n100' });
-    const second = await get(duplicating.url, HASHTAG, { hashtag: 'coffee-n100', cursor: first.body.data.cursor });
+    const first = await get(sandboxes.duplicating.url, HASHTAG, { hashtag: 'coffee-n100' });
+    const second = await get(sandboxes.duplicating.url, HASHTAG, { hashtag: 'coffee-n100', cursor: first.body.data.cursor });
     expect(posts(second.body)).toHaveLength(25);
     expect(posts(second.body)[0]).toEqual(posts(first.body).at(-1));
   });
 
   it.each([[''], ['#']])('refuses hashtag=%j with the E20 message, free of charge', async (hashtag) => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, HASHTAG, { hashtag });
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: HASHTAG_REQUIRED, endpoint: 'photoshare/search/hashtag', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(HASHTAG, { hashtag }, { error: HASHTAG_REQUIRED, endpoint: 'photoshare/search/hashtag', credits_required: 1 });
   });
 
   it('refuses a media_type outside all and reels', async () => {
-    const { status, body } = await get(sandbox.url, HASHTAG, { hashtag: 'coffee', media_type: 'photos' });
+    const { status, body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee', media_type: 'photos' });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid value for media_type: photos');
   });
 
   it('refuses a cursor it did not issue', async () => {
-    const { status, body } = await get(sandbox.url, HASHTAG, { hashtag: 'coffee', cursor: 'QVFE' });
+    const { status, body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee', cursor: 'QVFE' });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });
@@ -173,7 +150,7 @@ describe('photoshare hashtag search', () => {
 
 describe('photoshare highlight detail', () => {
   it('gives the highlight every field SPEC lists, with its type', async () => {
-    const { status, body } = await get(sandbox.url, HIGHLIGHT, { id: '17900000000000001' });
+    const { status, body } = await get(sandboxes.sandbox.url, HIGHLIGHT, { id: '17900000000000001' });
     expect(status).toBe(200);
     expect(body.endpoint).toBe('photoshare/highlight-detail');
     const highlight = body.data;
@@ -204,7 +181,7 @@ describe('photoshare highlight detail', () => {
 
   it('gives every story item its ids, time, media versions and owner', async () => {
     const ids = ['1', '22', '333', '4444', '55555'];
-    const items = (await Promise.all(ids.map((id) => get(sandbox.url, HIGHLIGHT, { id })))).flatMap(({ body }) => fromKeyed(body.data.items));
+    const items = (await Promise.all(ids.map((id) => get(sandboxes.sandbox.url, HIGHLIGHT, { id })))).flatMap(({ body }) => fromKeyed(body.data.items));
     expectFields(items, {
       id: 'string',
       pk: 'string',
@@ -222,15 +199,11 @@ describe('photoshare highlight detail', () => {
   });
 
   it.each([['highlight:17900000000000001'], ['abc'], ['12a']])('refuses id=%s as not digits only, free of charge', async (id) => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, HIGHLIGHT, { id });
-    expect(status).toBe(400);
-    expect(body.error).toBe(`Invalid value for id: ${id}`);
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(HIGHLIGHT, { id }, `Invalid value for id: ${id}`);
   });
 
   it('refuses a request without id with the exact message', async () => {
-    const { status, body } = await get(sandbox.url, HIGHLIGHT, {});
+    const { status, body } = await get(sandboxes.sandbox.url, HIGHLIGHT, {});
     expect(status).toBe(400);
     expect(body.error).toBe('Missing required parameter: id');
   });
@@ -238,7 +211,7 @@ describe('photoshare highlight detail', () => {
 
 describe('photoshare post info', () => {
   it('nests the media twice, in data.data.xdt_shortcode_media', async () => {
-    const { status, body } = await get(sandbox.url, POST_INFO, { url: 'https://photoshare.example/p/DAbCdEfGhIj/' });
+    const { status, body } = await get(sandboxes.sandbox.url, POST_INFO, { url: 'https://photoshare.example/p/DAbCdEfGhIj/' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'photoshare/post-info', data: { success: true } });
     expect(body.data.data.xdt_shortcode_media.shortcode).toBe('DAbCdEfGhIj');
@@ -248,7 +221,7 @@ describe('photoshare post info', () => {
     const urls = ['p/AAAAAAAAAAA', 'reel/BBBBBBBBBBB', 'p/CCCCCCCCCCC', 'p/DDDDDDDDDDD', 'p/EEEEEEEEEEE', 'p/FFFFFFFFFFF'].map(
       (path) => `https://photoshare.example/${path}/`,
     );
-    const media = (await Promise.all(urls.map((url) => get(sandbox.url, POST_INFO, { url })))).map(({ body }) => body.data.data.xdt_shortcode_media);
+    const media = (await Promise.all(urls.map((url) => get(sandboxes.sandbox.url, POST_INFO, { url })))).map(({ body }) => body.data.data.xdt_shortcode_media);
     expectFields(media, {
       __typename: 'string',
       id: 'string',
@@ -269,10 +242,6 @@ describe('photoshare post info', () => {
   });
 
   it('refuses a request without url with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, POST_INFO, {});
-    expect(status).toBe(400);
-    expect(body.error).toBe('Missing required parameter: url');
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(POST_INFO, {}, 'Missing required parameter: url');
   });
 });

@@ -1,40 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get } from './helpers.ts';
+import { fromKeyed, get, useSandboxes } from './helpers.ts';
 
 const SEARCH = '/v1/scrape/professional/search/posts';
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-
-function credits(): number {
-  return sandbox.balance(sandbox.apiKey).credits;
-}
+const sandboxes = useSandboxes();
 
 describe('professional post search', () => {
   it('answers with the envelope, its endpoint, data.credits_charged and the query', async () => {
-    const { status, body } = await get(sandbox.url, SEARCH, { query: 'data engineering' });
+    const { status, body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'data engineering' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'professional/search/posts' });
     expect(body.data).toMatchObject({ success: true, credits_charged: 1, query: 'data engineering' });
   });
 
   it('returns exactly the -n posts in one response', async () => {
-    const { body } = await get(sandbox.url, SEARCH, { query: 'hiring-n60' });
+    const { body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'hiring-n60' });
     const posts = fromKeyed(body.data.posts);
     expect(posts).toHaveLength(60);
     expect(new Set(posts.map((post) => post.url)).size).toBe(60);
   });
 
   it('gives every post the fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, SEARCH, { query: 'hiring-n60' });
+    const { body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'hiring-n60' });
     const posts = fromKeyed(body.data.posts);
     expectFields(posts, {
       url: 'string',
@@ -57,16 +45,12 @@ describe('professional post search', () => {
   });
 
   it('gives video posts a thumbnail, an upload date and a transcript', async () => {
-    const { body } = await get(sandbox.url, SEARCH, { query: 'hiring-n60' });
+    const { body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'hiring-n60' });
     const videos = fromKeyed(body.data.posts).filter((post) => 'transcript' in post);
     expectFields(videos, { thumbnailUrl: 'string', uploadDate: 'iso', transcript: 'string' });
   });
 
   it('refuses a request without query with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, SEARCH, { date_posted: 'past-week' });
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: query', endpoint: 'professional/search/posts', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(SEARCH, { date_posted: 'past-week' }, { error: 'Missing required parameter: query', endpoint: 'professional/search/posts', credits_required: 1 });
   });
 });

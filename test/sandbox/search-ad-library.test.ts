@@ -1,25 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const ADS = '/v1/scrape/search-ad-library/company-ads';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
-
-function credits(): number {
-  return sandbox.balance(sandbox.apiKey).credits;
-}
+const sandboxes = useSandboxes();
 
 const records = (body: Body) => fromKeyed(body.data.ads);
 const nextCursor = (body: Body, query: Record<string, string | number>) =>
@@ -27,14 +12,14 @@ const nextCursor = (body: Body, query: Record<string, string | number>) =>
 
 describe('search ad library company ads', () => {
   it('answers with the envelope but no endpoint', async () => {
-    const { status, body } = await get(sandbox.url, ADS, { domain: 'acme.example' });
+    const { status, body } = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, data: { success: true } });
     expect('endpoint' in body).toBe(false);
   });
 
   it('gives every ad the fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, ADS, { domain: 'acme.example-n120' });
+    const { body } = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example-n120' });
     const ads = records(body);
     expectFields(ads, {
       advertiserId: 'string',
@@ -53,13 +38,13 @@ describe('search ad library company ads', () => {
   });
 
   it('gives 40 ads a page', async () => {
-    const { body } = await get(sandbox.url, ADS, { advertiser_id: 'AR0123-n100' });
+    const { body } = await get(sandboxes.sandbox.url, ADS, { advertiser_id: 'AR0123-n100' });
     expect(records(body)).toHaveLength(40);
     expect(records(body).every((ad) => ad.advertiserId === 'AR0123-n100')).toBe(true);
   });
 
   it('walks exactly the -n ads with no duplicates, the last page without a cursor', async () => {
-    const { records: ads, pages, last } = await walk(sandbox.url, ADS, { domain: 'acme.example-n100' }, { records, next: nextCursor });
+    const { records: ads, pages, last } = await walk(sandboxes.sandbox.url, ADS, { domain: 'acme.example-n100' }, { records, next: nextCursor });
     expect(ads).toHaveLength(100);
     expect(new Set(ads.map((ad) => ad.creativeId)).size).toBe(100);
     expect(pages).toBe(3);
@@ -68,7 +53,7 @@ describe('search ad library company ads', () => {
 
   it('shows ads only inside the start_date to end_date window', async () => {
     const { records: ads } = await walk(
-      sandbox.url,
+      sandboxes.sandbox.url,
       ADS,
       { domain: 'acme.example-n80', start_date: '2025-03-01', end_date: '2025-03-31' },
       { records, next: nextCursor },
@@ -82,31 +67,23 @@ describe('search ad library company ads', () => {
   });
 
   it('starts each page after the first with the last ad of the page before under the duplicate fault', async () => {
-    const first = await get(duplicating.url, ADS, { domain: 'acme.example-n100' });
-    const second = await get(duplicating.url, ADS, { domain: 'acme.example-n100', cursor: first.body.data.cursor });
+    const first = await get(sandboxes.duplicating.url, ADS, { domain: 'acme.example-n100' });
+    const second = await get(sandboxes.duplicating.url, ADS, { domain: 'acme.example-n100', cursor: first.body.data.cursor });
     expect(records(second.body)).toHaveLength(41);
     expect(records(second.body)[0]).toEqual(records(first.body).at(-1));
   });
 
   it('accepts political ads when a region is given', async () => {
-    const { status } = await get(sandbox.url, ADS, { domain: 'acme.example', topic: 'political', region: 'US' });
+    const { status } = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example', topic: 'political', region: 'US' });
     expect(status).toBe(200);
   });
 
   it('refuses political ads without a region, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, ADS, { domain: 'acme.example', topic: 'political' });
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: region', endpoint: 'search-ad-library/company-ads', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(ADS, { domain: 'acme.example', topic: 'political' }, { error: 'Missing required parameter: region', endpoint: 'search-ad-library/company-ads', credits_required: 1 });
   });
 
   it('refuses a request with neither domain nor advertiser_id, naming both', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, ADS, { topic: 'all' });
-    expect(status).toBe(400);
-    expect(body.error).toBe('Missing required parameter: domain or advertiser_id');
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(ADS, { topic: 'all' }, 'Missing required parameter: domain or advertiser_id');
   });
 
   it.each([
@@ -115,20 +92,20 @@ describe('search ad library company ads', () => {
     ['start_date', '2025/03/01'],
     ['end_date', '2025-02-30'],
   ])('refuses %s=%s as an invalid value', async (name, value) => {
-    const { status, body } = await get(sandbox.url, ADS, { domain: 'acme.example', [name]: value });
+    const { status, body } = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example', [name]: value });
     expect(status).toBe(400);
     expect(body.error).toBe(`Invalid value for ${name}: ${value}`);
   });
 
   it('refuses an end_date before the start_date', async () => {
-    const { status, body } = await get(sandbox.url, ADS, { domain: 'acme.example', start_date: '2025-03-10', end_date: '2025-03-01' });
+    const { status, body } = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example', start_date: '2025-03-10', end_date: '2025-03-01' });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid value for end_date: 2025-03-01');
   });
 
   it('refuses a cursor issued for another company', async () => {
-    const first = await get(sandbox.url, ADS, { domain: 'acme.example-n100' });
-    const { status, body } = await get(sandbox.url, ADS, { domain: 'other.example-n100', cursor: first.body.data.cursor });
+    const first = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example-n100' });
+    const { status, body } = await get(sandboxes.sandbox.url, ADS, { domain: 'other.example-n100', cursor: first.body.data.cursor });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });

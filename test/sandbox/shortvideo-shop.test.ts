@@ -1,21 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields } from './field-types.ts';
-import { get, walk, type Body } from './helpers.ts';
+import { get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const PRODUCTS = '/v1/scrape/shortvideo-shop/products';
 const STORE = 'https://www.shortvideo.example/shop/store/acme-goods/7495';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
+const sandboxes = useSandboxes();
 
 const productsWalk = {
   records: (body: Body) => body.products,
@@ -25,7 +15,7 @@ const IMAGE = { height: 'integer', width: 'integer', uri: 'string', url_list: 'a
 
 describe('shortvideo shop products', () => {
   it('answers success, shopInfo, products, cursor and has_more at the top, without data or credits_used', async () => {
-    const { status, body } = await get(sandbox.url, PRODUCTS, { url: `${STORE}-n45` });
+    const { status, body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: `${STORE}-n45` });
     expect(status).toBe(200);
     expect(Object.keys(body).sort()).toEqual(['cursor', 'has_more', 'products', 'shopInfo', 'success']);
     expect(body.success).toBe(true);
@@ -33,13 +23,13 @@ describe('shortvideo shop products', () => {
   });
 
   it('still charges one credit although the body says nothing of credits', async () => {
-    const before = sandbox.balance(sandbox.apiKey).credits;
-    await get(sandbox.url, PRODUCTS, { url: STORE });
-    expect(sandbox.balance(sandbox.apiKey).credits).toBe(before - 1);
+    const before = sandboxes.credits();
+    await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE });
+    expect(sandboxes.credits()).toBe(before - 1);
   });
 
   it('gives shopInfo every field SPEC lists, with arrays for store_sub_score and url_list', async () => {
-    const { body } = await get(sandbox.url, PRODUCTS, { url: STORE });
+    const { body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE });
     const strings = ['seller_id', 'global_seller_id', 'shop_name', 'creator_name', 'shop_link', 'shop_rating', 'worst_rating',
       'best_rating', 'region', 'shop_slogan', 'desc', 'format_sold_count', 'format_global_sold_count', 'format_followers_count',
       'format_video_count', 'display_on_sell_product_count', 'global_sold_count', 'followers_count', 'video_count'];
@@ -59,7 +49,7 @@ describe('shortvideo shop products', () => {
   });
 
   it('gives every product the fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, PRODUCTS, { url: STORE, region: 'GB' });
+    const { body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE, region: 'GB' });
     const products = body.products;
     expectFields(products, {
       product_id: 'string', title: 'string', image: 'object', product_price_info: 'object', rate_info: 'object',
@@ -91,13 +81,13 @@ describe('shortvideo shop products', () => {
   });
 
   it('answers pages of 20 products', async () => {
-    const { body } = await get(sandbox.url, PRODUCTS, { url: `${STORE}-n45` });
+    const { body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: `${STORE}-n45` });
     expect(body.products).toHaveLength(20);
     expect(body.has_more).toBe(true);
   });
 
   it('walks exactly the -n count with no product twice', async () => {
-    const { records, pages, last } = await walk(sandbox.url, PRODUCTS, { url: `${STORE}-n45` }, productsWalk);
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, PRODUCTS, { url: `${STORE}-n45` }, productsWalk);
     expect(records).toHaveLength(45);
     expect(new Set(records.map((p) => p.product_id)).size).toBe(45);
     expect(pages).toBe(3);
@@ -105,28 +95,24 @@ describe('shortvideo shop products', () => {
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, PRODUCTS, { url: `${STORE}-n45` }, productsWalk);
+    const { records } = await walk(sandboxes.duplicating.url, PRODUCTS, { url: `${STORE}-n45` }, productsWalk);
     expect(records).toHaveLength(47);
     expect(records[20].product_id).toBe(records[19].product_id);
     expect(new Set(records.map((p) => p.product_id)).size).toBe(45);
   });
 
   it('refuses a missing url without charging', async () => {
-    const before = sandbox.balance(sandbox.apiKey).credits;
-    const { status, body } = await get(sandbox.url, PRODUCTS, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: url', endpoint: 'shortvideo-shop/products', credits_required: 1 });
-    expect(sandbox.balance(sandbox.apiKey).credits).toBe(before);
+    await sandboxes.expectFreeRefusal(PRODUCTS, {}, { error: 'Missing required parameter: url', endpoint: 'shortvideo-shop/products', credits_required: 1 });
   });
 
   it('refuses an unknown region and sort_by', async () => {
-    expect((await get(sandbox.url, PRODUCTS, { url: STORE, region: 'USA' })).body.error).toBe('Invalid value for region: USA');
-    expect((await get(sandbox.url, PRODUCTS, { url: STORE, sort_by: 'cheap' })).body.error).toBe('Invalid value for sort_by: cheap');
+    expect((await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE, region: 'USA' })).body.error).toBe('Invalid value for region: USA');
+    expect((await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE, sort_by: 'cheap' })).body.error).toBe('Invalid value for sort_by: cheap');
   });
 
   it('refuses a cursor from another region of the same store', async () => {
-    const us = await get(sandbox.url, PRODUCTS, { url: `${STORE}-n45` });
-    const { status, body } = await get(sandbox.url, PRODUCTS, { url: `${STORE}-n45`, region: 'DE', cursor: us.body.cursor });
+    const us = await get(sandboxes.sandbox.url, PRODUCTS, { url: `${STORE}-n45` });
+    const { status, body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: `${STORE}-n45`, region: 'DE', cursor: us.body.cursor });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });

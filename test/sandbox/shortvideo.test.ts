@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const PROFILE = '/v1/scrape/shortvideo/profile';
 const VIDEOS = '/v1/scrape/shortvideo/videos';
@@ -9,18 +8,7 @@ const POPULAR = '/v1/scrape/shortvideo/videos/popular';
 const REPLIES = '/v1/scrape/shortvideo/comment-replies';
 const VIDEO_URL = 'https://www.shortvideo.example/@creator/video/7301234567890123456';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
-
-const credits = () => sandbox.balance(sandbox.apiKey).credits;
+const sandboxes = useSandboxes();
 
 const videosWalk = {
   records: (body: Body) => fromKeyed(body.data.aweme_list),
@@ -42,13 +30,13 @@ const AVATAR = { uri: 'string', url_list: 'keyed', width: 'integer', height: 'in
 
 describe('shortvideo profile', () => {
   it('answers with the envelope and endpoint shortvideo/profile', async () => {
-    const { status, body } = await get(sandbox.url, PROFILE, { handle: 'creator' });
+    const { status, body } = await get(sandboxes.sandbox.url, PROFILE, { handle: 'creator' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'shortvideo/profile', data: { success: true } });
   });
 
   it('gives the user every field SPEC lists, with its type', async () => {
-    const { body } = await get(sandbox.url, PROFILE, { handle: 'creator' });
+    const { body } = await get(sandboxes.sandbox.url, PROFILE, { handle: 'creator' });
     const { user } = body.data;
     const strings = ['id', 'shortId', 'uniqueId', 'nickname', 'signature', 'secUid', 'roomId', 'recommendReason',
       'nowInvitationCardUrl', 'language', 'avatarLarger', 'avatarMedium', 'avatarThumb'];
@@ -76,7 +64,7 @@ describe('shortvideo profile', () => {
   });
 
   it('gives integer stats and the same counts as exact strings in statsV2', async () => {
-    const { body } = await get(sandbox.url, PROFILE, { handle: 'creator' });
+    const { body } = await get(sandboxes.sandbox.url, PROFILE, { handle: 'creator' });
     const names = ['followerCount', 'followingCount', 'heart', 'heartCount', 'videoCount', 'diggCount', 'friendCount'];
     expectFields(body.data.stats, Object.fromEntries(names.map((name) => [name, 'integer'])));
     expectFields(body.data.statsV2, Object.fromEntries(names.map((name) => [name, 'string'])));
@@ -89,17 +77,13 @@ describe('shortvideo profile', () => {
   });
 
   it('refuses a missing handle without charging', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, PROFILE, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: handle', endpoint: 'shortvideo/profile', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(PROFILE, {}, { error: 'Missing required parameter: handle', endpoint: 'shortvideo/profile', credits_required: 1 });
   });
 });
 
 describe('shortvideo videos', () => {
   it('answers pages of 30 keyed videos with an integer max_cursor and has_more', async () => {
-    const { body } = await get(sandbox.url, VIDEOS, { handle: 'creator-n75' });
+    const { body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n75' });
     expect(body.endpoint).toBe('shortvideo/videos');
     expectFields(body.data, { max_cursor: 'millis', has_more: 'integer', status_code: 'integer', aweme_list: 'keyed' });
     expect(fromKeyed(body.data.aweme_list)).toHaveLength(30);
@@ -107,7 +91,7 @@ describe('shortvideo videos', () => {
   });
 
   it('gives every video, author and avatar the fields SPEC lists', async () => {
-    const { body } = await get(sandbox.url, VIDEOS, { handle: 'creator-n40' });
+    const { body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n40' });
     const videos = fromKeyed(body.data.aweme_list);
     expectFields(videos, { aweme_id: 'string', desc: 'string', create_time: 'seconds', author: 'object', music: 'object' });
     const authors = videos.map((video) => video.author);
@@ -126,53 +110,53 @@ describe('shortvideo videos', () => {
   });
 
   it('walks exactly the -n count with no video twice', async () => {
-    const { records, pages } = await walk(sandbox.url, VIDEOS, { handle: 'creator-n95' }, videosWalk);
+    const { records, pages } = await walk(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n95' }, videosWalk);
     expect(records).toHaveLength(95);
     expect(new Set(records.map((video) => video.aweme_id)).size).toBe(95);
     expect(pages).toBe(4);
   });
 
   it('sends a descending max_cursor', async () => {
-    const first = await get(sandbox.url, VIDEOS, { handle: 'creator-n95' });
-    const second = await get(sandbox.url, VIDEOS, { handle: 'creator-n95', max_cursor: first.body.data.max_cursor });
+    const first = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n95' });
+    const second = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n95', max_cursor: first.body.data.max_cursor });
     expect(second.body.data.max_cursor).toBeLessThan(first.body.data.max_cursor);
   });
 
   it('repeats the last video of a page at the start of the next with the duplicate fault', async () => {
-    const first = await get(duplicating.url, VIDEOS, { handle: 'creator-n95' });
-    const second = await get(duplicating.url, VIDEOS, { handle: 'creator-n95', max_cursor: first.body.data.max_cursor });
+    const first = await get(sandboxes.duplicating.url, VIDEOS, { handle: 'creator-n95' });
+    const second = await get(sandboxes.duplicating.url, VIDEOS, { handle: 'creator-n95', max_cursor: first.body.data.max_cursor });
     const last = fromKeyed(first.body.data.aweme_list).at(-1);
     expect(fromKeyed(second.body.data.aweme_list)[0].aweme_id).toBe(last.aweme_id);
   });
 
   it('walks 95 + 3 records with the duplicate fault, 95 of them distinct', async () => {
-    const { records } = await walk(duplicating.url, VIDEOS, { handle: 'creator-n95' }, videosWalk);
+    const { records } = await walk(sandboxes.duplicating.url, VIDEOS, { handle: 'creator-n95' }, videosWalk);
     expect(records).toHaveLength(98);
     expect(new Set(records.map((video) => video.aweme_id)).size).toBe(95);
   });
 
   it('refuses a max_cursor it did not issue', async () => {
-    const { status, body } = await get(sandbox.url, VIDEOS, { handle: 'creator-n95', max_cursor: 12345 });
+    const { status, body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n95', max_cursor: 12345 });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid cursor');
   });
 
   it('refuses a sort_by outside latest and popular', async () => {
-    const { status, body } = await get(sandbox.url, VIDEOS, { handle: 'creator', sort_by: 'oldest' });
+    const { status, body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator', sort_by: 'oldest' });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid value for sort_by: oldest');
   });
 
   it('walks a million-video profile page by page without building it', async () => {
-    const first = await get(sandbox.url, VIDEOS, { handle: 'big-n1000000' });
+    const first = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'big-n1000000' });
     expect(first.body.data.has_more).toBe(1);
     expect(fromKeyed(first.body.data.aweme_list)).toHaveLength(30);
   });
   it('keeps create_time a plausible Unix time on the last page of a million videos', async () => {
-    const first = await get(sandbox.url, VIDEOS, { handle: 'big-n1000000' });
+    const first = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'big-n1000000' });
     // max_cursor steps down by 1,000 per video (docs/wire.md: a descending ms-like number).
     const lastPage = first.body.data.max_cursor + 30 * 1_000 - 999_990 * 1_000;
-    const { status, body } = await get(sandbox.url, VIDEOS, { handle: 'big-n1000000', max_cursor: lastPage });
+    const { status, body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'big-n1000000', max_cursor: lastPage });
     expect(status).toBe(200);
     const videos = fromKeyed(body.data.aweme_list);
     expect(videos).toHaveLength(10);
@@ -183,7 +167,7 @@ describe('shortvideo videos', () => {
 
 describe('shortvideo popular videos', () => {
   it('answers pages of 20 with pagination has_more, limit, page and total_count', async () => {
-    const { body } = await get(sandbox.url, POPULAR, { countryCode: 'GB', period: 30, orderBy: 'hot' });
+    const { body } = await get(sandboxes.sandbox.url, POPULAR, { countryCode: 'GB', period: 30, orderBy: 'hot' });
     expect(body.endpoint).toBe('shortvideo/videos/popular');
     expectFields(body.data.pagination, { has_more: 'boolean', limit: 'integer', page: 'integer', total_count: 'integer' });
     expect(body.data.pagination).toMatchObject({ limit: 20, page: 1, has_more: true });
@@ -191,7 +175,7 @@ describe('shortvideo popular videos', () => {
   });
 
   it('gives every video the fields SPEC lists, with id equal to item_id', async () => {
-    const { body } = await get(sandbox.url, POPULAR, { countryCode: 'JP' });
+    const { body } = await get(sandboxes.sandbox.url, POPULAR, { countryCode: 'JP' });
     const videos = fromKeyed(body.data.videos);
     expectFields(videos, {
       country_code: 'string', region: 'string', cover: 'string', duration: 'integer', id: 'string', item_id: 'string',
@@ -205,19 +189,19 @@ describe('shortvideo popular videos', () => {
   });
 
   it('walks every page to total_count with no video twice', async () => {
-    const { records, last } = await walk(sandbox.url, POPULAR, { countryCode: 'DE' }, popularWalk);
+    const { records, last } = await walk(sandboxes.sandbox.url, POPULAR, { countryCode: 'DE' }, popularWalk);
     expect(records).toHaveLength(last.data.pagination.total_count);
     expect(new Set(records.map((video) => video.id)).size).toBe(records.length);
   });
 
   it('refuses a period other than 7 or 30, a country outside the 24 and a bad orderBy', async () => {
-    expect((await get(sandbox.url, POPULAR, { period: 14 })).body.error).toBe('Invalid value for period: 14');
-    expect((await get(sandbox.url, POPULAR, { countryCode: 'NL' })).body.error).toBe('Invalid value for countryCode: NL');
-    expect((await get(sandbox.url, POPULAR, { orderBy: 'views' })).body.error).toBe('Invalid value for orderBy: views');
+    expect((await get(sandboxes.sandbox.url, POPULAR, { period: 14 })).body.error).toBe('Invalid value for period: 14');
+    expect((await get(sandboxes.sandbox.url, POPULAR, { countryCode: 'NL' })).body.error).toBe('Invalid value for countryCode: NL');
+    expect((await get(sandboxes.sandbox.url, POPULAR, { orderBy: 'views' })).body.error).toBe('Invalid value for orderBy: views');
   });
 
   it('refuses page 0', async () => {
-    const { status, body } = await get(sandbox.url, POPULAR, { page: 0 });
+    const { status, body } = await get(sandboxes.sandbox.url, POPULAR, { page: 0 });
     expect(status).toBe(400);
     expect(body.error).toBe('Invalid value for page: 0');
   });
@@ -225,7 +209,7 @@ describe('shortvideo popular videos', () => {
 
 describe('shortvideo comment replies', () => {
   it('answers pages of 20 with the integer cursor, has_more, total and status fields', async () => {
-    const { body } = await get(sandbox.url, REPLIES, { comment_id: '7300-n45', url: VIDEO_URL });
+    const { body } = await get(sandboxes.sandbox.url, REPLIES, { comment_id: '7300-n45', url: VIDEO_URL });
     expect(body.endpoint).toBe('shortvideo/comment-replies');
     expectFields(body.data, {
       comments: 'keyed', cursor: 'integer', has_more: 'integer', total: 'integer', status_code: 'integer',
@@ -237,7 +221,7 @@ describe('shortvideo comment replies', () => {
   });
 
   it('gives every reply the fields SPEC lists, with their types', async () => {
-    const { records } = await walk(sandbox.url, REPLIES, { comment_id: '7300-n200', url: VIDEO_URL }, repliesWalk);
+    const { records } = await walk(sandboxes.sandbox.url, REPLIES, { comment_id: '7300-n200', url: VIDEO_URL }, repliesWalk);
     const strings = ['aweme_id', 'cid', 'reply_id', 'reply_to_reply_id', 'comment_language', 'text'];
     const integers = ['digg_count', 'collect_stat', 'fold_status', 'status', 'stick_position', 'thread_id', 'trans_btn_style', 'user_digged'];
     const booleans = ['is_author_digged', 'is_comment_translatable', 'is_high_purchase_intent', 'no_show', 'thread_has_more', 'user_buried'];
@@ -266,32 +250,28 @@ describe('shortvideo comment replies', () => {
   });
 
   it('walks exactly the -n count of comment_id with no reply twice', async () => {
-    const { records } = await walk(sandbox.url, REPLIES, { comment_id: '7300-n57', url: VIDEO_URL }, repliesWalk);
+    const { records } = await walk(sandboxes.sandbox.url, REPLIES, { comment_id: '7300-n57', url: VIDEO_URL }, repliesWalk);
     expect(records).toHaveLength(57);
     expect(new Set(records.map((reply) => reply.cid)).size).toBe(57);
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, REPLIES, { comment_id: '7300-n57', url: VIDEO_URL }, repliesWalk);
+    const { records } = await walk(sandboxes.duplicating.url, REPLIES, { comment_id: '7300-n57', url: VIDEO_URL }, repliesWalk);
     expect(records).toHaveLength(59);
     expect(records[20].cid).toBe(records[19].cid);
   });
 
   it('refuses a missing comment id with the SPEC message and endpoint comment_replies, free', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, REPLIES, { url: VIDEO_URL });
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Shortvideo comment ID is required', endpoint: 'comment_replies', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(REPLIES, { url: VIDEO_URL }, { error: 'Shortvideo comment ID is required', endpoint: 'comment_replies', credits_required: 1 });
   });
 
   it('refuses a missing url', async () => {
-    const { body } = await get(sandbox.url, REPLIES, { comment_id: '7300' });
+    const { body } = await get(sandboxes.sandbox.url, REPLIES, { comment_id: '7300' });
     expect(body.error).toBe('Missing required parameter: url');
   });
 
   it('refuses a cursor that is not an offset of this comment', async () => {
-    expect((await get(sandbox.url, REPLIES, { comment_id: '7300-n10', url: VIDEO_URL, cursor: 'abc' })).body.error).toBe('Invalid cursor');
-    expect((await get(sandbox.url, REPLIES, { comment_id: '7300-n10', url: VIDEO_URL, cursor: 11 })).body.error).toBe('Invalid cursor');
+    expect((await get(sandboxes.sandbox.url, REPLIES, { comment_id: '7300-n10', url: VIDEO_URL, cursor: 'abc' })).body.error).toBe('Invalid cursor');
+    expect((await get(sandboxes.sandbox.url, REPLIES, { comment_id: '7300-n10', url: VIDEO_URL, cursor: 11 })).body.error).toBe('Invalid cursor');
   });
 });

@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const SEARCH = '/v1/scrape/socialnet-ad-library/search';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
+const sandboxes = useSandboxes();
 
 const searchWalk = {
   records: (body: Body) => fromKeyed(body.data.searchResults),
@@ -24,7 +14,7 @@ const searchWalk = {
 
 describe('socialnet ad library search', () => {
   it('answers with the envelope, endpoint socialnet-ad-library/search and 30 keyed results', async () => {
-    const { status, body } = await get(sandbox.url, SEARCH, { query: 'running shoes-n70' });
+    const { status, body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'running shoes-n70' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'socialnet-ad-library/search', data: { success: true } });
     expect(fromKeyed(body.data.searchResults)).toHaveLength(30);
@@ -32,7 +22,7 @@ describe('socialnet ad library search', () => {
   });
 
   it('gives every result the fields SPEC lists, with their types', async () => {
-    const { records } = await walk(sandbox.url, SEARCH, { query: 'coffee-n90' }, searchWalk);
+    const { records } = await walk(sandboxes.sandbox.url, SEARCH, { query: 'coffee-n90' }, searchWalk);
     expectFields(records, {
       ad_archive_id: 'string', page_id: 'string', page_name: 'string',
       collation_count: 'integer|null', collation_id: 'string|null', report_count: 'integer|null', state_media_run_label: 'string|null',
@@ -64,7 +54,7 @@ describe('socialnet ad library search', () => {
   });
 
   it('walks exactly the -n count of the query with no result twice', async () => {
-    const { records, pages, last } = await walk(sandbox.url, SEARCH, { query: 'coffee-n65' }, searchWalk);
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, SEARCH, { query: 'coffee-n65' }, searchWalk);
     expect(records).toHaveLength(65);
     expect(new Set(records.map((r) => r.ad_archive_id)).size).toBe(65);
     expect(pages).toBe(3);
@@ -72,32 +62,28 @@ describe('socialnet ad library search', () => {
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, SEARCH, { query: 'coffee-n65' }, searchWalk);
+    const { records } = await walk(sandboxes.duplicating.url, SEARCH, { query: 'coffee-n65' }, searchWalk);
     expect(records).toHaveLength(67);
     expect(records[30].ad_archive_id).toBe(records[29].ad_archive_id);
   });
 
   it('marks every result active when status is ACTIVE', async () => {
-    const { body } = await get(sandbox.url, SEARCH, { query: 'coffee', status: 'ACTIVE' });
+    const { body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'coffee', status: 'ACTIVE' });
     expect(fromKeyed(body.data.searchResults).every((r) => r.is_active)).toBe(true);
   });
 
   it('refuses a missing query without charging', async () => {
-    const before = sandbox.balance(sandbox.apiKey).credits;
-    const { status, body } = await get(sandbox.url, SEARCH, { country: 'US' });
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: query', endpoint: 'socialnet-ad-library/search', credits_required: 1 });
-    expect(sandbox.balance(sandbox.apiKey).credits).toBe(before);
+    await sandboxes.expectFreeRefusal(SEARCH, { country: 'US' }, { error: 'Missing required parameter: query', endpoint: 'socialnet-ad-library/search', credits_required: 1 });
   });
 
   it('refuses dates that are not real YYYY-MM-DD days and an end before the start', async () => {
-    expect((await get(sandbox.url, SEARCH, { query: 'q', start_date: '2025-02-30' })).body.error).toBe('Invalid value for start_date: 2025-02-30');
-    expect((await get(sandbox.url, SEARCH, { query: 'q', end_date: '22/11/2025' })).body.error).toBe('Invalid value for end_date: 22/11/2025');
-    const reversed = await get(sandbox.url, SEARCH, { query: 'q', start_date: '2025-06-01', end_date: '2025-01-01' });
+    expect((await get(sandboxes.sandbox.url, SEARCH, { query: 'q', start_date: '2025-02-30' })).body.error).toBe('Invalid value for start_date: 2025-02-30');
+    expect((await get(sandboxes.sandbox.url, SEARCH, { query: 'q', end_date: '22/11/2025' })).body.error).toBe('Invalid value for end_date: 22/11/2025');
+    const reversed = await get(sandboxes.sandbox.url, SEARCH, { query: 'q', start_date: '2025-06-01', end_date: '2025-01-01' });
     expect(reversed.body.error).toBe('Invalid value for end_date: 2025-01-01');
   });
 
   it('refuses a country that is not a 2-letter code', async () => {
-    expect((await get(sandbox.url, SEARCH, { query: 'q', country: 'USA' })).body.error).toBe('Invalid value for country: USA');
+    expect((await get(sandboxes.sandbox.url, SEARCH, { query: 'q', country: 'USA' })).body.error).toBe('Invalid value for country: USA');
   });
 });

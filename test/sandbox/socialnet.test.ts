@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const REELS = '/v1/scrape/socialnet/profile/reels';
 const POSTS = '/v1/scrape/socialnet/group/posts';
 const PAGE = 'https://www.socialnet.example/acme';
 const GROUP = 'https://www.socialnet.example/groups/cyclists';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
-
-const credits = () => sandbox.balance(sandbox.apiKey).credits;
+const sandboxes = useSandboxes();
 
 const reelsWalk = {
   records: (body: Body) => fromKeyed(body.data.reels),
@@ -36,14 +24,14 @@ const postsWalk = {
 
 describe('socialnet profile reels', () => {
   it('answers with the envelope, endpoint socialnet/profile/reels and 10 keyed reels', async () => {
-    const { body } = await get(sandbox.url, REELS, { url: `${PAGE}-n25` });
+    const { body } = await get(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n25` });
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'socialnet/profile/reels', data: { success: true } });
     expect(fromKeyed(body.data.reels)).toHaveLength(10);
     expectFields(body.data, { cursor: 'string', next_page_id: 'string' });
   });
 
   it('gives every reel the fields SPEC lists, with their types', async () => {
-    const { records } = await walk(sandbox.url, REELS, { url: `${PAGE}-n60` }, reelsWalk);
+    const { records } = await walk(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n60` }, reelsWalk);
     const strings = ['id', 'post_id', 'feedback_id', 'video_id', 'url', 'description', 'thumbnail', 'video_url'];
     expectFields(records, {
       ...Object.fromEntries(strings.map((name) => [name, 'string'])),
@@ -58,7 +46,7 @@ describe('socialnet profile reels', () => {
   });
 
   it('walks exactly the -n count with both values sent together, no reel twice', async () => {
-    const { records, pages, last } = await walk(sandbox.url, REELS, { url: `${PAGE}-n25` }, reelsWalk);
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n25` }, reelsWalk);
     expect(records).toHaveLength(25);
     expect(new Set(records.map((reel) => reel.id)).size).toBe(25);
     expect(pages).toBe(3);
@@ -66,32 +54,28 @@ describe('socialnet profile reels', () => {
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, REELS, { url: `${PAGE}-n25` }, reelsWalk);
+    const { records } = await walk(sandboxes.duplicating.url, REELS, { url: `${PAGE}-n25` }, reelsWalk);
     expect(records).toHaveLength(27);
     expect(records[10].id).toBe(records[9].id);
   });
 
   it('refuses a missing page URL with the SPEC message, free', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, REELS, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Socialnet page URL is required', endpoint: 'socialnet/profile/reels', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(REELS, {}, { error: 'Socialnet page URL is required', endpoint: 'socialnet/profile/reels', credits_required: 1 });
   });
 
   it('refuses a cursor sent without next_page_id', async () => {
-    const first = await get(sandbox.url, REELS, { url: `${PAGE}-n25` });
-    const { status, body } = await get(sandbox.url, REELS, { url: `${PAGE}-n25`, cursor: first.body.data.cursor });
+    const first = await get(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n25` });
+    const { status, body } = await get(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n25`, cursor: first.body.data.cursor });
     expect(status).toBe(400);
     expect(body.error).toBe('Missing required parameter: next_page_id');
   });
 
   it('refuses a cursor and next_page_id from different pages', async () => {
-    const first = await get(sandbox.url, REELS, { url: `${PAGE}-n35` });
-    const second = await get(sandbox.url, REELS, {
+    const first = await get(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n35` });
+    const second = await get(sandboxes.sandbox.url, REELS, {
       url: `${PAGE}-n35`, cursor: first.body.data.cursor, next_page_id: first.body.data.next_page_id,
     });
-    const { body } = await get(sandbox.url, REELS, {
+    const { body } = await get(sandboxes.sandbox.url, REELS, {
       url: `${PAGE}-n35`, cursor: first.body.data.cursor, next_page_id: second.body.data.next_page_id,
     });
     expect(body.error).toBe('Invalid cursor');
@@ -100,14 +84,14 @@ describe('socialnet profile reels', () => {
 
 describe('socialnet group posts', () => {
   it('answers with the envelope, endpoint socialnet/group/posts and 3 keyed posts', async () => {
-    const { body } = await get(sandbox.url, POSTS, { url: `${GROUP}-n10` });
+    const { body } = await get(sandboxes.sandbox.url, POSTS, { url: `${GROUP}-n10` });
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'socialnet/group/posts' });
     expect(fromKeyed(body.data.posts)).toHaveLength(3);
     expect(typeof body.data.cursor).toBe('string');
   });
 
   it('gives every post the fields SPEC lists, with their types', async () => {
-    const { records } = await walk(sandbox.url, POSTS, { url: `${GROUP}-n90` }, postsWalk);
+    const { records } = await walk(sandboxes.sandbox.url, POSTS, { url: `${GROUP}-n90` }, postsWalk);
     expectFields(records, {
       id: 'string', text: 'string', url: 'string', author: 'object', reactionCount: 'integer', commentCount: 'integer',
       videoViewCount: 'integer|null', publishTime: 'seconds', videoDetails: 'object', image: 'object|null', topComments: 'keyed',
@@ -125,7 +109,7 @@ describe('socialnet group posts', () => {
   it('walks exactly the -n count with no post twice, by url or by group_id', async () => {
     const queries: Array<Record<string, string>> = [{ url: `${GROUP}-n16` }, { group_id: '555-n16' }];
     for (const query of queries) {
-      const { records, pages } = await walk(sandbox.url, POSTS, query, postsWalk);
+      const { records, pages } = await walk(sandboxes.sandbox.url, POSTS, query, postsWalk);
       expect(records).toHaveLength(16);
       expect(new Set(records.map((post) => post.id)).size).toBe(16);
       expect(pages).toBe(6);
@@ -133,27 +117,23 @@ describe('socialnet group posts', () => {
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, POSTS, { url: `${GROUP}-n9` }, postsWalk);
+    const { records } = await walk(sandboxes.duplicating.url, POSTS, { url: `${GROUP}-n9` }, postsWalk);
     expect(records.map((post) => post.id)).toHaveLength(11);
     expect(records[3].id).toBe(records[2].id);
   });
 
   it('refuses a request with neither url nor group_id, free', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, POSTS, { sort_by: 'TOP_POSTS' });
-    expect(status).toBe(400);
-    expect(body.error).toBe('Missing required parameter: url or group_id');
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(POSTS, { sort_by: 'TOP_POSTS' }, 'Missing required parameter: url or group_id');
   });
 
   it('refuses a sort_by outside the four SPEC orders', async () => {
-    const { body } = await get(sandbox.url, POSTS, { url: GROUP, sort_by: 'NEWEST' });
+    const { body } = await get(sandboxes.sandbox.url, POSTS, { url: GROUP, sort_by: 'NEWEST' });
     expect(body.error).toBe('Invalid value for sort_by: NEWEST');
   });
 
   it('accepts every SPEC sort order', async () => {
     for (const sort of ['TOP_POSTS', 'RECENT_ACTIVITY', 'CHRONOLOGICAL', 'CHRONOLOGICAL_LISTINGS']) {
-      expect((await get(sandbox.url, POSTS, { url: GROUP, sort_by: sort })).status).toBe(200);
+      expect((await get(sandboxes.sandbox.url, POSTS, { url: GROUP, sort_by: sort })).status).toBe(200);
     }
   });
 });

@@ -1,39 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields } from './field-types.ts';
-import { fromKeyed, get } from './helpers.ts';
+import { fromKeyed, get, useSandboxes } from './helpers.ts';
 
 const POSTS = '/v1/scrape/threadtext/user-posts';
 
-let sandbox: Sandbox;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-
-function credits(): number {
-  return sandbox.balance(sandbox.apiKey).credits;
-}
+const sandboxes = useSandboxes();
 
 describe('threadtext user posts', () => {
   it('answers with the envelope and its endpoint', async () => {
-    const { status, body } = await get(sandbox.url, POSTS, { handle: 'writer' });
+    const { status, body } = await get(sandboxes.sandbox.url, POSTS, { handle: 'writer' });
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'threadtext/user-posts', data: { success: true } });
   });
 
   it('returns exactly the -n posts in one response, none twice', async () => {
-    const { body } = await get(sandbox.url, POSTS, { handle: 'writer-n40' });
+    const { body } = await get(sandboxes.sandbox.url, POSTS, { handle: 'writer-n40' });
     const posts = fromKeyed(body.data.posts);
     expect(posts).toHaveLength(40);
     expect(new Set(posts.map((post) => post.id)).size).toBe(40);
   });
 
   it('gives every post the fields SPEC lists, with their types', async () => {
-    const { body } = await get(sandbox.url, POSTS, { handle: 'writer-n40' });
+    const { body } = await get(sandboxes.sandbox.url, POSTS, { handle: 'writer-n40' });
     const posts = fromKeyed(body.data.posts);
     expectFields(posts, {
       id: 'string',
@@ -88,10 +76,6 @@ describe('threadtext user posts', () => {
   });
 
   it('refuses a request without handle with the exact message, free of charge', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, POSTS, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: handle', endpoint: 'threadtext/user-posts', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(POSTS, {}, { error: 'Missing required parameter: handle', endpoint: 'threadtext/user-posts', credits_required: 1 });
   });
 });

@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
-import { fromKeyed, get, walk, type Body } from './helpers.ts';
+import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
 
 const SHORTS = '/v1/scrape/videosite/channel/shorts';
 const COMMENTS = '/v1/scrape/videosite/video/comments';
 const TRANSCRIPT = '/v1/scrape/videosite/video/transcript';
 const VIDEO = 'https://www.videosite.example/watch?v=dQw4w9WgXcQ';
 
-let sandbox: Sandbox;
-let duplicating: Sandbox;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  duplicating = await startSandbox({ port: 0, faults: { duplicates: true } });
-});
-afterAll(async () => {
-  await sandbox.close();
-  await duplicating.close();
-});
+const sandboxes = useSandboxes();
 
-const credits = () => sandbox.balance(sandbox.apiKey).credits;
 const byToken = (field: string) => ({
   records: (body: Body) => fromKeyed(body.data[field]),
   next: (body: Body, query: Record<string, string | number>) =>
@@ -28,7 +17,7 @@ const byToken = (field: string) => ({
 
 describe('videosite channel shorts', () => {
   it('answers the envelope with 48 keyed shorts and the empty collections beside them', async () => {
-    const { body } = await get(sandbox.url, SHORTS, { handle: '@acme-n100' });
+    const { body } = await get(sandboxes.sandbox.url, SHORTS, { handle: '@acme-n100' });
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'videosite/channel/shorts', data: { success: true } });
     expect(fromKeyed(body.data.shorts)).toHaveLength(48);
     for (const name of ['videos', 'channels', 'playlists', 'shelves', 'lives']) expect(body.data[name]).toEqual({});
@@ -36,7 +25,7 @@ describe('videosite channel shorts', () => {
   });
 
   it('gives every short the fields SPEC lists, with their types', async () => {
-    const { records } = await walk(sandbox.url, SHORTS, { channelId: 'UCacme-n100' }, byToken('shorts'));
+    const { records } = await walk(sandboxes.sandbox.url, SHORTS, { channelId: 'UCacme-n100' }, byToken('shorts'));
     const strings = ['id', 'url', 'title', 'viewCountText', 'commentCountText', 'likeCountText', 'genre'];
     expectFields(records, {
       ...Object.fromEntries(strings.map((name) => [name, 'string'])),
@@ -49,7 +38,7 @@ describe('videosite channel shorts', () => {
   });
 
   it('walks exactly the -n count with no short twice and no token on the last page', async () => {
-    const { records, pages, last } = await walk(sandbox.url, SHORTS, { handle: '@acme-n100' }, byToken('shorts'));
+    const { records, pages, last } = await walk(sandboxes.sandbox.url, SHORTS, { handle: '@acme-n100' }, byToken('shorts'));
     expect(records).toHaveLength(100);
     expect(new Set(records.map((short) => short.id)).size).toBe(100);
     expect(pages).toBe(3);
@@ -57,33 +46,29 @@ describe('videosite channel shorts', () => {
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, SHORTS, { handle: '@acme-n100' }, byToken('shorts'));
+    const { records } = await walk(sandboxes.duplicating.url, SHORTS, { handle: '@acme-n100' }, byToken('shorts'));
     expect(records).toHaveLength(102);
     expect(records[48].id).toBe(records[47].id);
   });
 
   it('refuses a request with neither handle nor channelId, free', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, SHORTS, { sort: 'newest' });
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: handle or channelId', endpoint: 'videosite/channel/shorts', credits_required: 1 });
-    expect(credits()).toBe(before);
+    await sandboxes.expectFreeRefusal(SHORTS, { sort: 'newest' }, { error: 'Missing required parameter: handle or channelId', endpoint: 'videosite/channel/shorts', credits_required: 1 });
   });
 
   it('refuses a sort other than newest or popular', async () => {
-    expect((await get(sandbox.url, SHORTS, { handle: '@a', sort: 'oldest' })).body.error).toBe('Invalid value for sort: oldest');
+    expect((await get(sandboxes.sandbox.url, SHORTS, { handle: '@a', sort: 'oldest' })).body.error).toBe('Invalid value for sort: oldest');
   });
 });
 
 describe('videosite video comments', () => {
   it('answers the envelope with 20 keyed comments a page', async () => {
-    const { body } = await get(sandbox.url, COMMENTS, { url: `${VIDEO}-n50` });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n50` });
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'videosite/video/comments' });
     expect(fromKeyed(body.data.comments)).toHaveLength(20);
   });
 
   it('gives every comment the fields SPEC lists, with their types', async () => {
-    const { records } = await walk(sandbox.url, COMMENTS, { url: `${VIDEO}-n60`, order: 'newest' }, byToken('comments'));
+    const { records } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n60`, order: 'newest' }, byToken('comments'));
     expectFields(records, {
       id: 'string', content: 'string', publishedTimeText: 'string', publishedTime: 'iso', replyLevel: 'integer',
       author: 'object', engagement: 'object',
@@ -96,55 +81,51 @@ describe('videosite video comments', () => {
   });
 
   it('walks exactly the -n count with no comment twice', async () => {
-    const { records } = await walk(sandbox.url, COMMENTS, { url: `${VIDEO}-n55` }, byToken('comments'));
+    const { records } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n55` }, byToken('comments'));
     expect(records).toHaveLength(55);
     expect(new Set(records.map((c) => c.id)).size).toBe(55);
   });
 
   it('stops a top walk at 1,000 comments however many the video has', async () => {
-    const { records, pages } = await walk(sandbox.url, COMMENTS, { url: `${VIDEO}-n5000`, order: 'top' }, byToken('comments'));
+    const { records, pages } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n5000`, order: 'top' }, byToken('comments'));
     expect(records).toHaveLength(1_000);
     expect(pages).toBe(50);
   });
 
   it('stops a newest walk at 7,000 comments however many the video has', async () => {
-    const { records } = await walk(sandbox.url, COMMENTS, { url: `${VIDEO}-n9000`, order: 'newest' }, byToken('comments'));
+    const { records } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n9000`, order: 'newest' }, byToken('comments'));
     expect(records).toHaveLength(7_000);
     expect(new Set(records.map((c) => c.id)).size).toBe(7_000);
   });
 
   it('repeats the page boundary with the duplicate fault', async () => {
-    const { records } = await walk(duplicating.url, COMMENTS, { url: `${VIDEO}-n45` }, byToken('comments'));
+    const { records } = await walk(sandboxes.duplicating.url, COMMENTS, { url: `${VIDEO}-n45` }, byToken('comments'));
     expect(records).toHaveLength(47);
     expect(records[20].id).toBe(records[19].id);
   });
 
   it('refuses a missing url, free, and an order other than top or newest', async () => {
-    const before = credits();
-    const { status, body } = await get(sandbox.url, COMMENTS, {});
-    expect(status).toBe(400);
-    expect(body).toEqual({ error: 'Missing required parameter: url', endpoint: 'videosite/video/comments', credits_required: 1 });
-    expect(credits()).toBe(before);
-    expect((await get(sandbox.url, COMMENTS, { url: VIDEO, order: 'oldest' })).body.error).toBe('Invalid value for order: oldest');
+    await sandboxes.expectFreeRefusal(COMMENTS, {}, { error: 'Missing required parameter: url', endpoint: 'videosite/video/comments', credits_required: 1 });
+    expect((await get(sandboxes.sandbox.url, COMMENTS, { url: VIDEO, order: 'oldest' })).body.error).toBe('Invalid value for order: oldest');
   });
 
   it('refuses a token from the other order of the same video', async () => {
-    const top = await get(sandbox.url, COMMENTS, { url: `${VIDEO}-n50`, order: 'top' });
-    const { body } = await get(sandbox.url, COMMENTS, { url: `${VIDEO}-n50`, order: 'newest', continuationToken: top.body.data.continuationToken });
+    const top = await get(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n50`, order: 'top' });
+    const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n50`, order: 'newest', continuationToken: top.body.data.continuationToken });
     expect(body.error).toBe('Invalid cursor');
   });
 });
 
 describe('videosite video transcript', () => {
   it('answers the envelope with type, url, keyed segments and the whole text', async () => {
-    const { body } = await get(sandbox.url, TRANSCRIPT, { url: VIDEO });
+    const { body } = await get(sandboxes.sandbox.url, TRANSCRIPT, { url: VIDEO });
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'videosite/video/transcript' });
     expectFields(body.data, { type: 'string', url: 'string', transcript: 'keyed', transcript_only_text: 'string' });
     expect(body.data.url).toBe(VIDEO);
   });
 
   it('gives every segment text, string startMs and endMs, and startTimeText', async () => {
-    const { body } = await get(sandbox.url, TRANSCRIPT, { url: VIDEO });
+    const { body } = await get(sandboxes.sandbox.url, TRANSCRIPT, { url: VIDEO });
     const segments = fromKeyed(body.data.transcript);
     expectFields(segments, { text: 'string', startMs: 'string', endMs: 'string', startTimeText: 'string' });
     for (const segment of segments) expect(Number(segment.endMs)).toBeGreaterThan(Number(segment.startMs));
@@ -152,14 +133,14 @@ describe('videosite video transcript', () => {
   });
 
   it('sizes the transcript by the -n rule', async () => {
-    const { body } = await get(sandbox.url, TRANSCRIPT, { url: `${VIDEO}-n12` });
+    const { body } = await get(sandboxes.sandbox.url, TRANSCRIPT, { url: `${VIDEO}-n12` });
     expect(fromKeyed(body.data.transcript)).toHaveLength(12);
   });
 
   it('refuses a missing url, free, and a language that is not a tag', async () => {
-    const before = credits();
-    expect((await get(sandbox.url, TRANSCRIPT, {})).body.error).toBe('Missing required parameter: url');
-    expect(credits()).toBe(before);
-    expect((await get(sandbox.url, TRANSCRIPT, { url: VIDEO, language: '../../etc' })).body.error).toBe('Invalid value for language: ../../etc');
+    const before = sandboxes.credits();
+    expect((await get(sandboxes.sandbox.url, TRANSCRIPT, {})).body.error).toBe('Missing required parameter: url');
+    expect(sandboxes.credits()).toBe(before);
+    expect((await get(sandboxes.sandbox.url, TRANSCRIPT, { url: VIDEO, language: '../../etc' })).body.error).toBe('Invalid value for language: ../../etc');
   });
 });
