@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { runCli, sandboxEnv, tempDir } from './helpers.ts';
+import { BIN, runCli, sandboxEnv, tempDir } from './helpers.ts';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';
 
 let sandbox: Sandbox;
@@ -162,6 +164,23 @@ describe('socialstream export', () => {
       expect(again.stderr).toContain('add --resume to continue it');
     } finally {
       await poor.close();
+    }
+  });
+
+  it('draws live progress when stderr is a terminal, and none when it is not', async () => {
+    const slow = await startSandbox({ port: 0, latencyMs: 40 });
+    try {
+      const args = ['export', 'forum/subforum', 'subforum=tty-n500', 'trim=true', '--out', join(tempDir(), 'tty.ndjson')];
+      // `script` runs the CLI on a pseudo-terminal, as a person at a shell would.
+      const command = [process.execPath, BIN, ...args].map((word) => `'${word}'`).join(' ');
+      const { stdout: terminal } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], { env: sandboxEnv(slow) });
+      expect(terminal).toMatch(/\d+ records · \d+ pages · \d+ credits · \d+ rec\/s/);
+      expect(terminal).toContain('wrote 500 records');
+      const piped = await runCli([...args.slice(0, -1), join(tempDir(), 'piped.ndjson')], sandboxEnv(slow));
+      expect(piped.stderr).not.toContain('rec/s');
+      expect(piped.stderr).toContain('wrote 500 records');
+    } finally {
+      await slow.close();
     }
   });
 });

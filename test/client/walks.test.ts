@@ -43,11 +43,12 @@ describe('a full walk', () => {
   }
 
   for (const walk of SINGLE_WALKS) {
-    it(`of the single-record ${walk.id} yields one object record from one request`, async () => {
+    it(`of the single-record ${walk.id} yields one payload record (no envelope flag) from one request`, async () => {
       const before = charged(sandbox);
       const records = await collect(client.stream(walk.id as never, walk.params as never));
       expect(records).toHaveLength(1);
       expect(typeof records[0]).toBe('object');
+      expect(records[0]).not.toHaveProperty('success');
       expect(charged(sandbox) - before).toBe(1);
     });
   }
