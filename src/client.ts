@@ -78,8 +78,8 @@ export function createClient(options: ClientOptions = {}): Client {
     throw new AuthError('No API key: pass createClient({ apiKey }) or set the SOCIALSTREAM_API_KEY environment variable');
   }
   const base = checkBaseUrl(baseUrl);
-  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
-    throw new TypeError(`timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMER_MS) {
+    throw new TypeError(`timeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`);
   }
   if (!Number.isSafeInteger(maxConcurrentRequests) || maxConcurrentRequests < 1) {
     throw new TypeError(`maxConcurrentRequests must be a positive integer, got ${String(maxConcurrentRequests)}`);
@@ -87,6 +87,9 @@ export function createClient(options: ClientOptions = {}): Client {
   if (clientSignal !== undefined && !(clientSignal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
   const meter = new Meter();
   const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests });
+  if (rateLimit !== undefined && (typeof rateLimit !== 'object' || rateLimit === null)) {
+    throw new TypeError('rateLimit must be an object: { requestsPerSecond }');
+  }
   const clientGates = rateLimit === undefined ? [] : [new ThrottleGate(rateLimit.requestsPerSecond)];
   const requester = new Requester(transport, meter, retryPolicy(retry), maxConcurrentRequests, clientGates);
 
@@ -113,7 +116,9 @@ export function createClient(options: ClientOptions = {}): Client {
   };
 
   const request = async (path: string, query: Record<string, ParamValue> = {}, options: { signal?: AbortSignal } = {}): Promise<unknown> => {
-    if (typeof path !== 'string' || !/^\/v1\/[\w\-/.]*$/.test(path)) throw new TypeError(`path must start with /v1/, got ${JSON.stringify(path)}`);
+    if (typeof path !== 'string' || !/^\/v1\/[\w\-/.]*$/.test(path) || path.includes('..')) {
+      throw new TypeError(`path must be a plain path under /v1/, got ${JSON.stringify(path)}`);
+    }
     const wire: Record<string, string> = {};
     for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null) wire[name] = String(value);
     const endpoint = path.replace(/^\/v1\/(scrape\/)?/, '');
@@ -171,6 +176,9 @@ function checkedParams(op: OperationSpec, params: unknown, apiKey: string): Reco
     throw error;
   }
 }
+
+/** The longest delay `setTimeout` honours (longer ones fire at once). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
