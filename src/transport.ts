@@ -98,21 +98,25 @@ export class Transport {
 
   #classify(status: number, retryAfter: string | string[] | undefined, text: string, endpoint: string): Attempt {
     let body: unknown;
+    let parsed = true;
     try {
       body = JSON.parse(text);
     } catch {
-      const error =
-        status === 200
-          ? new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} bytes)`, { endpoint, status })
-          : new UpstreamError(`${endpoint}: HTTP ${status} with a body that is not JSON`, { endpoint, status });
-      return { ok: false, error, retry: status === 200 || status >= 500 || status === 429, charged: status === 200, retryAfterMs: parseRetryAfter(retryAfter) };
+      parsed = false;
+    }
+    const details = { endpoint, status };
+    if (!parsed && status === 200) {
+      // Charged (the service did the work) but unreadable: a body cut short is worth a retry.
+      const error = new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} bytes)`, details);
+      return { ok: false, error, retry: true, charged: true };
     }
     const message = errorText(body);
     if (status === 200 && message === undefined) return { ok: true, body };
-    const details = { endpoint, status };
-    const said = message === undefined ? `HTTP ${status}` : `${this.#scrub(message)} (HTTP ${status})`;
+    const said = `${message === undefined ? '' : `${this.#scrub(message)} `}(HTTP ${status}${parsed ? '' : ', body not JSON'})`;
     const retryAfterMs = parseRetryAfter(retryAfter);
-    if (message?.startsWith('Failed to fetch')) return { ok: false, error: new UpstreamError(`${endpoint}: ${said}`, details), retry: true, retryAfterMs, charged: false };
+    if (message?.startsWith('Failed to fetch')) {
+      return { ok: false, error: new UpstreamError(`${endpoint}: ${said}`, details), retry: true, retryAfterMs, charged: false };
+    }
     if (message === 'Service configuration error') return failed(new ServiceConfigError(`${endpoint}: ${said}`, details), false);
     switch (status) {
       case 200:
@@ -120,17 +124,16 @@ export class Transport {
       case 401:
         return failed(new AuthError(`${endpoint}: the API key was not accepted: ${said}`, details), false);
       case 402: {
-        const { required, available } = body as { required?: unknown; available?: unknown };
-        return failed(
-          new InsufficientCreditsError(`${endpoint}: ${said}`, numberOr(required, 1), numberOr(available, 0), details),
-          false,
-        );
+        const { required, available } = (parsed && typeof body === 'object' && body !== null ? body : {}) as { required?: unknown; available?: unknown };
+        return failed(new InsufficientCreditsError(`${endpoint}: ${said}`, numberOr(required, 1), numberOr(available, 0), details), false);
       }
       case 400:
       case 404:
         return failed(new ValidationError(`${endpoint}: ${said}`, paramOf(message), details), false);
-      default:
-        return { ok: false, error: new UpstreamError(`${endpoint}: ${said}`, details), retry: status >= 500 || status === 429, retryAfterMs, charged: false };
+      default: {
+        const retry = status >= 500 || status === 429;
+        return { ok: false, error: new UpstreamError(`${endpoint}: ${said}`, details), retry, retryAfterMs, charged: false };
+      }
     }
   }
 

@@ -9,9 +9,9 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Client, CreditBalance } from '../index.ts';
+import type { OperationId } from '../operations/table.ts';
 import { findOperation } from '../operations/table.ts';
 import { checkParams } from '../operations/params.ts';
-import type { OperationSpec } from '../operations/spec.ts';
 import { creditCap, mergeMap } from '../operators/index.ts';
 import { fromNdjson } from '../../sinks/index.ts';
 import { describeFlags, parseArgs, parseInputLine, UsageError, type FlagSpec } from './args.ts';
@@ -20,7 +20,7 @@ import { fileSize, removeIfPresent, Spool } from './durable.ts';
 import { assertSameExport, freshState, loadState, saveState, type ExportState } from './export-state.ts';
 import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
 import { formatOf, publishOutput, type OutputFormat } from './output.ts';
-import { pageBatches, streamOf, type PageBatch } from './page-batches.ts';
+import { pageBatches, type PageBatch } from './page-batches.ts';
 import { Progress } from './progress.ts';
 import { recordKey } from './record-key.ts';
 
@@ -50,7 +50,7 @@ After 3, 4, 5 and 130 the output so far is a valid file and --resume continues w
 `;
 
 interface ExportPlan {
-  opId: string;
+  opId: OperationId;
   inputs: Record<string, string>[];
   out: string;
   format: OutputFormat;
@@ -96,7 +96,7 @@ async function planExport(
     }
   });
   const plan: ExportPlan = {
-    opId,
+    opId: op.id as OperationId,
     inputs,
     out,
     format: out === '-' ? 'ndjson' : formatOf(out),
@@ -160,12 +160,11 @@ const LIMIT_REACHED = new Error('limit reached');
  * checkpoints, finished ones are skipped, `--max-credits` caps every request they make together.
  */
 function pagesOf(plan: ExportPlan, state: ExportState, client: Client, signal: AbortSignal): AsyncIterable<PageBatch> {
-  const op = findOperation(plan.opId) as OperationSpec;
   const pending = state.walks.flatMap((walk, index) => (walk.done ? [] : [index]));
   const walkPages = (index: number): AsyncIterable<PageBatch> => {
     const walk = state.walks[index];
     const options = { maxPages: plan.maxPages, signal };
-    const stream = walk.checkpoint ? client.resume(walk.checkpoint, options) : streamOf(client, op, walk.params, options);
+    const stream = walk.checkpoint ? client.resume(walk.checkpoint, options) : client.stream(plan.opId, walk.params, options);
     return pageBatches(stream, index);
   };
   const merged = mergeMap(walkPages, { concurrency: plan.concurrency, signal })(pending);

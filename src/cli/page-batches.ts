@@ -4,8 +4,7 @@
  * records are half in the spool. The stream's control is carried over, so `creditCap` still governs
  * the requests behind the pages.
  */
-import { STREAM_CONTROL, type Checkpoint, type Client, type RecordStream, type RequestGate, type StreamOptions } from '../index.ts';
-import type { OperationSpec } from '../operations/spec.ts';
+import { STREAM_CONTROL, type Checkpoint, type RecordStream, type RequestGate } from '../index.ts';
 import { derive } from '../operators/derive.ts';
 
 export interface PageBatch {
@@ -18,12 +17,6 @@ export interface PageBatch {
   last: boolean;
   /** Call once the page is on disk and its checkpoint saved: lets the walk buy its next page. */
   saved(): void;
-}
-
-/** The stream of `op` with `params`, for an operation chosen at run time (by its id). */
-export function streamOf(client: Client, op: OperationSpec, params: Record<string, string>, options: StreamOptions): RecordStream<unknown> {
-  const groups = client as unknown as Record<string, Record<string, (params: unknown, options: StreamOptions) => RecordStream<unknown>>>;
-  return groups[op.group][op.method](params, options);
 }
 
 /**

@@ -47,39 +47,42 @@ function unkeyArray(items: unknown[]): unknown[] {
 }
 
 function unkeyObject(object: Record<string, unknown>): unknown {
+  // `Object.values` / `Object.keys` are builtins that avoid a keyed property lookup per field, which
+  // is most of the cost on wide records whose fields are nearly all primitives.
+  const values = Object.values(object);
+  let keys: string[] | undefined;
   let out: Record<string, unknown> | undefined;
-  let first = true;
-  for (const key in object) {
-    // Integer-like keys always iterate first and in order, so "0" first means a keyed collection.
-    if (first && key === '0') return keyedItems(object);
-    first = false;
-    const field = object[key];
+  for (let i = 0; i < values.length; i++) {
+    const field = values[i];
     if (typeof field !== 'object' || field === null) continue;
+    if (keys === undefined) {
+      keys = Object.keys(object);
+      if (keys[0] === '0') return keyedItems(object, keys, values);
+    }
     let next: unknown;
     if (Array.isArray(field)) next = unkeyArray(field);
     else {
       next = unkeyObject(field as Record<string, unknown>);
-      if (next === field && COLLECTION_NAMES.has(key) && isEmptyObject(field)) next = [];
+      if (next === field && COLLECTION_NAMES.has(keys[i]) && isEmptyObject(field)) next = [];
     }
     if (next !== field) {
       out ??= { ...object };
-      out[key] = next;
+      out[keys[i]] = next;
     }
   }
+  if (keys === undefined && values.length > 0 && firstKey(object) === '0') return keyedItems(object, Object.keys(object), values);
   return out ?? object;
 }
 
 /**
- * An object whose first key is "0": an array of its values (unkeyed) when its keys run "0" … "n-1",
- * else the object itself with its fields unkeyed.
+ * An object whose first key is "0" (integer-like keys always come first, in order): its values,
+ * unkeyed, when its keys run exactly "0" … "n-1"; otherwise an object that only looks keyed.
  */
-function keyedItems(object: Record<string, unknown>): unknown {
-  const items: unknown[] = [];
-  for (const key in object) {
-    if (key !== String(items.length)) return unkeyFields(object);
-    items.push(unkey(object[key]));
+function keyedItems(object: Record<string, unknown>, keys: string[], values: unknown[]): unknown {
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i] !== String(i)) return unkeyFields(object);
   }
-  return items;
+  return values.map(unkey);
 }
 
 /** An object that only looked keyed (e.g. keys "0" and "2"): left an object, its fields unkeyed. */
@@ -96,7 +99,11 @@ function unkeyFields(object: Record<string, unknown>): Record<string, unknown> {
   return out ?? object;
 }
 
+function firstKey(object: object): string | undefined {
+  for (const key in object) return key;
+  return undefined;
+}
+
 function isEmptyObject(value: object): boolean {
-  for (const _ in value) return false;
-  return true;
+  return firstKey(value) === undefined;
 }

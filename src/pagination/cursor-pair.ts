@@ -3,7 +3,7 @@
  * sent, or the walk is over.
  */
 import { valueAt } from '../operations/extract.ts';
-import type { Strategy } from './strategy.ts';
+import type { ListRecords, Strategy } from './strategy.ts';
 import { isObject } from './strategy.ts';
 
 interface PairState {
@@ -16,7 +16,7 @@ export interface PairRule {
   params: readonly [string, string];
 }
 
-export function cursorPairWalk(rule: PairRule, records: (body: unknown) => unknown[]): Strategy<PairState> {
+export function cursorPairWalk(rule: PairRule, records: ListRecords): Strategy<PairState> {
   return {
     start: () => ({}),
     query: (state) => (state.values === undefined ? {} : { [rule.params[0]]: state.values[0], [rule.params[1]]: state.values[1] }),

@@ -4,7 +4,7 @@
  * `has_next_page`) the walk also stops when the flag says no. An absent value or an empty page ends it.
  */
 import { isYes, valueAt } from '../operations/extract.ts';
-import type { Strategy } from './strategy.ts';
+import type { ListRecords, Strategy } from './strategy.ts';
 import { isObject } from './strategy.ts';
 
 interface CursorState {
@@ -18,7 +18,7 @@ export interface CursorRule {
   while?: string;
 }
 
-export function cursorWalk(rule: CursorRule, records: (body: unknown) => unknown[]): Strategy<CursorState> {
+export function cursorWalk(rule: CursorRule, records: ListRecords): Strategy<CursorState> {
   return {
     start: () => ({}),
     query: (state) => (state.cursor === undefined ? {} : { [rule.param]: String(state.cursor) }),

@@ -4,7 +4,7 @@
  * parameter, or 1.
  */
 import { isYes, valueAt } from '../operations/extract.ts';
-import type { Strategy } from './strategy.ts';
+import type { ListRecords, Strategy } from './strategy.ts';
 import { isObject } from './strategy.ts';
 
 interface PageState {
@@ -17,7 +17,7 @@ export interface PageRule {
   max?: number;
 }
 
-export function pageNumberWalk(rule: PageRule, records: (body: unknown) => unknown[]): Strategy<PageState> {
+export function pageNumberWalk(rule: PageRule, records: ListRecords): Strategy<PageState> {
   const max = rule.max ?? Number.MAX_SAFE_INTEGER;
   return {
     start: (query) => ({ page: query[rule.param] === undefined ? 1 : Number(query[rule.param]) }),

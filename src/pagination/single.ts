@@ -1,10 +1,10 @@
 /** One request, one page: profiles, transcripts, location search and other unpaged operations. */
-import type { Strategy } from './strategy.ts';
+import type { ListRecords, Strategy } from './strategy.ts';
 import { isObject } from './strategy.ts';
 
 type SingleState = Record<string, never>;
 
-export function singlePage(records: (body: unknown) => unknown[]): Strategy<SingleState> {
+export function singlePage(records: ListRecords): Strategy<SingleState> {
   return {
     start: () => ({}),
     query: () => ({}),

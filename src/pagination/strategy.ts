@@ -6,6 +6,9 @@
 /** Query parameters, as sent. */
 export type Query = Record<string, string>;
 
+/** Reads the records of a page. */
+export type ListRecords = (body: unknown) => unknown[];
+
 export interface PageRead<S> {
   records: unknown[];
   /** The state of the next page, or null when the walk ends with this page. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
-import { runCli, sandboxEnv } from './helpers.ts';
+import { runCli, sandboxEnv, startCli } from './helpers.ts';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -54,5 +54,32 @@ describe('socialstream ops, credits and help', () => {
     expect(result.stderr).toContain('SOCIALSTREAM_API_KEY');
     expect(result.stderr + result.stdout).not.toContain(key);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('sandbox serves the API until SIGTERM, and the other commands work against it', async () => {
+    const server = startCli(['sandbox', '--port', '0', '--credits', '7', '--latency', '1', '--seed', 'cli'], process.env);
+    let printed = '';
+    server.stdout?.setEncoding('utf8');
+    const url = await new Promise<string>((resolve, reject) => {
+      server.stdout?.on('data', (chunk: string) => {
+        printed += chunk;
+        const match = /sandbox listening on (\S+)/.exec(printed);
+        if (match) resolve(match[1]);
+      });
+      server.once('exit', (code) => reject(new Error(`sandbox exited early with ${code}`)));
+    });
+    try {
+      const env = { ...process.env, SOCIALSTREAM_BASE_URL: url, SOCIALSTREAM_API_KEY: 'sk_live_sandbox' };
+      const credits = await runCli(['credits', '--json'], env);
+      expect(JSON.parse(credits.stdout)).toMatchObject({ credits: 7 });
+      const exported = await runCli(['export', 'search/search', 'query=cli-n25', '--out', '-'], env);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout.trimEnd().split('\n')).toHaveLength(25);
+      const after = await runCli(['credits', '--json'], env);
+      expect(JSON.parse(after.stdout).credits).toBe(7 - 4); // pages 1-3 hold 25 results, page 4 is empty
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((resolve) => server.once('exit', resolve));
+    }
   });
 });

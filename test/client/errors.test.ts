@@ -106,6 +106,20 @@ describe('errors from the service', () => {
     await server.close();
   });
 
+  it('is classified by status when the body is not JSON (an HTML 401 from a proxy is still an AuthError)', async () => {
+    const server = await testServer((_request, response) => {
+      response.writeHead(401, { 'content-type': 'text/html' });
+      response.end('<html>401 Authorization Required</html>');
+    });
+    const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });
+    const error = await failure(client.forum.subforum({ subforum: 'x' }));
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.message).toMatch(/HTTP 401, body not JSON/);
+    expect(server.received).toHaveLength(1);
+    await client.close();
+    await server.close();
+  });
+
   it('a 200 without the promised records is a ResponseFormatError', async () => {
     const server = await testServer((_request, response) => json(response, 200, { success: true, data: { success: true } }));
     const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });

@@ -64,6 +64,8 @@ describe('client options', () => {
 
   it('refuses bad numbers with a TypeError naming the option', () => {
     expect(() => createClient({ apiKey: 'k', baseUrl: sandbox.url, timeoutMs: 0 })).toThrow(/timeoutMs/);
+    expect(() => createClient({ apiKey: 'k', baseUrl: sandbox.url, timeoutMs: 2 ** 31 })).toThrow(/timeoutMs/);
+    expect(() => createClient({ apiKey: 'k', baseUrl: sandbox.url, rateLimit: null as never })).toThrow(/rateLimit/);
     expect(() => createClient({ apiKey: 'k', baseUrl: sandbox.url, maxConcurrentRequests: 0 })).toThrow(/maxConcurrentRequests/);
     expect(() => createClient({ apiKey: 'k', baseUrl: sandbox.url, retry: { retries: -1 } })).toThrow(/retry\.retries/);
     expect(() => createClient({ apiKey: 'k', baseUrl: sandbox.url, rateLimit: { requestsPerSecond: 0 } })).toThrow(/requestsPerSecond/);
@@ -93,6 +95,7 @@ describe('credits() and request()', () => {
     const client = clientOf(sandbox);
     await expect(client.request('/admin')).rejects.toThrow(TypeError);
     await expect(client.request('https://elsewhere.example/v1/credits')).rejects.toThrow(TypeError);
+    await expect(client.request('/v1/../admin')).rejects.toThrow(TypeError);
     await client.close();
   });
 });

@@ -7,6 +7,11 @@ describe('unkey', () => {
     expect(unkey(value)).toEqual({ a: ['x', { b: [1, 2] }] });
   });
 
+  it('turns keyed collections of primitives, and of mixed values, into arrays', () => {
+    expect(unkey({ url_list: { 0: 'a', 1: 'b' } })).toEqual({ url_list: ['a', 'b'] });
+    expect(unkey({ 0: 'a', 1: { 0: 'b' } })).toEqual(['a', ['b']]);
+  });
+
   it('never mutates its input', () => {
     const value = { a: { 0: { c: { 0: 'deep' } } }, keep: { z: 1 } };
     const before = JSON.stringify(value);
@@ -41,3 +46,4 @@ describe('unkey', () => {
     expect(unkeyCollection({ a: 1 })).toBeUndefined();
   });
 });
+

@@ -87,6 +87,23 @@ describe('a full walk', () => {
   });
 });
 
+describe('limit and maxPages', () => {
+  for (const walk of PAGED_WALKS) {
+    it(`of ${walk.id} cut the walk to a prefix of the full walk`, async () => {
+      const full = await collect(client.stream(walk.id as never, walk.params as never));
+      const limited = await collect(client.stream(walk.id as never, walk.params as never, { limit: walk.count - 7 }));
+      expect(limited).toEqual(full.slice(0, walk.count - 7));
+      const before = charged(sandbox);
+      const [page] = await collect(client.stream(walk.id as never, walk.params as never, { maxPages: 1 }).pages());
+      const onePage = await collect(client.stream(walk.id as never, walk.params as never, { maxPages: 1 }));
+      expect(charged(sandbox) - before).toBe(2);
+      expect(page).toBeDefined();
+      expect(onePage.length).toBeGreaterThan(0);
+      expect(onePage).toEqual(full.slice(0, onePage.length));
+    });
+  }
+});
+
 describe('web search', () => {
   it('never asks past page 11, even when every page is full', async () => {
     const before = charged(sandbox);
