@@ -6,131 +6,30 @@
  * asked format is made from the spool: at the end, and also when a run fails, so the output written
  * so far is always a valid file.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Client, CreditBalance } from '../index.ts';
-import type { OperationId } from '../operations/table.ts';
-import { findOperation } from '../operations/table.ts';
-import { checkParams } from '../operations/params.ts';
 import { creditCap, mergeMap } from '../operators/index.ts';
 import { fromNdjson } from '../../sinks/index.ts';
-import { describeFlags, parseArgs, parseInputLine, UsageError, type FlagSpec } from './args.ts';
+import { parseArgs, UsageError } from './args.ts';
 import { connect, type Connection } from './connection.ts';
 import { fileSize, removeIfPresent, Spool } from './durable.ts';
+import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
 import { assertSameExport, freshState, loadState, saveState, type ExportState } from './export-state.ts';
 import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
-import { formatOf, publishOutput, type OutputFormat } from './output.ts';
+import { publishOutput } from './output.ts';
 import { pageBatches, type PageBatch } from './page-batches.ts';
 import { Progress } from './progress.ts';
 import { recordKey } from './record-key.ts';
 
-const FLAGS: FlagSpec[] = [
-  { name: 'out', kind: 'string', value: 'FILE', help: 'output file: .ndjson/.jsonl, .csv or .parquet; - for NDJSON on stdout' },
-  { name: 'limit', kind: 'integer', value: 'N', help: 'stop after N records in all' },
-  { name: 'max-pages', kind: 'integer', value: 'N', help: 'fetch at most N pages per parameter set' },
-  { name: 'max-credits', kind: 'integer', value: 'N', help: 'spend at most N credits in all (every attempt counts, over every --resume)' },
-  { name: 'dedupe', kind: 'string', value: 'FIELD', help: 'drop records whose FIELD (a dotted path, e.g. id) was already written' },
-  { name: 'resume', kind: 'boolean', help: 'continue an interrupted export from its checkpoint (FILE.checkpoint.json)' },
-  { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
-  { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
-  { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
-  { name: 'help', kind: 'boolean', help: 'show this help' },
-];
-
-const HELP = `usage: socialstream export <op-id> key=value ... --out FILE [options]
-
-  <op-id> is an operation path from 'socialstream ops', e.g. forum/subforum.
-  key=value pairs are its parameters; with --inputs they apply to every line.
-
-${describeFlags(FLAGS)}
-
-exit codes: 0 done (also when --limit or --max-credits ended it), 2 usage or invalid parameters,
-3 key refused, 4 out of credits, 5 service failure after retries, 130 interrupted.
-After 3, 4, 5 and 130 the output so far is a valid file and --resume continues where it stopped.
-`;
-
-interface ExportPlan {
-  opId: OperationId;
-  inputs: Record<string, string>[];
-  out: string;
-  format: OutputFormat;
-  limit: number | undefined;
-  maxPages: number | undefined;
-  maxCredits: number | undefined;
-  dedupe: string | undefined;
-  resume: boolean;
-  concurrency: number;
-  sandbox: boolean;
-}
-
 export async function runExport(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, FLAGS);
+  const args = parseArgs(argv, EXPORT_FLAGS);
   if (args.flags.help) {
-    process.stdout.write(HELP);
+    process.stdout.write(EXPORT_HELP);
     return EXIT.ok;
   }
   const plan = await planExport(args.positionals, args.params, args.flags);
   return plan.out === '-' ? exportToStdout(plan) : exportToFile(plan);
-}
-
-async function planExport(
-  positionals: string[],
-  params: Record<string, string>,
-  flags: Record<string, string | number | boolean>,
-): Promise<ExportPlan> {
-  const [opId, ...extra] = positionals;
-  if (opId === undefined) throw new UsageError('export needs an operation id, e.g. forum/subforum (see socialstream ops)');
-  if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
-  const op = findOperation(opId);
-  if (!op) throw new UsageError(`unknown operation "${opId}" (see socialstream ops)`);
-  const out = flags.out;
-  if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
-  const inputs = typeof flags.inputs === 'string' ? await readInputs(flags.inputs, params) : [params];
-  // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
-  inputs.forEach((set, index) => {
-    try {
-      checkParams(op, set);
-    } catch (error) {
-      if (inputs.length > 1 && error instanceof Error) error.message = `inputs line set ${index + 1}: ${error.message}`;
-      throw error;
-    }
-  });
-  const plan: ExportPlan = {
-    opId: op.id as OperationId,
-    inputs,
-    out,
-    format: out === '-' ? 'ndjson' : formatOf(out),
-    limit: optionalNumber(flags.limit),
-    maxPages: optionalNumber(flags['max-pages']),
-    maxCredits: optionalNumber(flags['max-credits']),
-    dedupe: typeof flags.dedupe === 'string' ? flags.dedupe : undefined,
-    resume: flags.resume === true,
-    concurrency: optionalNumber(flags.concurrency) ?? 4,
-    sandbox: flags.sandbox === true,
-  };
-  if (plan.concurrency < 1) throw new UsageError('--concurrency must be at least 1');
-  if (plan.out === '-' && plan.resume) throw new UsageError('--resume needs a file: with --out - there is no checkpoint');
-  return plan;
-}
-
-function optionalNumber(value: string | number | boolean | undefined): number | undefined {
-  return typeof value === 'number' ? value : undefined;
-}
-
-async function readInputs(path: string, common: Record<string, string>): Promise<Record<string, string>[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch {
-    throw new UsageError(`cannot read the inputs file ${path}`);
-  }
-  const sets: Record<string, string>[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
-    const params = parseInputLine(line, index + 1);
-    if (params) sets.push({ ...common, ...params });
-  });
-  if (sets.length === 0) throw new UsageError(`the inputs file ${path} holds no parameter sets`);
-  return sets;
 }
 
 /**

@@ -97,6 +97,16 @@ describe('socialstream export', () => {
     });
   });
 
+  it('names the line of an --inputs file whose parameters are wrong, before any request', async () => {
+    const before = sandbox.balance(sandbox.apiKey).credits;
+    const inputs = join(tempDir(), 'bad.txt');
+    writeFileSync(inputs, 'subforum=fine-n5\n# a comment\n\nsubforum=also-fine sort=sideways\n');
+    const result = await runCli(['export', 'forum/subforum', '--inputs', inputs, '--out', join(tempDir(), 'x.ndjson')], sandboxEnv(sandbox));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${inputs} line 4: forum/subforum: sort must be one of`);
+    expect(sandbox.balance(sandbox.apiKey).credits).toBe(before);
+  });
+
   it('drops records already written with --dedupe, even when the service repeats them across pages', async () => {
     const repeating = await startSandbox({ port: 0, faults: { duplicates: true } });
     try {
