@@ -87,15 +87,18 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   state ??= freshState(plan.opId, plan.out, plan.inputs);
   await mkdir(dirname(resolve(plan.out)), { recursive: true });
 
-  const spool = await Spool.open(spoolPath, plan.resume ? state.spoolBytes : undefined);
-  let connection: Connection | undefined;
+  // Connect first: a missing key or a bad address then fails before any file is touched.
+  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
   let outcome: RunOutcome;
   try {
-    connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
-    outcome = await fillSpool(plan, state, connection, spool, checkpointPath);
+    const spool = await Spool.open(spoolPath, plan.resume ? state.spoolBytes : undefined);
+    try {
+      outcome = await fillSpool(plan, state, connection, spool, checkpointPath);
+    } finally {
+      await spool.close();
+    }
   } finally {
-    await spool.close();
-    await connection?.close();
+    await connection.close();
   }
 
   const code = outcome.failure === undefined ? EXIT.ok : exitCodeOf(outcome.failure);

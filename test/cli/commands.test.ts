@@ -1,7 +1,9 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
-import { runCli, sandboxEnv, startCli } from './helpers.ts';
+import { runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -45,6 +47,15 @@ describe('socialstream ops, credits and help', () => {
     const result = await runCli(['exprot'], sandboxEnv(sandbox));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('unknown command "exprot"');
+  });
+
+  it('export without a key exits 3 naming the variable to set, and leaves no file behind', async () => {
+    const dir = tempDir();
+    const env = { ...sandboxEnv(sandbox), SOCIALSTREAM_API_KEY: '' };
+    const result = await runCli(['export', 'forum/subforum', 'subforum=a', '--out', join(dir, 'posts.csv')], env);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('no API key: set SOCIALSTREAM_API_KEY');
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('a refused key exits 3 naming the variable to set, and never prints the key', async () => {
