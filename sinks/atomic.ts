@@ -13,8 +13,6 @@ import { finished } from 'node:stream/promises';
 import { SinkError } from '../src/errors.ts';
 
 export interface Destination {
-  /** The target as the caller named it. */
-  readonly path: string;
   /** The stream to write to (the temporary file, or stdout). */
   readonly stream: Writable;
   /** Writes a chunk, waiting for 'drain' when the stream asks for it. */
@@ -51,7 +49,6 @@ async function fileDestination(path: string): Promise<Destination> {
     throw new SinkError(`Cannot write ${path}: ${messageOf(error)}`, 0, path, { cause: error });
   }
   return {
-    path,
     stream,
     write: (chunk) => writeWithBackpressure(stream, chunk),
     get ioError() {
@@ -79,7 +76,6 @@ function stdoutDestination(): Destination {
   };
   stream.on('error', onError);
   return {
-    path: '-',
     stream,
     async write(chunk) {
       bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;

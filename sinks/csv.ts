@@ -5,12 +5,13 @@
  * field for both NULL and the empty string, so a reader cannot tell them apart.
  */
 import { format, type CsvFormatterStream } from 'fast-csv';
+import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
+import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, type Cell, type RowOptions } from './rows.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { tableWriter } from './table.ts';
-import { once } from 'node:events';
 
 export const CSV_EXTENSIONS = ['.csv'] as const;
 
@@ -25,7 +26,7 @@ export interface CsvOptions extends RowOptions {
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 export function toCsv(
-  source: AsyncIterable<unknown> | Iterable<unknown>,
+  source: AnyIterable<unknown>,
   path: string,
   options: CsvOptions = {},
 ): Promise<SinkResult> {

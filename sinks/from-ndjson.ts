@@ -1,6 +1,7 @@
 /** Reads an NDJSON file back as records, streaming with stream-json's JSONL parser. */
 import { createReadStream } from 'node:fs';
 import JsonlParser from 'stream-json/jsonl/Parser.js';
+import { messageOf } from './atomic.ts';
 
 /** What the parser yields in place of a line that is not JSON, so the error can say which record. */
 class BadLine {
@@ -28,8 +29,7 @@ async function* readRecords<T>(path: string): AsyncGenerator<T> {
     for await (const { value } of parser as AsyncIterable<{ key: number; value: T | BadLine }>) {
       count++;
       if (value instanceof BadLine) {
-        const reason = value.error instanceof Error ? value.error.message : String(value.error);
-        throw new SyntaxError(`${path}: record ${count} is not valid JSON (${reason})`, { cause: value.error });
+        throw new SyntaxError(`${path}: record ${count} is not valid JSON (${messageOf(value.error)})`, { cause: value.error });
       }
       yield value;
     }

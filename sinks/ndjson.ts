@@ -1,4 +1,5 @@
 /** NDJSON: one `JSON.stringify`d record per line, written in chunks of about 64 KiB. */
+import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 
@@ -11,7 +12,7 @@ const CHUNK_CHARS = 64 * 1024;
  * Writes each record as one line of JSON to `path` (`.ndjson` or `.jsonl`), or to stdout when
  * `path` is `'-'`. Every value is kept exactly as `JSON.stringify` writes it.
  */
-export function toNdjson(source: AsyncIterable<unknown> | Iterable<unknown>, path: string): Promise<SinkResult> {
+export function toNdjson(source: AnyIterable<unknown>, path: string): Promise<SinkResult> {
   checkSource(source);
   checkPath(path, NDJSON_EXTENSIONS, true);
   return runSink(source, path, ndjsonWriter);

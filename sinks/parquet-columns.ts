@@ -10,12 +10,15 @@
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import parquetUtil from 'parquetjs-lite/lib/util.js';
 import parquetCompression from 'parquetjs-lite/lib/compression.js';
+import type { EncodedRowGroup } from 'parquetjs-lite';
 import type { Cell } from './rows.ts';
 
 /** The physical types the sinks use. */
 export type PhysicalType = 'INT64' | 'DOUBLE' | 'BOOLEAN' | 'BYTE_ARRAY';
 
 export interface ColumnSpec {
+  /** The column's name in the schema. */
+  readonly name: string;
   readonly physical: PhysicalType;
   /** Parquet compression name: `SNAPPY`, `GZIP`, `UNCOMPRESSED`. */
   readonly compression: string;
@@ -32,13 +35,17 @@ class ColumnBuffer {
 
 export class RowGroupBuffer {
   rows = 0;
-  private readonly buffers: ColumnBuffer[];
+  private buffers: ColumnBuffer[];
 
   constructor(
     private readonly specs: readonly ColumnSpec[],
     readonly capacity: number,
   ) {
-    this.buffers = specs.map(() => new ColumnBuffer(capacity));
+    this.buffers = this.emptyBuffers();
+  }
+
+  private emptyBuffers(): ColumnBuffer[] {
+    return this.specs.map(() => new ColumnBuffer(this.capacity));
   }
 
   get full(): boolean {
@@ -56,12 +63,12 @@ export class RowGroupBuffer {
     this.rows++;
   }
 
-  /** The row group in the shape `ParquetEnvelopeWriter.writeRowGroup` takes, keyed by column name. */
-  encode(names: readonly string[]): { rowCount: number; pages: Record<string, EncodedPage[]> } {
-    const pages: Record<string, EncodedPage[]> = {};
+  /** The buffered rows in the shape `ParquetEnvelopeWriter.writeRowGroup` takes; the buffer is then empty again. */
+  take(): EncodedRowGroup {
+    const pages: EncodedRowGroup['pages'] = {};
     this.specs.forEach((spec, i) => {
       const buffer = this.buffers[i];
-      pages[names[i]] = [
+      pages[spec.name] = [
         {
           page: encodeDataPage(spec, buffer.values, buffer.defined.subarray(0, this.rows)),
           first_row_index: 0,
@@ -70,15 +77,11 @@ export class RowGroupBuffer {
         },
       ];
     });
-    return { rowCount: this.rows, pages };
+    const group = { rowCount: this.rows, pages };
+    this.buffers = this.emptyBuffers();
+    this.rows = 0;
+    return group;
   }
-}
-
-export interface EncodedPage {
-  page: Buffer;
-  first_row_index: number;
-  num_values: number;
-  distinct_values: Set<unknown>;
 }
 
 function encodeDataPage(spec: ColumnSpec, values: Cell[], defined: Uint8Array): Buffer {

@@ -8,6 +8,7 @@
  * The file's key-value metadata `socialstream.columns` lists each column's kind and the overflow name.
  */
 import parquet, { type FieldDefinition, type ParquetEnvelopeWriter } from 'parquetjs-lite';
+import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, type ColumnKind, type RowOptions } from './rows.ts';
@@ -45,7 +46,7 @@ const PARQUET_TYPE: Record<ColumnKind, { logical: string; physical: PhysicalType
 };
 
 export function toParquet(
-  source: AsyncIterable<unknown> | Iterable<unknown>,
+  source: AnyIterable<unknown>,
   path: string,
   options: ParquetOptions = {},
 ): Promise<SinkResult> {
@@ -67,29 +68,22 @@ function parquetWriter(destination: Destination, options: ParquetOptions): Recor
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
   let envelope: ParquetEnvelopeWriter | undefined;
   let group: RowGroupBuffer | undefined;
-  let names: string[] = [];
   let metadata: Record<string, string> = {};
 
-  let columnSpecs: ColumnSpec[] = [];
-
   const flush = async (): Promise<void> => {
-    if (group!.rows === 0) return;
-    const encoded = group!.encode(names);
-    group = new RowGroupBuffer(columnSpecs, rowGroupSize);
-    await envelope!.writeRowGroup(encoded);
+    if (group!.rows > 0) await envelope!.writeRowGroup(group!.take());
   };
 
   return tableWriter(
     {
       async begin(layout) {
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        names = layout.names;
+        const specs: ColumnSpec[] = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression }));
         const fields: Record<string, FieldDefinition> = {};
-        names.forEach((name, i) => {
+        specs.forEach(({ name }, i) => {
           fields[name] = { type: PARQUET_TYPE[kinds[i]].logical, optional: true, compression, statistics: false };
         });
-        columnSpecs = kinds.map((kind) => ({ physical: PARQUET_TYPE[kind].physical, compression }));
-        group = new RowGroupBuffer(columnSpecs, rowGroupSize);
+        group = new RowGroupBuffer(specs, rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
         metadata = {
           [COLUMNS_METADATA_KEY]: JSON.stringify({

@@ -92,8 +92,9 @@ function timestampOf(text: string): number | undefined {
   const hour = digits(text, 11, 2);
   const minute = digits(text, 14, 2);
   const second = digits(text, 17, 2);
-  // Only a real instant formats back unchanged: no 2025-02-30, no 24:00 or :60. Before 1970 the
-  // Parquet writer refuses TIMESTAMP_MILLIS; such values stay text.
+  // Only a real instant formats back unchanged: no 2025-02-30, no 24:00 or :60. Before 1970 stays
+  // text, as the README promises: a rule from parquetjs-lite's own TIMESTAMP_MILLIS conversion, which
+  // refuses negative values (parquet-columns.ts would encode them; lifting the rule is a choice).
   if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   return Date.UTC(year, month - 1, day, hour, minute, second, digits(text, 20, 3));

@@ -7,6 +7,7 @@
  * dropped and a SinkError with 0 records is thrown.
  */
 import { SinkError } from '../src/errors.ts';
+import type { AnyIterable } from '../src/operators/types.ts';
 import { messageOf, openDestination, type Destination } from './atomic.ts';
 
 /** A sink's result. */
@@ -38,13 +39,19 @@ export function checkSource(source: unknown): void {
 export function checkPath(path: unknown, extensions: readonly string[], stdout = false): asserts path is string {
   if (typeof path !== 'string' || path === '') throw new TypeError('path must be a non-empty string');
   if (path === '-' && stdout) return;
-  if (!extensions.some((ext) => path.toLowerCase().endsWith(ext))) {
+  if (!hasExtension(path, extensions)) {
     throw new TypeError(`path ${path} must end with ${extensions.join(' or ')}`);
   }
 }
 
+/** Whether `path` ends with one of `extensions`, in any case (`OUT.PARQUET` is Parquet). */
+export function hasExtension(path: string, extensions: readonly string[]): boolean {
+  const name = path.toLowerCase();
+  return extensions.some((ext) => name.endsWith(ext));
+}
+
 export async function runSink(
-  source: AsyncIterable<unknown> | Iterable<unknown>,
+  source: AnyIterable<unknown>,
   path: string,
   open: (destination: Destination) => Promise<RecordWriter> | RecordWriter,
 ): Promise<SinkResult> {

@@ -14,7 +14,7 @@ import type { OperationSpec } from './operations/spec.ts';
 import { strategyFor } from './pagination/index.ts';
 import type { CreditBalance, PagesByOperation, RecordsByOperation } from './records/index.ts';
 import { Requester, STOPPED } from './requester.ts';
-import { type RetryOptions, retryPolicy } from './retry.ts';
+import { MAX_TIMER_MS, type RetryOptions, retryPolicy } from './retry.ts';
 import { RecordStream, type StreamOptions, type WalkStart } from './stream.ts';
 import { Transport } from './transport.ts';
 
@@ -85,13 +85,15 @@ export function createClient(options: ClientOptions = {}): Client {
     throw new TypeError(`maxConcurrentRequests must be a positive integer, got ${String(maxConcurrentRequests)}`);
   }
   if (clientSignal !== undefined && !(clientSignal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  const meter = new Meter();
-  const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests });
   if (rateLimit !== undefined && (typeof rateLimit !== 'object' || rateLimit === null)) {
     throw new TypeError('rateLimit must be an object: { requestsPerSecond }');
   }
   const clientGates = rateLimit === undefined ? [] : [new ThrottleGate(rateLimit.requestsPerSecond)];
-  const requester = new Requester(transport, meter, retryPolicy(retry), maxConcurrentRequests, clientGates);
+  const policy = retryPolicy(retry);
+  // Only once every option passed: a refused option must not leave a connection pool behind.
+  const meter = new Meter();
+  const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests });
+  const requester = new Requester(transport, meter, policy, maxConcurrentRequests, clientGates);
 
   const signalOf = (signal: AbortSignal | undefined): AbortSignal | undefined => {
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
@@ -176,9 +178,6 @@ function checkedParams(op: OperationSpec, params: unknown, apiKey: string): Reco
     throw error;
   }
 }
-
-/** The longest delay `setTimeout` honours (longer ones fire at once). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 

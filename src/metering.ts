@@ -71,8 +71,4 @@ export class Meter {
     if (event.type === 'duplicate') this.#stats.duplicates += event.count;
     this.#events.next({ type: event.type, operator: event.operator, count: event.count });
   }
-
-  complete(): void {
-    this.#events.complete();
-  }
 }

@@ -15,13 +15,16 @@ export interface RetryOptions {
 
 export type RetryPolicy = Required<RetryOptions>;
 
+/** The longest delay `setTimeout` honours (longer ones fire at once). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
   if (typeof options !== 'object' || options === null) throw new TypeError('retry must be an object');
   const { retries = 4, minDelayMs = 250, maxDelayMs = 10_000 } = options;
   if (!Number.isInteger(retries) || retries < 0) throw new TypeError(`retry.retries must be a non-negative integer, got ${String(retries)}`);
   for (const [name, value] of [['minDelayMs', minDelayMs], ['maxDelayMs', maxDelayMs]] as const) {
-    if (typeof value !== 'number' || !(value >= 0 && value <= 2_147_483_647)) {
-      throw new TypeError(`retry.${name} must be a number of milliseconds from 0 to 2147483647, got ${String(value)}`);
+    if (typeof value !== 'number' || !(value >= 0 && value <= MAX_TIMER_MS)) {
+      throw new TypeError(`retry.${name} must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
     }
   }
   if (maxDelayMs < minDelayMs) throw new TypeError('retry.maxDelayMs must not be below retry.minDelayMs');

@@ -33,6 +33,16 @@ export function derive<A, B>(
   return controlled;
 }
 
+/** An async iterator over `source`: its own when it is async, else one over its sync iterator (arrays too). */
+export function asyncIteratorOf<T>(source: AnyIterable<T>): AsyncIterator<T> {
+  if (Symbol.asyncIterator in source) return source[Symbol.asyncIterator]();
+  const iterator = source[Symbol.iterator]();
+  return {
+    next: async () => iterator.next(),
+    return: async () => iterator.return?.() ?? { done: true, value: undefined },
+  };
+}
+
 /** A short description of a bad argument for error messages (never the whole value: it may be large). */
 export function describe(value: unknown): string {
   if (value === null) return 'null';

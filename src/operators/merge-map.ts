@@ -12,7 +12,7 @@
  * those started later, so a cap of N holds across all walks together.
  */
 import { controlOf, type Controlled, type OperatorEvent, type RequestGate, STREAM_CONTROL, type StreamControl } from '../control.ts';
-import { assertFunction, assertInteger, assertIterable } from './derive.ts';
+import { assertFunction, assertInteger, assertIterable, asyncIteratorOf } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
 export interface MergeMapOptions {
@@ -90,7 +90,7 @@ async function* mergeRecords<A, B>(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<B> {
   signal?.throwIfAborted();
-  const outer = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+  const outer = asyncIteratorOf(source);
   let outerDone = false;
   let outerPending = false;
   let index = 0;
@@ -135,8 +135,7 @@ async function* mergeRecords<A, B>(
         assertIterable(stream, `mergeMap: the stream fn returned for input ${index - 1}`);
         const control = controlOf(stream);
         fanOut.started(control);
-        const iterator = Symbol.asyncIterator in stream ? stream[Symbol.asyncIterator]() : toAsync(stream[Symbol.iterator]());
-        const inner = { iterator, control };
+        const inner = { iterator: asyncIteratorOf(stream), control };
         running.add(inner);
         pullInner(inner);
         continue;
@@ -167,12 +166,4 @@ async function* mergeRecords<A, B>(
 /** `step()` as a promise, a synchronous throw included. */
 function settle<T>(step: () => T | Promise<T>): Promise<T> {
   return new Promise<T>((resolve) => resolve(step()));
-}
-
-/** An async iterator over a sync one, so inner streams may be arrays too. */
-function toAsync<T>(iterator: Iterator<T>): AsyncIterator<T> {
-  return {
-    next: async () => iterator.next(),
-    return: async () => iterator.return?.() ?? { done: true, value: undefined },
-  };
 }

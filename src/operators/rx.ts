@@ -5,7 +5,7 @@
  */
 import { Observable, type Subscription } from 'rxjs';
 import { SocialstreamError } from '../errors.ts';
-import { assertInteger, assertIterable, describe } from './derive.ts';
+import { assertInteger, assertIterable, asyncIteratorOf, describe } from './derive.ts';
 import type { AnyIterable } from './types.ts';
 
 /** The Observable emitted faster than the stream's consumer took records, and `bufferSize` ran out. */
@@ -23,7 +23,7 @@ export class BufferOverflowError extends SocialstreamError {
 export function toObservable<T>(stream: AnyIterable<T>): Observable<T> {
   assertIterable(stream, 'toObservable');
   return new Observable<T>((subscriber) => {
-    const iterator = Symbol.asyncIterator in stream ? stream[Symbol.asyncIterator]() : stream[Symbol.iterator]();
+    const iterator = asyncIteratorOf(stream);
     let closed = false;
     const walk = async (): Promise<void> => {
       try {

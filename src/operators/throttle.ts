@@ -8,7 +8,7 @@
  */
 import { controlOf } from '../control.ts';
 import { assertRate, ThrottleGate } from '../gates.ts';
-import { assertIterable, derive, describe } from './derive.ts';
+import { assertIterable, asyncIteratorOf, derive, describe } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
 export interface ThrottleOptions {
@@ -31,7 +31,7 @@ export function throttle<T>(options: ThrottleOptions): Operator<T, T> {
     const control = controlOf(source);
     if (control === undefined) return derive(source, 'throttle', (s) => spaceRecords(s, gate, signal));
     control.addGate(gate);
-    return derive(source, 'throttle', passThrough);
+    return derive(source, 'throttle', asyncIteratorOf);
   };
 }
 
@@ -40,12 +40,4 @@ async function* spaceRecords<T>(source: AnyIterable<T>, gate: ThrottleGate, sign
     await gate.acquire(signal);
     yield record;
   }
-}
-
-function passThrough<T>(source: AnyIterable<T>): AsyncIterator<T> {
-  return Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : yieldAll(source);
-}
-
-async function* yieldAll<T>(source: Iterable<T>): AsyncGenerator<T> {
-  yield* source;
 }

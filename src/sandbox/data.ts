@@ -92,6 +92,21 @@ export function sizeOf(identifier: string, min = 20, max = 200): number {
   return min + (hash(identifier) % (max - min + 1));
 }
 
+/**
+ * A run of digits unique per (resource, index): the resource's hash then the index, each zero-padded.
+ * Platforms put their own leading digits in front so that ids look like theirs.
+ */
+export function serialId(resource: string, index: number, indexDigits: number): string {
+  return `${String(hash(resource)).padStart(10, '0')}${String(index).padStart(indexDigits, '0')}`;
+}
+
+/** 1234567 → "1.2M", 1500 → "1.5K": how the platforms display large counts. */
+export function compactCount(count: number): string {
+  if (count >= 1_000_000) return `${(count / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
+  if (count >= 1_000) return `${(count / 1_000).toFixed(1).replace(/\.0$/, '')}K`;
+  return String(count);
+}
+
 /** SPEC 2.2: a list inside `data` is an object keyed "0", "1", …; `{}` when empty. */
 export function keyed<T>(items: readonly T[]): Record<string, T> {
   const out: Record<string, T> = {};

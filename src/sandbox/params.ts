@@ -70,6 +70,18 @@ export function decimal(query: URLSearchParams, name: string, message?: string):
   return parsed;
 }
 
+/** A `YYYY-MM-DD` calendar date that exists, or `undefined` when absent. */
+export function isoDate(query: URLSearchParams, name: string): string | undefined {
+  const value = optional(query, name);
+  if (value === undefined) return undefined;
+  const millis = Date.parse(`${value}T00:00:00Z`);
+  // Date.parse rolls 2025-02-30 over into March; the round trip refuses it.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(millis) || new Date(millis).toISOString().slice(0, 10) !== value) {
+    invalid(name, value);
+  }
+  return value;
+}
+
 /** `true`/`false` (also `1`/`0`), or `fallback` when absent. */
 export function flag(query: URLSearchParams, name: string, fallback = false): boolean {
   const value = optional(query, name);

@@ -28,12 +28,12 @@ export class SandboxValidationError extends Error {
 }
 
 export interface SandboxOperation {
-  /** The path below `/v1/scrape/`, e.g. `forum/subforum`. */
+  /**
+   * The path below `/v1/scrape/`, e.g. `forum/subforum`. It is also the `endpoint` of validation
+   * errors (SPEC 2.1: `<platform>/<operation>`), and its first segment is the platform.
+   */
   id: string;
-  /** The `endpoint` value of responses and validation errors, e.g. `forum/subforum`. */
-  endpoint: string;
   /** Words of the upstream fault message: `Failed to fetch <platform> <operation>`. */
-  platform: string;
   operation: string;
   /** AI transcript operations answer more slowly than the rest (SPEC E14, E19). */
   slow?: boolean;

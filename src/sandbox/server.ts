@@ -45,6 +45,11 @@ const BAD_GATEWAY_PAGE =
   '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>' +
   '<body><h1>502 Bad Gateway</h1><p>The upstream server returned an invalid response.</p></body></html>\n';
 
+/** The platform word of an operation id: `forum/subforum` → `forum`. */
+function platformOf(id: string): string {
+  return id.split('/', 1)[0];
+}
+
 /** A query string that cannot be decoded is refused before any handler sees it. */
 function isMalformedQuery(raw: string): boolean {
   if (!raw.includes('%')) return false;
@@ -100,7 +105,7 @@ export function createSandboxServer(config: ServerConfig): Server {
     rawQuery: string,
   ): Promise<void> {
     if (isMalformedQuery(rawQuery)) {
-      await sendJson(res, 400, { error: 'Malformed query string', endpoint: operation.endpoint, credits_required: 1 });
+      await sendJson(res, 400, { error: 'Malformed query string', endpoint: operation.id, credits_required: 1 });
       return;
     }
     let body: string;
@@ -115,7 +120,7 @@ export function createSandboxServer(config: ServerConfig): Server {
       if (error instanceof SandboxValidationError) {
         await sendJson(res, 400, {
           error: error.message,
-          endpoint: operation.endpoint,
+          endpoint: operation.id,
           credits_required: 1,
           ...error.extra,
         });
@@ -134,7 +139,7 @@ export function createSandboxServer(config: ServerConfig): Server {
     switch (faults.draw()) {
       case 'upstream':
         accounts.refund(apiKey);
-        await sendJson(res, 500, { error: `Failed to fetch ${operation.platform} ${operation.operation}` }, delayMs);
+        await sendJson(res, 500, { error: `Failed to fetch ${platformOf(operation.id)} ${operation.operation}` }, delayMs);
         return;
       case 'reset':
         accounts.refund(apiKey);

@@ -11,6 +11,10 @@ describe('toObservable', () => {
     expect(await firstValueFrom(toObservable(numbers(4)).pipe(toArray()))).toEqual([0, 1, 2, 3]);
   });
 
+  it('emits the values of an array and completes', async () => {
+    expect(await firstValueFrom(toObservable(['a', 'b']).pipe(toArray()))).toEqual(['a', 'b']);
+  });
+
   it('closes the walk when the subscriber unsubscribes', async () => {
     const probe: Probe = { pulled: 0, closed: false };
     const first = await firstValueFrom(toObservable(numbers(1000, probe, 1)).pipe(rxTake(3), toArray()));

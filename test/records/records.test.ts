@@ -27,6 +27,7 @@ import type {
   TranscriptSegment,
   WireForm,
 } from '../../src/records/index.ts';
+import type { OperationId as TableOperationId } from '../../src/operations/table.ts';
 import { compile } from './compile.ts';
 
 const thisFile = fileURLToPath(import.meta.url);
@@ -129,6 +130,10 @@ describe('record types', () => {
       | 'threadtext/user-posts'
     >();
     expectTypeOf<keyof PagesByOperation>().toEqualTypeOf<keyof RecordsByOperation>();
+  });
+
+  it('has a record type for every row of the operation table, and no record type without a row', () => {
+    expectTypeOf<TableOperationId>().toEqualTypeOf<OperationId>();
   });
 });
 

@@ -302,6 +302,13 @@ describe('faults', () => {
     expect(sandbox.balance(sandbox.apiKey).credits).toBe(10_000);
   });
 
+  it('names the platform of a nested path in the upstream failure message', async () => {
+    const sandbox = await sandboxWith({ faults: { rate: 1 } });
+    const { status, body } = await get(sandbox.url, '/v1/scrape/socialnet-marketplace/location-search', { query: 'austin' });
+    expect(status).toBe(500);
+    expect(body).toEqual({ error: 'Failed to fetch socialnet-marketplace location search' });
+  });
+
   it('destroys the socket at reset 1 and charges nothing', async () => {
     const sandbox = await sandboxWith({ faults: { reset: 1 } });
     await expect(get(sandbox.url, PROFILE, { handle: 'a' })).rejects.toThrow();
@@ -400,8 +407,6 @@ describe('determinism', () => {
 describe('robustness', () => {
   const broken: SandboxOperation = {
     id: 'test/broken',
-    endpoint: 'test/broken',
-    platform: 'test',
     operation: 'broken',
     handle() {
       throw new Error('handler bug');
@@ -409,8 +414,6 @@ describe('robustness', () => {
   };
   const strict: SandboxOperation = {
     id: 'test/strict',
-    endpoint: 'test/strict',
-    platform: 'test',
     operation: 'strict',
     handle({ query }) {
       if (!query.has('x')) throw new SandboxValidationError('Missing required parameter: x', { hint: 'x' });

@@ -54,6 +54,22 @@ describe('the record to row mapping', () => {
     expect(kinds(plan([{ t: '1969-12-31T23:59:59.000Z' }]))).toEqual({ t: 'string' });
   });
 
+  it('types a column TIMESTAMP only for days and times the calendar has', () => {
+    const kindOf = (t: string): string | undefined => kinds(plan([{ t }])).t;
+    expect(['2024-02-29T12:00:00.000Z', '2000-02-29T00:00:00.000Z', '1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'].map(kindOf)).toEqual(
+      Array(4).fill('timestamp'),
+    );
+    expect(
+      ['2023-02-29T12:00:00.000Z', '2100-02-29T00:00:00.000Z', '2024-04-31T00:00:00.000Z', '2024-13-01T00:00:00.000Z', '2024-01-00T00:00:00.000Z',
+        '2024-01-01T24:00:00.000Z', '2024-01-01T00:60:00.000Z', '2024-01-01T00:00:60.000Z'].map(kindOf),
+    ).toEqual(Array(8).fill('string'));
+  });
+
+  it('writes a timestamp cell as the epoch milliseconds of the instant', () => {
+    const t = '2024-02-29T23:59:59.123Z';
+    expect(plan([{ t }]).toRow({ t })).toEqual([Date.parse(t), null]);
+  });
+
   it('gives a field seen only as null in the sample a column, but not a null above mapped columns', () => {
     const layout = plan([{ a: null, b: null }, { b: { c: 1 } }]);
     expect(layout.names).toEqual(['a', 'b.c', '_extra']);

@@ -383,6 +383,6 @@ function subforum(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  { id: 'forum/post/comments', endpoint: 'forum/post/comments', platform: 'forum', operation: 'post comments', handle: postComments },
-  { id: 'forum/subforum', endpoint: 'forum/subforum', platform: 'forum', operation: 'subforum', handle: subforum },
+  { id: 'forum/post/comments', operation: 'post comments', handle: postComments },
+  { id: 'forum/subforum', operation: 'subforum', handle: subforum },
 ];

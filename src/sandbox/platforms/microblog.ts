@@ -182,14 +182,7 @@ function comments(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'microblog/tweet/transcript',
-    endpoint: 'microblog/tweet/transcript',
-    platform: 'microblog',
-    operation: 'tweet transcript',
-    slow: true,
-    handle: transcript,
-  },
-  { id: 'microblog/community', endpoint: 'microblog/community', platform: 'microblog', operation: 'community', handle: community },
-  { id: 'microblog/comments', endpoint: 'microblog/comments', platform: 'microblog', operation: 'comments', handle: comments },
+  { id: 'microblog/tweet/transcript', operation: 'tweet transcript', slow: true, handle: transcript },
+  { id: 'microblog/community', operation: 'community', handle: community },
+  { id: 'microblog/comments', operation: 'comments', handle: comments },
 ];

@@ -229,27 +229,8 @@ function postInfo(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'photoshare/transcript',
-    endpoint: 'photoshare/transcript',
-    platform: 'photoshare',
-    operation: 'transcript',
-    slow: true,
-    handle: transcript,
-  },
-  {
-    id: 'photoshare/search/hashtag',
-    endpoint: 'photoshare/search/hashtag',
-    platform: 'photoshare',
-    operation: 'hashtag search',
-    handle: hashtag,
-  },
-  {
-    id: 'photoshare/highlight-detail',
-    endpoint: 'photoshare/highlight-detail',
-    platform: 'photoshare',
-    operation: 'highlight detail',
-    handle: highlightDetail,
-  },
-  { id: 'photoshare/post-info', endpoint: 'photoshare/post-info', platform: 'photoshare', operation: 'post info', handle: postInfo },
+  { id: 'photoshare/transcript', operation: 'transcript', slow: true, handle: transcript },
+  { id: 'photoshare/search/hashtag', operation: 'hashtag search', handle: hashtag },
+  { id: 'photoshare/highlight-detail', operation: 'highlight detail', handle: highlightDetail },
+  { id: 'photoshare/post-info', operation: 'post info', handle: postInfo },
 ];

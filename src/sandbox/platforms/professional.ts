@@ -60,11 +60,5 @@ function searchPosts(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'professional/search/posts',
-    endpoint: 'professional/search/posts',
-    platform: 'professional',
-    operation: 'post search',
-    handle: searchPosts,
-  },
+  { id: 'professional/search/posts', operation: 'post search', handle: searchPosts },
 ];

@@ -4,22 +4,15 @@
  */
 import { EPOCH_SECONDS, Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
-import { invalid, oneOf, optional } from '../params.ts';
+import { invalid, isoDate, oneOf, optional } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
 
 const PAGE_SIZE = 40;
 const DAY = 86_400;
 
-/** A `YYYY-MM-DD` calendar date as Unix seconds (midnight UTC), or `undefined` when absent. */
-function date(query: URLSearchParams, name: string): number | undefined {
-  const value = optional(query, name);
-  if (value === undefined) return undefined;
-  const millis = Date.parse(`${value}T00:00:00Z`);
-  // Date.parse rolls 2025-02-30 over to March; a round trip catches that.
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(millis) || new Date(millis).toISOString().slice(0, 10) !== value) {
-    invalid(name, value);
-  }
-  return millis / 1000;
+/** Midnight UTC of a `YYYY-MM-DD` date as Unix seconds. */
+function seconds(date: string | undefined): number | undefined {
+  return date === undefined ? undefined : Date.parse(`${date}T00:00:00Z`) / 1000;
 }
 
 function companyAds(request: SandboxRequest) {
@@ -34,9 +27,11 @@ function companyAds(request: SandboxRequest) {
   if (region !== undefined && !/^[A-Za-z]{2}$/.test(region)) invalid('region', region);
   // SPEC E17: political ads are only listed per region.
   if (topic === 'political' && region === undefined) throw new SandboxValidationError('Missing required parameter: region');
-  const start = date(query, 'start_date');
-  const end = date(query, 'end_date');
-  if (start !== undefined && end !== undefined && end < start) invalid('end_date', query.get('end_date') as string);
+  const startDate = isoDate(query, 'start_date');
+  const endDate = isoDate(query, 'end_date');
+  if (startDate !== undefined && endDate !== undefined && endDate < startDate) invalid('end_date', endDate);
+  const start = seconds(startDate);
+  const end = seconds(endDate);
 
   const identifier = domain ?? advertiserId ?? '';
   const resource = [request.seed, 'company-ads', domain, advertiserId, topic, region, start, end].join('|');
@@ -75,11 +70,5 @@ function companyAds(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'search-ad-library/company-ads',
-    endpoint: 'search-ad-library/company-ads',
-    platform: 'search-ad-library',
-    operation: 'company ads',
-    handle: companyAds,
-  },
+  { id: 'search-ad-library/company-ads', operation: 'company ads', handle: companyAds },
 ];

@@ -35,5 +35,5 @@ function webSearch(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  { id: 'search/search', endpoint: 'search/search', platform: 'search', operation: 'web search', handle: webSearch },
+  { id: 'search/search', operation: 'web search', handle: webSearch },
 ];

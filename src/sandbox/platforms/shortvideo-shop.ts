@@ -2,7 +2,7 @@
  * The short-video platform's shop: every product of a store (E6). The one operation without the
  * envelope: `success`, `shopInfo`, `products` (a real array), `cursor` and `has_more` at the top.
  */
-import { Rng, decodeCursor, encodeCursor, hash, pageIndices, sizeOf } from '../data.ts';
+import { Rng, compactCount, decodeCursor, encodeCursor, pageIndices, serialId, sizeOf } from '../data.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import type { SandboxOperation, SandboxRequest } from '../platform.ts';
 
@@ -19,13 +19,6 @@ const CURRENCY: Record<string, [name: string, symbol: string]> = {
 function image(rng: Rng, size: number) {
   const uri = `tos-maliva-i-o3syd03w52-us/${rng.token(32)}`;
   return { height: size, width: size, uri, url_list: [`${CDN}/${uri}~tplv-${size}.webp`, `${CDN}/${uri}~tplv-${size}.jpeg`] };
-}
-
-/** 1234567 → "1.2M", as the shop formats its counts. */
-function formatCount(count: number): string {
-  if (count >= 1_000_000) return `${(count / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`;
-  if (count >= 1_000) return `${(count / 1_000).toFixed(1).replace(/\.0$/, '')}K`;
-  return String(count);
 }
 
 function shopInfo(rng: Rng, url: string, region: string, total: number) {
@@ -49,16 +42,16 @@ function shopInfo(rng: Rng, url: string, region: string, total: number) {
     shop_slogan: rng.sentence(3, 7),
     desc: rng.sentence(),
     sold_count: sold,
-    format_sold_count: formatCount(sold),
+    format_sold_count: compactCount(sold),
     global_sold_count: String(globalSold),
-    format_global_sold_count: formatCount(globalSold),
+    format_global_sold_count: compactCount(globalSold),
     on_sell_product_count: total,
     display_on_sell_product_count: String(total),
     review_count: rng.int(0, 200_000),
     followers_count: String(followers),
-    format_followers_count: formatCount(followers),
+    format_followers_count: compactCount(followers),
     video_count: String(videos),
-    format_video_count: formatCount(videos),
+    format_video_count: compactCount(videos),
     enable_follow: true,
     store_sub_score: [1, 2, 3].map((type) => {
       const score = rng.int(30, 50) / 10;
@@ -134,7 +127,7 @@ function products(request: SandboxRequest) {
   const list = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) =>
     product(
       new Rng(request.seed, resource, index),
-      `17${String(hash(resource)).padStart(10, '0')}${String(index).padStart(7, '0')}`,
+      `17${serialId(resource, index, 7)}`,
       region,
       info,
     ),
@@ -144,11 +137,5 @@ function products(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'shortvideo-shop/products',
-    endpoint: 'shortvideo-shop/products',
-    platform: 'shortvideo-shop',
-    operation: 'products',
-    handle: products,
-  },
+  { id: 'shortvideo-shop/products', operation: 'products', handle: products },
 ];

@@ -9,6 +9,7 @@ import {
   keyed,
   newestFirstSeconds,
   pageIndices,
+  serialId,
   sizeOf,
   unixSecondsAgo,
 } from '../data.ts';
@@ -33,7 +34,7 @@ const COUNTRY_CODES = Object.keys(COUNTRIES);
 
 /** A 19-digit id, unique per (resource, index) so that a walk never repeats one by chance. */
 function numericId(resource: string, index: number): string {
-  return `7${String(hash(resource)).padStart(10, '0')}${String(index).padStart(8, '0')}`;
+  return `7${serialId(resource, index, 8)}`;
 }
 
 /** Large counts are shown rounded in `stats` (exact, as strings, in `statsV2`). */
@@ -331,20 +332,8 @@ function commentReplies(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  { id: 'shortvideo/profile', endpoint: 'shortvideo/profile', platform: 'shortvideo', operation: 'profile', handle: profile },
-  { id: 'shortvideo/videos', endpoint: 'shortvideo/videos', platform: 'shortvideo', operation: 'videos', handle: videos },
-  {
-    id: 'shortvideo/videos/popular',
-    endpoint: 'shortvideo/videos/popular',
-    platform: 'shortvideo',
-    operation: 'popular videos',
-    handle: popular,
-  },
-  {
-    id: 'shortvideo/comment-replies',
-    endpoint: 'shortvideo/comment-replies',
-    platform: 'shortvideo',
-    operation: 'comment replies',
-    handle: commentReplies,
-  },
+  { id: 'shortvideo/profile', operation: 'profile', handle: profile },
+  { id: 'shortvideo/videos', operation: 'videos', handle: videos },
+  { id: 'shortvideo/videos/popular', operation: 'popular videos', handle: popular },
+  { id: 'shortvideo/comment-replies', operation: 'comment replies', handle: commentReplies },
 ];

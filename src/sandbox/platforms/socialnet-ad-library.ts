@@ -2,25 +2,14 @@
  * The social network's ad library: ad search (E18), 30 results a page behind `data.cursor`, which is
  * absent on the last page.
  */
-import { Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, sizeOf } from '../data.ts';
+import { Rng, decodeCursor, encodeCursor, keyed, pageIndices, serialId, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
-import { invalid, optional, required } from '../params.ts';
+import { invalid, isoDate, optional, required } from '../params.ts';
 import type { SandboxOperation, SandboxRequest } from '../platform.ts';
 
 const PAGE_SIZE = 30;
 const SITE = 'https://www.socialnet.example';
 const CDN = 'https://scontent.socialnet.example';
-
-function date(query: URLSearchParams, name: string): string | undefined {
-  const value = optional(query, name);
-  if (value === undefined) return undefined;
-  const millis = Date.parse(`${value}T00:00:00Z`);
-  // Date.parse rolls 2025-02-30 over into March; the round trip refuses it.
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(millis) || new Date(millis).toISOString().slice(0, 10) !== value) {
-    invalid(name, value);
-  }
-  return value;
-}
 
 function card(rng: Rng, title: string, link: string) {
   const image = `${CDN}/v/t39.35426-6/${rng.token(24)}.jpg`;
@@ -53,8 +42,8 @@ function search(request: SandboxRequest) {
   );
   const country = optional(query, 'country');
   if (country !== undefined && !/^([A-Za-z]{2}|ALL)$/.test(country)) invalid('country', country);
-  const start = date(query, 'start_date');
-  const end = date(query, 'end_date');
+  const start = isoDate(query, 'start_date');
+  const end = isoDate(query, 'end_date');
   if (start !== undefined && end !== undefined && end < start) invalid('end_date', end);
   const resource = ['socialnet-ad-library/search', text, searchType, adType, country, status, mediaType, start, end, sortBy].join('|');
   const total = sizeOf(text);
@@ -67,7 +56,7 @@ function search(request: SandboxRequest) {
     const link = `https://${rng.words(1)}-${rng.token(4)}.example/`;
     const active = status === 'ACTIVE' ? true : status === 'INACTIVE' ? false : rng.bool(0.6);
     return {
-      ad_archive_id: `${String(hash(resource)).padStart(10, '0')}${String(index).padStart(6, '0')}`,
+      ad_archive_id: serialId(resource, index, 6),
       collation_count: rng.nullable(rng.int(1, 12), 0.4),
       collation_id: rng.nullable(rng.digits(16), 0.4),
       page_id: pageId,
@@ -117,11 +106,5 @@ function search(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'socialnet-ad-library/search',
-    endpoint: 'socialnet-ad-library/search',
-    platform: 'socialnet-ad-library',
-    operation: 'search',
-    handle: search,
-  },
+  { id: 'socialnet-ad-library/search', operation: 'search', handle: search },
 ];

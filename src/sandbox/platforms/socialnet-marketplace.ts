@@ -3,7 +3,7 @@
  * `data.cursor` / `data.has_next_page`) and the places to search around (E10, one response).
  * Neither response carries `endpoint` (SPEC 2.1).
  */
-import { Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, sizeOf } from '../data.ts';
+import { Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, serialId, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { decimal, invalid, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -57,7 +57,7 @@ function search(request: SandboxRequest) {
   const place = PLACES[hash(`${lat},${lng}`) % PLACES.length];
   const listings = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) => {
     const rng = new Rng(request.seed, resource, index);
-    const id = `${String(hash(resource)).padStart(10, '0')}${String(index).padStart(6, '0')}`;
+    const id = serialId(resource, index, 6);
     const amount = Math.round((minPrice + rng.next() * (maxPrice - minPrice)) * 100) / 100;
     const reduced = rng.bool(0.2);
     const sold = rng.bool(0.05);
@@ -122,18 +122,6 @@ function locationSearch(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  {
-    id: 'socialnet-marketplace/search',
-    endpoint: 'socialnet-marketplace/search',
-    platform: 'socialnet-marketplace',
-    operation: 'search',
-    handle: search,
-  },
-  {
-    id: 'socialnet-marketplace/location-search',
-    endpoint: 'socialnet-marketplace/location-search',
-    platform: 'socialnet-marketplace',
-    operation: 'location search',
-    handle: locationSearch,
-  },
+  { id: 'socialnet-marketplace/search', operation: 'search', handle: search },
+  { id: 'socialnet-marketplace/location-search', operation: 'location search', handle: locationSearch },
 ];

@@ -2,7 +2,7 @@
  * The social network: a page's reels (E7, `cursor` and `next_page_id` always together, 10 a page)
  * and a public group's posts (E8, `cursor`, 3 a page).
  */
-import { Rng, decodeCursor, encodeCursor, hash, isoFromSeconds, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
+import { Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, newestFirstSeconds, pageIndices, serialId, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -13,7 +13,7 @@ const SITE = 'https://www.socialnet.example';
 const CDN = 'https://scontent.socialnet.example';
 
 function numericId(resource: string, index: number, lead = '1'): string {
-  return `${lead}${String(hash(resource)).padStart(10, '0')}${String(index).padStart(6, '0')}`;
+  return `${lead}${serialId(resource, index, 6)}`;
 }
 
 function reels(request: SandboxRequest) {
@@ -114,6 +114,6 @@ function groupPosts(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  { id: 'socialnet/profile/reels', endpoint: 'socialnet/profile/reels', platform: 'socialnet', operation: 'profile reels', handle: reels },
-  { id: 'socialnet/group/posts', endpoint: 'socialnet/group/posts', platform: 'socialnet', operation: 'group posts', handle: groupPosts },
+  { id: 'socialnet/profile/reels', operation: 'profile reels', handle: reels },
+  { id: 'socialnet/group/posts', operation: 'group posts', handle: groupPosts },
 ];

@@ -82,5 +82,5 @@ function userPosts(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  { id: 'threadtext/user-posts', endpoint: 'threadtext/user-posts', platform: 'threadtext', operation: 'user posts', handle: userPosts },
+  { id: 'threadtext/user-posts', operation: 'user posts', handle: userPosts },
 ];

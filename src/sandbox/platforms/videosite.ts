@@ -3,7 +3,7 @@
  * at most 1,000 with `order=top` and 7,000 with `newest`) and a video's transcript (E13, one response).
  * Continuations are `data.continuationToken`, absent on the last page.
  */
-import { EPOCH_SECONDS, Rng, decodeCursor, encodeCursor, hash, isoFromSeconds, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
+import { EPOCH_SECONDS, Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -27,17 +27,6 @@ function videoId(resource: string, index: number): string {
     return out;
   };
   return digits(hash(resource), 6) + digits(index, 5);
-}
-
-/** 1234567 → "1.2M views", the site's display text. */
-function countText(count: number, unit: string): string {
-  const short =
-    count >= 1_000_000
-      ? `${(count / 1_000_000).toFixed(1).replace(/\.0$/, '')}M`
-      : count >= 1_000
-        ? `${(count / 1_000).toFixed(1).replace(/\.0$/, '')}K`
-        : String(count);
-  return unit === '' ? short : `${short} ${unit}`;
 }
 
 function relativeText(secondsAgo: number): string {
@@ -73,11 +62,11 @@ function shorts(request: SandboxRequest) {
       url: `${SITE}/shorts/${id}`,
       title: `${rng.sentence(3, 9)} #shorts`,
       description: rng.nullable(rng.sentence(6, 20), 0.3),
-      viewCountText: countText(views, 'views'),
+      viewCountText: `${compactCount(views)} views`,
       viewCountInt: views,
-      commentCountText: countText(comments, ''),
+      commentCountText: compactCount(comments),
       commentCountInt: comments,
-      likeCountText: countText(likes, ''),
+      likeCountText: compactCount(likes),
       likeCountInt: likes,
       publishDate: isoFromSeconds(newestFirstSeconds(rng, index, total, 43_200)),
       genre: rng.pick(['Entertainment', 'Education', 'Music', 'Howto & Style', 'Sports', 'Comedy']),
@@ -163,7 +152,7 @@ function transcript(request: SandboxRequest) {
 }
 
 export const operations: SandboxOperation[] = [
-  { id: 'videosite/channel/shorts', endpoint: 'videosite/channel/shorts', platform: 'videosite', operation: 'channel shorts', handle: shorts },
-  { id: 'videosite/video/comments', endpoint: 'videosite/video/comments', platform: 'videosite', operation: 'video comments', handle: comments },
-  { id: 'videosite/video/transcript', endpoint: 'videosite/video/transcript', platform: 'videosite', operation: 'video transcript', handle: transcript },
+  { id: 'videosite/channel/shorts', operation: 'channel shorts', handle: shorts },
+  { id: 'videosite/video/comments', operation: 'video comments', handle: comments },
+  { id: 'videosite/video/transcript', operation: 'video transcript', handle: transcript },
 ];
