@@ -24,12 +24,75 @@ export interface ColumnSpec {
   readonly compression: string;
 }
 
-/** One row group's worth of one column: the non-null values and which rows have one. */
+const TWO_32 = 4294967296;
+
+/**
+ * One row group's worth of one column: its non-null values already PLAIN-encoded, and which rows
+ * have one. Encoding as the values arrive keeps no JS string or number alive until the group is
+ * flushed, so a 10,000-row group is a few buffers for the garbage collector, not 10,000 × columns
+ * objects to carry into the old generation.
+ */
 class ColumnBuffer {
-  values: Cell[] = [];
-  defined: Uint8Array;
-  constructor(capacity: number) {
+  private bytes: Buffer;
+  private length = 0;
+  /** Non-null values so far (BOOLEAN values are bit-packed in that order). */
+  private count = 0;
+  readonly defined: Uint8Array;
+
+  constructor(
+    private readonly physical: PhysicalType,
+    capacity: number,
+  ) {
     this.defined = new Uint8Array(capacity);
+    this.bytes = Buffer.allocUnsafe(physical === 'BOOLEAN' ? Math.ceil(capacity / 8) : 64 * 1024);
+    if (physical === 'BOOLEAN') this.bytes.fill(0);
+  }
+
+  push(row: number, cell: Exclude<Cell, null>): void {
+    this.defined[row] = 1;
+    switch (this.physical) {
+      case 'INT64': {
+        // Safe integers only (rows.ts guarantees it): split into two 32-bit words without BigInt.
+        const v = cell as number;
+        const high = Math.floor(v / TWO_32);
+        this.reserve(8);
+        this.bytes.writeUInt32LE(v - high * TWO_32, this.length);
+        this.bytes.writeInt32LE(high, this.length + 4);
+        this.length += 8;
+        break;
+      }
+      case 'DOUBLE':
+        this.reserve(8);
+        this.bytes.writeDoubleLE(cell as number, this.length);
+        this.length += 8;
+        break;
+      case 'BOOLEAN':
+        if (cell) this.bytes[this.count >> 3] |= 1 << (this.count & 7);
+        this.length = (this.count >> 3) + 1;
+        break;
+      case 'BYTE_ARRAY': {
+        const text = cell as string;
+        // UTF-8 takes at most 3 bytes per UTF-16 unit.
+        this.reserve(4 + text.length * 3);
+        const written = this.bytes.write(text, this.length + 4);
+        this.bytes.writeUInt32LE(written, this.length);
+        this.length += 4 + written;
+        break;
+      }
+    }
+    this.count++;
+  }
+
+  /** The PLAIN-encoded values. */
+  plain(): Buffer {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  private reserve(extra: number): void {
+    if (this.length + extra <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.length + extra));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
   }
 }
 
@@ -45,7 +108,7 @@ export class RowGroupBuffer {
   }
 
   private emptyBuffers(): ColumnBuffer[] {
-    return this.specs.map(() => new ColumnBuffer(this.capacity));
+    return this.specs.map((spec) => new ColumnBuffer(spec.physical, this.capacity));
   }
 
   get full(): boolean {
@@ -55,10 +118,7 @@ export class RowGroupBuffer {
   add(row: readonly Cell[]): void {
     for (let i = 0; i < this.buffers.length; i++) {
       const cell = row[i];
-      if (cell !== null) {
-        this.buffers[i].values.push(cell);
-        this.buffers[i].defined[this.rows] = 1;
-      }
+      if (cell !== null) this.buffers[i].push(this.rows, cell);
     }
     this.rows++;
   }
@@ -70,7 +130,7 @@ export class RowGroupBuffer {
       const buffer = this.buffers[i];
       pages[spec.name] = [
         {
-          page: encodeDataPage(spec, buffer.values, buffer.defined.subarray(0, this.rows)),
+          page: encodeDataPage(spec, buffer.plain(), buffer.defined.subarray(0, this.rows)),
           first_row_index: 0,
           num_values: this.rows,
           distinct_values: new Set(),
@@ -84,8 +144,8 @@ export class RowGroupBuffer {
   }
 }
 
-function encodeDataPage(spec: ColumnSpec, values: Cell[], defined: Uint8Array): Buffer {
-  const body = Buffer.concat([encodeDefinitionLevels(defined), encodePlain(spec.physical, values)]);
+function encodeDataPage(spec: ColumnSpec, plain: Buffer, defined: Uint8Array): Buffer {
+  const body = Buffer.concat([encodeDefinitionLevels(defined), plain]);
   const compressed: Buffer = parquetCompression.deflate(spec.compression, body);
   const header = new parquetTypes.PageHeader({
     type: parquetTypes.PageType.DATA_PAGE,
@@ -129,44 +189,4 @@ function varint(value: number): Buffer {
   }
   bytes.push(value);
   return Buffer.from(bytes);
-}
-
-const TWO_32 = 4294967296;
-
-function encodePlain(physical: PhysicalType, values: Cell[]): Buffer {
-  switch (physical) {
-    case 'INT64': {
-      const buf = Buffer.alloc(values.length * 8);
-      for (let i = 0; i < values.length; i++) {
-        // Safe integers only (rows.ts guarantees it): split into two 32-bit words without BigInt.
-        const v = values[i] as number;
-        const high = Math.floor(v / TWO_32);
-        buf.writeUInt32LE(v - high * TWO_32, i * 8);
-        buf.writeInt32LE(high, i * 8 + 4);
-      }
-      return buf;
-    }
-    case 'DOUBLE': {
-      const buf = Buffer.alloc(values.length * 8);
-      for (let i = 0; i < values.length; i++) buf.writeDoubleLE(values[i] as number, i * 8);
-      return buf;
-    }
-    case 'BOOLEAN': {
-      const buf = Buffer.alloc(Math.ceil(values.length / 8));
-      for (let i = 0; i < values.length; i++) if (values[i]) buf[i >> 3] |= 1 << (i & 7);
-      return buf;
-    }
-    case 'BYTE_ARRAY': {
-      let size = 0;
-      for (const value of values) size += 4 + Buffer.byteLength(value as string);
-      const buf = Buffer.allocUnsafe(size);
-      let offset = 0;
-      for (const value of values) {
-        const length = buf.write(value as string, offset + 4);
-        buf.writeUInt32LE(length, offset);
-        offset += 4 + length;
-      }
-      return buf;
-    }
-  }
 }

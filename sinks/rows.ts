@@ -189,15 +189,15 @@ export class RowLayout {
   readonly columns: readonly Column[];
   /** The overflow column: `_extra`, or with more leading `_` if the records have a field of that name. */
   readonly overflowName: string;
-  private readonly index: Map<string, number>;
-  private readonly parents: Set<string>;
+  /** The column names as a tree of raw keys, so a record is matched key by key without building names. */
+  private readonly root: Map<string, PathNode>;
 
   private constructor(columns: Column[]) {
     this.columns = columns;
-    this.index = new Map(columns.map((column, i) => [column.name, i]));
-    this.parents = parentsOf(columns.map((column) => column.name));
+    this.root = pathTree(columns.map((column) => column.name));
+    const names = new Set(columns.map((column) => column.name));
     let overflow = OVERFLOW_NAME;
-    while (this.index.has(overflow)) overflow = '_' + overflow;
+    while (names.has(overflow)) overflow = '_' + overflow;
     this.overflowName = overflow;
   }
 
@@ -212,72 +212,120 @@ export class RowLayout {
     const untyped = new RowLayout(names.map((name) => ({ name, kind: undefined })));
     if (!typed) return untyped;
     const counts = names.map(() => new Map<ColumnKind, number>());
-    for (const record of sample) {
-      untyped.walk(checkRecord(record), '', (i, value, path) => {
+    const tally: Visitor = {
+      column: (i, value, path) => {
         const kind = kindOf(value, path);
         counts[i].set(kind, (counts[i].get(kind) ?? 0) + 1);
-      }, () => undefined);
-    }
+      },
+      overflow: () => undefined,
+    };
+    for (const record of sample) untyped.walk(checkRecord(record), untyped.root, '', tally);
     return new RowLayout(names.map((name, i) => ({ name, kind: settleKind(counts[i]) })));
   }
 
   /** One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed). */
   toRow(record: unknown): Cell[] {
-    const row: Cell[] = new Array(this.columns.length + 1).fill(null);
-    let overflow: PlainObject | undefined;
-    const spill = (name: string, value: unknown): void => {
-      (overflow ??= {})[name] = value;
-    };
-    this.walk(checkRecord(record), '', (i, value, path) => {
-      const { kind } = this.columns[i];
-      if (kind === undefined) {
-        checkJsonValue(value, path);
-        row[i] = untypedCell(value);
-      } else if (kind === 'timestamp') {
-        const ms = typeof value === 'string' ? timestampOf(value) : undefined;
-        if (ms !== undefined) row[i] = ms;
-        else spill(path, value);
-      } else if (fits(kind, value)) {
-        row[i] = typedCell(kind, value);
-      } else {
-        checkJsonValue(value, path);
-        spill(path, value);
-      }
-    }, spill);
-    if (overflow !== undefined) row[this.columns.length] = JSON.stringify(overflow);
-    return row;
+    const filler = new RowFiller(this.columns);
+    this.walk(checkRecord(record), this.root, '', filler);
+    return filler.finish();
   }
 
   /**
-   * Visits every non-null value of a record: `toColumn` for a value that has a column, `toOverflow`
-   * for one that has none. An object is descended into only where columns lie beneath it.
+   * Visits every non-null value of a record: `column` for a value that has a column, `overflow` for
+   * one that has none. An object is descended into only where columns lie beneath it.
    */
-  private walk(
-    object: PlainObject,
-    prefix: string,
-    toColumn: (index: number, value: unknown, name: string) => void,
-    toOverflow: (name: string, value: unknown) => void,
-  ): void {
+  private walk(object: PlainObject, children: Map<string, PathNode>, prefix: string, visitor: Visitor): void {
     for (const key of Object.keys(object)) {
       const value = object[key];
       if (value === undefined) continue;
-      const name = joinName(prefix, key);
-      if (isPlainObject(value) && this.parents.has(name) && Object.keys(value).length > 0) {
-        this.walk(value, name, toColumn, toOverflow);
-        continue;
-      }
-      const i = this.index.get(name);
-      if (i !== undefined) {
-        if (value !== null) toColumn(i, value, name);
-      } else if (value === null) {
-        // A null above mapped columns reads as those columns being NULL; elsewhere it is kept.
-        if (!this.parents.has(name)) toOverflow(name, value);
-      } else {
-        checkJsonValue(value, name);
-        toOverflow(name, value);
+      const node = children.get(key);
+      if (node === undefined) {
+        // Not a column and no column beneath it: the name is only built for what overflows.
+        const name = joinName(prefix, key);
+        if (value !== null) checkJsonValue(value, name);
+        visitor.overflow(name, value);
+      } else if (node.children !== undefined && isPlainObject(value) && hasKeys(value)) {
+        this.walk(value, node.children, node.name, visitor);
+      } else if (node.index !== undefined) {
+        if (value !== null) visitor.column(node.index, value, node.name);
+      } else if (value !== null) {
+        // A null above mapped columns reads as those columns being NULL; any other value is kept.
+        checkJsonValue(value, node.name);
+        visitor.overflow(node.name, value);
       }
     }
   }
+}
+
+/** One key of a column name: the column it ends (if any) and the keys that continue it. */
+interface PathNode {
+  /** The escaped, dotted name up to and including this key. */
+  name: string;
+  index?: number;
+  children?: Map<string, PathNode>;
+}
+
+function pathTree(names: readonly string[]): Map<string, PathNode> {
+  const root = new Map<string, PathNode>();
+  names.forEach((name, index) => {
+    let children = root;
+    let prefix = '';
+    const keys = splitColumnName(name);
+    keys.forEach((key, depth) => {
+      prefix = joinName(prefix, key);
+      let node = children.get(key);
+      if (node === undefined) children.set(key, (node = { name: prefix }));
+      if (depth === keys.length - 1) node.index = index;
+      else children = node.children ??= new Map();
+    });
+  });
+  return root;
+}
+
+interface Visitor {
+  column(index: number, value: unknown, name: string): void;
+  overflow(name: string, value: unknown): void;
+}
+
+/** Fills one row: each value into its column's cell, or into the overflow object when it does not fit. */
+class RowFiller implements Visitor {
+  private readonly row: Cell[];
+  private spilled: PlainObject | undefined;
+
+  constructor(private readonly columns: readonly Column[]) {
+    this.row = new Array<Cell>(columns.length + 1).fill(null);
+  }
+
+  column(index: number, value: unknown, name: string): void {
+    const { kind } = this.columns[index];
+    if (kind === undefined) {
+      checkJsonValue(value, name);
+      this.row[index] = untypedCell(value);
+    } else if (kind === 'timestamp') {
+      const ms = typeof value === 'string' ? timestampOf(value) : undefined;
+      if (ms !== undefined) this.row[index] = ms;
+      else this.overflow(name, value);
+    } else if (fits(kind, value)) {
+      this.row[index] = typedCell(kind, value);
+    } else {
+      checkJsonValue(value, name);
+      this.overflow(name, value);
+    }
+  }
+
+  overflow(name: string, value: unknown): void {
+    (this.spilled ??= {})[name] = value;
+  }
+
+  finish(): Cell[] {
+    if (this.spilled !== undefined) this.row[this.columns.length] = JSON.stringify(this.spilled);
+    return this.row;
+  }
+}
+
+function hasKeys(object: PlainObject): boolean {
+  for (const _ in object) return true;
+  return false;
 }
 
 /** Throws the TypeError `toRow` would, for a record that is only buffered for now. */
