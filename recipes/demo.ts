@@ -37,9 +37,14 @@ for (const [name, reader] of Object.entries(readers)) {
   console.log(`  ${name.padEnd(14)} ${String(posts).padStart(5)} posts, ${distinct} distinct ids, average score ${avgScore}`);
 }
 const top = await duckdb.runAndReadAll(
-  `SELECT "author", count(*) AS posts, sum(num_comments) AS comments FROM read_parquet('${files[2]}')
-   GROUP BY "author" ORDER BY posts DESC, "author" LIMIT 5`,
+  `SELECT score, num_comments, title FROM read_parquet('${files[2]}') ORDER BY score DESC LIMIT 5`,
 );
-console.log('\nMost active authors (from the Parquet file):');
-for (const [author, posts, comments] of top.getRows()) console.log(`  ${String(author).padEnd(24)} ${posts} posts, ${comments} comments`);
+console.log('\nTop posts by score (from the Parquet file):');
+for (const [score, comments, title] of top.getRows()) {
+  console.log(`  ${String(score).padStart(6)} points ${String(comments).padStart(5)} comments  ${String(title).slice(0, 60)}`);
+}
+const types = await duckdb.runAndReadAll(
+  `SELECT column_type, count(*) AS columns FROM (DESCRIBE SELECT * FROM read_parquet('${files[2]}')) GROUP BY column_type ORDER BY columns DESC`,
+);
+console.log(`\nParquet column types: ${types.getRows().map(([type, count]) => `${count} ${type}`).join(', ')}`);
 console.log(`\nFiles are in ${outDir.replace(root + '/', '')}/`);
