@@ -93,6 +93,11 @@ describe('an interrupted export resumed with --resume', () => {
       expect(first.stderr).toContain('--resume');
       const [partial] = await queryWithDuckDb(out, 'SELECT count(*)::INTEGER AS n FROM FILE');
       expect(partial.n).toBe(30 * 25);
+      // What stays on disk for --resume names the export, never the key or the service address.
+      const kept = readFileSync(`${out}.checkpoint.json`, 'utf8') + readFileSync(`${out}.spool.ndjson`, 'utf8');
+      expect(kept).toContain('resume-n2000');
+      expect(kept).not.toContain(key);
+      expect(kept).not.toContain(dry.url);
       dry.purchase(key, 500);
       const second = await runCli([...WALK, '--out', out, '--resume'], env);
       expect(second.code, second.stderr).toBe(0);
