@@ -54,8 +54,9 @@ export class Spool {
 
   /** Opens `path` for appending; with `keepBytes`, first cuts it back to that many bytes. */
   static async open(path: string, keepBytes?: number): Promise<Spool> {
-    const handle = await open(path, keepBytes === undefined ? 'w' : 'r+');
-    if (keepBytes !== undefined) {
+    // Nothing to keep (a fresh run, or a resume before the first page) starts an empty spool.
+    const handle = await open(path, keepBytes ? 'r+' : 'w');
+    if (keepBytes) {
       const { size } = await handle.stat();
       if (size < keepBytes) {
         await handle.close();
