@@ -27,6 +27,8 @@ export interface ExportState {
   pages: number;
   /** Request attempts that could have been charged, over every run of this export. */
   credits: number;
+  /** Every page is in the spool; only writing the output from it is left. */
+  finished?: boolean;
 }
 
 export function freshState(op: string, out: string, inputs: Record<string, string>[]): ExportState {

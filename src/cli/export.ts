@@ -78,6 +78,7 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   if (plan.resume) {
     if (!state) throw new UsageError(`nothing to resume: no checkpoint at ${checkpointPath}`);
     assertSameExport(state, plan.opId, plan.inputs, checkpointPath);
+    if (state.finished) return finishExport(plan, state, spoolPath, checkpointPath);
     if (state.spoolBytes > 0 && (await fileSize(spoolPath)) === undefined) {
       throw new UsageError(`the spool ${spoolPath} is missing; delete ${checkpointPath} to start over`);
     }
@@ -101,29 +102,32 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
     await connection.close();
   }
 
-  const code = outcome.failure === undefined ? EXIT.ok : exitCodeOf(outcome.failure);
-  if (outcome.failure !== undefined && !isResumable(code)) {
-    await saveState(checkpointPath, state);
-    throw outcome.failure;
-  }
-  const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: outcome.failure !== undefined });
-  if (outcome.failure === undefined) {
-    await removeIfPresent(checkpointPath);
-  } else {
-    await saveState(checkpointPath, state);
-  }
+  const { failure } = outcome;
   const { before, after } = outcome.balance;
   const balance = before && after ? `; balance ${before.credits} → ${after.credits}` : '';
-  process.stderr.write(
-    `${outcome.failure === undefined ? 'wrote' : 'stopped early; kept'} ${state.records} records ` +
-      `(${state.pages} pages, ${outcome.credits} credits this run) to ${plan.out} (${written.bytes} bytes) ` +
-      `in ${outcome.seconds.toFixed(1)} s${balance}\n`,
-  );
-  if (outcome.failure !== undefined) {
-    throw Object.assign(outcome.failure as object, {
-      resumeHint: `The output so far is in ${plan.out}; run the same command with --resume to continue.`,
-    });
+  const run = `${outcome.credits} credits this run, ${outcome.seconds.toFixed(1)} s${balance}`;
+  if (failure === undefined) {
+    // From here on a crash is finished by `--resume` without a request: only the publishing is left.
+    state.finished = true;
+    await saveState(checkpointPath, state);
+    return finishExport(plan, state, spoolPath, checkpointPath, run);
   }
+  await saveState(checkpointPath, state);
+  if (!isResumable(exitCodeOf(failure))) throw failure;
+  const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: true });
+  process.stderr.write(`stopped early; kept ${state.records} records (${state.pages} pages) in ${plan.out} (${written.bytes} bytes); ${run}\n`);
+  throw Object.assign(failure as object, {
+    resumeHint: `The output so far is in ${plan.out}; run the same command with --resume to continue.`,
+  });
+}
+
+/** Writes the output from the spool (unless a crash came after that), then drops the spool and checkpoint. */
+async function finishExport(plan: ExportPlan, state: ExportState, spoolPath: string, checkpointPath: string, run?: string): Promise<number> {
+  const spooled = (await fileSize(spoolPath)) !== undefined;
+  const bytes = spooled ? (await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: false })).bytes : await fileSize(plan.out);
+  await removeIfPresent(checkpointPath);
+  const how = run ?? 'finished from the checkpoint, no request needed';
+  process.stderr.write(`wrote ${state.records} records (${state.pages} pages) to ${plan.out} (${bytes ?? 0} bytes); ${how}\n`);
   return EXIT.ok;
 }
 

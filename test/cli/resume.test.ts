@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
-import { queryWithDuckDb, readNdjson } from './readers.ts';
+import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';
 
 // 2,000 trimmed posts, 25 a page: 80 pages, slowed down so that a kill lands mid-walk.
 const WALK = ['export', 'forum/subforum', 'subforum=resume-n2000', 'trim=true'];
@@ -16,7 +16,7 @@ const reference: Record<string, string> = {};
 const keys = Array.from({ length: KILLS + 1 }, (_, index) => `sk_live_resume${index}`);
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, latencyMs: 4, accounts: keys.map((apiKey) => ({ apiKey, credits: 1000 })) });
+  sandbox = await startSandbox({ port: 0, latencyMs: 8, accounts: keys.map((apiKey) => ({ apiKey, credits: 1000 })) });
   const dir = tempDir();
   for (const format of FORMATS) {
     const out = join(dir, `reference.${format}`);
@@ -68,8 +68,13 @@ describe('an interrupted export resumed with --resume', () => {
       await new Promise((resolve) => setTimeout(resolve, delays[run]));
       child.kill('SIGKILL');
       const killed = await done;
-      const resumed = await runCli([...WALK, '--out', out, '--resume'], env);
-      expect(resumed.code, `run ${run}: ${resumed.stderr}`).toBe(0);
+      // A kill that came after the last page finds a finished export: nothing is left to resume.
+      if (killed.signal === 'SIGKILL') {
+        const resumed = await runCli([...WALK, '--out', out, '--resume'], env);
+        expect(resumed.code, `run ${run}: ${resumed.stderr}`).toBe(0);
+      } else {
+        expect(killed.code, `run ${run}: ${killed.stderr}`).toBe(0);
+      }
       await sameContent(format, out);
       expect(existsSync(`${out}.checkpoint.json`)).toBe(false);
       const charged = sandbox.requests.charged[key] ?? 0;
@@ -127,5 +132,30 @@ describe('an interrupted export resumed with --resume', () => {
     const resumed = await runCli([...WALK, '--out', out, '--resume'], env);
     expect(resumed.code, resumed.stderr).toBe(0);
     await sameContent('ndjson', out);
+  });
+
+  it('finishes an export whose last page was saved before the crash, without a request', async () => {
+    const key = 'sk_live_finishing';
+    const poor = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 30 }] });
+    try {
+      const out = join(tempDir(), 'finishing.csv');
+      const env = sandboxEnv(poor, key);
+      expect((await runCli([...WALK, '--out', out], env)).code).toBe(4);
+      // As if the run had ended right after recording that every page is in the spool, and died
+      // before the output was written from it.
+      const checkpoint = `${out}.checkpoint.json`;
+      writeFileSync(checkpoint, JSON.stringify({ ...JSON.parse(readFileSync(checkpoint, 'utf8')), finished: true }));
+      rmSync(out);
+      const charged = poor.requests.charged[key];
+      const finished = await runCli([...WALK, '--out', out, '--resume'], env);
+      expect(finished.code, finished.stderr).toBe(0);
+      expect(finished.stderr).toContain('no request needed');
+      expect(readCsvWithPython(out)).toHaveLength(30 * 25);
+      expect(poor.requests.charged[key]).toBe(charged);
+      expect(existsSync(checkpoint)).toBe(false);
+      expect(existsSync(`${out}.spool.ndjson`)).toBe(false);
+    } finally {
+      await poor.close();
+    }
   });
 });
