@@ -59,7 +59,7 @@ describe('socialstream ops, credits and help', () => {
   });
 
   it('a refused key exits 3 naming the variable to set, and never prints the key', async () => {
-    const key = 'sk_live_wrongwrongwrong1234';
+    const key = 'sk_live_sandbox_wrongwrongwrong1234';
     const result = await runCli(['credits'], sandboxEnv(sandbox, key));
     expect(result.code).toBe(3);
     expect(result.stderr).toContain('SOCIALSTREAM_API_KEY');

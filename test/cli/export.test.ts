@@ -66,7 +66,7 @@ describe('socialstream export', () => {
   });
 
   it('never spends more than --max-credits, and exits 0 with what it fetched', async () => {
-    const key = 'sk_live_maxcredits';
+    const key = 'sk_live_sandbox_maxcredits';
     const capped = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 100 }] });
     try {
       const out = join(tempDir(), 'capped.ndjson');
@@ -163,7 +163,7 @@ describe('socialstream export', () => {
   });
 
   it('refuses to start over an interrupted export unless told to --resume', async () => {
-    const key = 'sk_live_onecredit';
+    const key = 'sk_live_sandbox_onecredit';
     const poor = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 1 }] });
     try {
       const out = join(tempDir(), 'left.ndjson');

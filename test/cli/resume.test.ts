@@ -135,7 +135,7 @@ describe('an interrupted export resumed with --resume', () => {
   });
 
   it('finishes an export whose last page was saved before the crash, without a request', async () => {
-    const key = 'sk_live_finishing';
+    const key = 'sk_live_sandbox_finishing';
     const poor = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 30 }] });
     try {
       const out = join(tempDir(), 'finishing.csv');

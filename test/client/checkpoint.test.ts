@@ -7,7 +7,7 @@ let sandbox: Sandbox;
 let client: Client;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: 'sk_live_checkpoints', credits: 1_000_000 }] });
+  sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: 'sk_live_sandbox_checkpoints', credits: 1_000_000 }] });
   client = clientOf(sandbox);
 });
 afterAll(async () => {

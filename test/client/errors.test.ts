@@ -14,7 +14,7 @@ import {
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 import { collect, json, testServer } from './helpers.ts';
 
-const KEY = 'sk_live_LEAKCHECK_7f3a91c2e5';
+const KEY = 'sk_live_sandbox_LEAKCHECK_7f3a91c2e5';
 const FAST = { retries: 2, minDelayMs: 1, maxDelayMs: 5 };
 
 let sandbox: Sandbox;
@@ -41,7 +41,7 @@ async function failure(stream: AsyncIterable<unknown>): Promise<Error> {
 
 describe('errors from the service', () => {
   it('401 is an AuthError, not retried', async () => {
-    const client = createClient({ baseUrl: sandbox.url, apiKey: 'sk_live_not_an_account', retry: FAST });
+    const client = createClient({ baseUrl: sandbox.url, apiKey: 'sk_live_sandbox_not_an_account', retry: FAST });
     const error = await failure(client.forum.subforum({ subforum: 'x' }));
     expect(error).toBeInstanceOf(AuthError);
     expect(error).toMatchObject({ status: 401, endpoint: 'forum/subforum' });

@@ -7,7 +7,7 @@ let clean: Sandbox;
 let faulty: Sandbox;
 
 beforeAll(async () => {
-  const accounts = [{ apiKey: 'sk_live_resilience', credits: 1_000_000 }];
+  const accounts = [{ apiKey: 'sk_live_sandbox_resilience', credits: 1_000_000 }];
   clean = await startSandbox({ port: 0, accounts });
   faulty = await startSandbox({ port: 0, accounts, seed: 'sandbox', faults: { rate: 0.1, reset: 0.1, truncate: 0.1, html: 0.1 } });
 });

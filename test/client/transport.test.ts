@@ -6,7 +6,7 @@ import { clientOf, collect, json, testServer } from './helpers.ts';
 let sandbox: Sandbox;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: 'sk_live_transport', credits: 100_000 }] });
+  sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: 'sk_live_sandbox_transport', credits: 100_000 }] });
 });
 afterAll(async () => {
   await sandbox.close();
