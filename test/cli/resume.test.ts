@@ -158,4 +158,33 @@ describe('an interrupted export resumed with --resume', () => {
       await poor.close();
     }
   });
+
+  it('resumes a fan-out over --inputs after a 402, every walk continuing where it stood', async () => {
+    const key = 'sk_live_sandbox_fanout';
+    const dry = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 9 }] });
+    try {
+      const dir = tempDir();
+      const inputs = join(dir, 'subforums.txt');
+      writeFileSync(inputs, 'subforum=fan-a-n100\nsubforum=fan-b-n75\nsubforum=fan-c-n50\nsubforum=fan-d-n60\n');
+      const args = ['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--concurrency', '3', '--out', join(dir, 'fan.ndjson')];
+      const env = sandboxEnv(dry, key);
+      const first = await runCli(args, env);
+      expect(first.code, first.stderr).toBe(4);
+      const partial = readNdjson(join(dir, 'fan.ndjson'));
+      expect(partial.length).toBeGreaterThan(0);
+      expect(partial.length).toBeLessThanOrEqual(9 * 25);
+      dry.purchase(key, 100);
+      const second = await runCli([...args, '--resume'], env);
+      expect(second.code, second.stderr).toBe(0);
+      const records = readNdjson(join(dir, 'fan.ndjson')) as { id: string; subforum: string }[];
+      expect(records).toHaveLength(100 + 75 + 50 + 60);
+      expect(new Set(records.map((record) => record.id)).size).toBe(records.length);
+      // 4 + 3 + 2 + 3 pages in all. A page a walk had bought but not yet saved when another walk's 402
+      // ended the run is bought again: at most one per walk in flight, never a saved one.
+      expect(dry.requests.charged[key]).toBeGreaterThanOrEqual(12);
+      expect(dry.requests.charged[key]).toBeLessThanOrEqual(12 + 3);
+    } finally {
+      await dry.close();
+    }
+  });
 });
