@@ -18,7 +18,7 @@ import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export
 import { assertSameExport, freshState, loadState, saveState, type ExportState } from './export-state.ts';
 import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
 import { publishOutput } from './output.ts';
-import { pageBatches, type PageBatch } from './page-batches.ts';
+import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 import { Progress } from './progress.ts';
 import { recordKey } from './record-key.ts';
 
@@ -58,13 +58,13 @@ const LIMIT_REACHED = new Error('limit reached');
  * The walks of an export as one stream of finished pages: resumed walks continue from their
  * checkpoints, finished ones are skipped, `--max-credits` caps every request they make together.
  */
-function pagesOf(plan: ExportPlan, state: ExportState, client: Client, signal: AbortSignal): AsyncIterable<PageBatch> {
+function pagesOf(plan: ExportPlan, state: ExportState, client: Client, signal: AbortSignal, halt: WalkHalt): AsyncIterable<PageBatch> {
   const pending = state.walks.flatMap((walk, index) => (walk.done ? [] : [index]));
   const walkPages = (index: number): AsyncIterable<PageBatch> => {
     const walk = state.walks[index];
     const options = { maxPages: plan.maxPages, signal };
     const stream = walk.checkpoint ? client.resume(walk.checkpoint, options) : client.stream(plan.opId, walk.params, options);
-    return pageBatches(stream, index);
+    return pageBatches(stream, index, halt);
   };
   const merged = mergeMap(walkPages, { concurrency: plan.concurrency, signal })(pending);
   if (plan.maxCredits === undefined) return merged;
@@ -219,8 +219,9 @@ async function runPages(
   const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;
   const run = runController();
   const { signal } = run.controller;
+  const halt = new WalkHalt();
   try {
-    for await (const page of pagesOf(plan, state, client, signal)) {
+    for await (const page of pagesOf(plan, state, client, signal, halt)) {
       try {
         let records = page.records;
         if (keyOf) records = records.filter((record) => firstSighting(seen, keyOf(record)));
@@ -236,13 +237,13 @@ async function runPages(
       }
       page.saved();
     }
-    return undefined;
   } catch (error) {
-    const failure = signal.aborted ? signal.reason : error;
-    return failure === LIMIT_REACHED ? undefined : failure;
+    if (!signal.aborted) return error;
   } finally {
     run.dispose();
   }
+  const failure = signal.aborted ? signal.reason : halt.failure;
+  return failure === LIMIT_REACHED ? undefined : failure;
 }
 
 function firstSighting(seen: Set<unknown>, key: unknown): boolean {
