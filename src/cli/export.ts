@@ -10,6 +10,8 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Client, CreditBalance } from '../index.ts';
 import { creditCap, mergeMap } from '../operators/index.ts';
+// `--dedupe FIELD` reads its key exactly as the `dedupe` operator does.
+import { keyReader } from '../operators/dedupe.ts';
 import { fromNdjson } from '../../sinks/index.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { connect, type Connection } from './connection.ts';
@@ -20,7 +22,6 @@ import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
 import { publishOutput } from './output.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 import { Progress } from './progress.ts';
-import { recordKey } from './record-key.ts';
 
 export async function runExport(argv: string[]): Promise<number> {
   const args = parseArgs(argv, EXPORT_FLAGS);
@@ -216,7 +217,7 @@ async function runPages(
   seen: Set<unknown>,
   keep: (page: PageBatch, records: unknown[]) => Promise<void>,
 ): Promise<unknown> {
-  const keyOf = plan.dedupe ? recordKey(plan.dedupe) : undefined;
+  const keyOf = plan.dedupe ? keyReader(plan.dedupe) : undefined;
   const run = runController();
   const { signal } = run.controller;
   const halt = new WalkHalt();
@@ -258,7 +259,7 @@ function firstSighting(seen: Set<unknown>, key: unknown): boolean {
 async function keysInSpool(spoolPath: string, field: string): Promise<Set<unknown>> {
   const seen = new Set<unknown>();
   if (!(await fileSize(spoolPath))) return seen;
-  const keyOf = recordKey(field);
+  const keyOf = keyReader(field);
   for await (const record of fromNdjson(spoolPath)) firstSighting(seen, keyOf(record));
   return seen;
 }

@@ -4,7 +4,6 @@
  */
 import {
   AuthError,
-  CreditCapError,
   InsufficientCreditsError,
   NetworkError,
   PaginationLoopError,
@@ -48,7 +47,6 @@ export function exitCodeOf(error: unknown): number {
     return EXIT.upstream;
   }
   if (error instanceof InterruptedError) return EXIT.interrupted;
-  if (error instanceof CreditCapError) return EXIT.ok;
   return EXIT.failure;
 }
 
