@@ -7,7 +7,8 @@
  * overflow column (`rows.ts`). Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
  * The file's key-value metadata `socialstream.columns` lists each column's kind and the overflow name.
  */
-import parquet, { type FieldDefinition, type ParquetEnvelopeWriter } from 'parquetjs-lite';
+import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
+import parquetUtil from 'parquetjs-lite/lib/util.js';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
 import type { Destination } from './atomic.ts';
@@ -35,15 +36,17 @@ export const COLUMNS_METADATA_KEY = 'socialstream.columns';
 
 const COMPRESSION: Record<ParquetCompression, string> = { snappy: 'SNAPPY', gzip: 'GZIP', none: 'UNCOMPRESSED' };
 
-/** Parquet logical type (as parquetjs-lite names it) and physical type per column kind. */
-const PARQUET_TYPE: Record<ColumnKind, { logical: string; physical: PhysicalType }> = {
-  integer: { logical: 'INT64', physical: 'INT64' },
-  double: { logical: 'DOUBLE', physical: 'DOUBLE' },
-  boolean: { logical: 'BOOLEAN', physical: 'BOOLEAN' },
-  string: { logical: 'UTF8', physical: 'BYTE_ARRAY' },
-  timestamp: { logical: 'TIMESTAMP_MILLIS', physical: 'INT64' },
-  json: { logical: 'UTF8', physical: 'BYTE_ARRAY' },
+/** Parquet physical type and converted type (if any) per column kind. */
+const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; converted?: string }> = {
+  integer: { physical: 'INT64' },
+  double: { physical: 'DOUBLE' },
+  boolean: { physical: 'BOOLEAN' },
+  string: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
+  timestamp: { physical: 'INT64', converted: 'TIMESTAMP_MILLIS' },
+  json: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
 };
+
+const MAGIC = Buffer.from('PAR1');
 
 export function toParquet(
   source: AnyIterable<unknown>,
@@ -66,12 +69,23 @@ export function toParquet(
 function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
-  let envelope: ParquetEnvelopeWriter | undefined;
   let group: RowGroupBuffer | undefined;
+  let schema: unknown[] = [];
   let metadata: Record<string, string> = {};
+  const rowGroups: unknown[] = [];
+  let offset = 0;
+  let rows = 0;
 
+  const write = async (chunk: Buffer): Promise<void> => {
+    await destination.write(chunk);
+    offset += chunk.length;
+  };
   const flush = async (): Promise<void> => {
-    if (group!.rows > 0) await envelope!.writeRowGroup(group!.take());
+    if (group!.rows === 0) return;
+    rows += group!.rows;
+    const encoded = group!.take(offset);
+    rowGroups.push(encoded.metadata);
+    for (const chunk of encoded.chunks) await write(chunk);
   };
 
   return tableWriter(
@@ -79,10 +93,7 @@ function parquetWriter(destination: Destination, options: ParquetOptions): Recor
       async begin(layout) {
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
         const specs: ColumnSpec[] = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression }));
-        const fields: Record<string, FieldDefinition> = {};
-        specs.forEach(({ name }, i) => {
-          fields[name] = { type: PARQUET_TYPE[kinds[i]].logical, optional: true, compression, statistics: false };
-        });
+        schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
         group = new RowGroupBuffer(specs, rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
         metadata = {
@@ -91,10 +102,7 @@ function parquetWriter(destination: Destination, options: ParquetOptions): Recor
             overflow: layout.overflowName,
           }),
         };
-        envelope = await parquet.ParquetEnvelopeWriter.openStream(new parquet.ParquetSchema(fields), destination.stream, {
-          pageIndex: false,
-        });
-        await envelope.writeHeader();
+        await write(MAGIC);
       },
       async writeRow(row) {
         group!.add(row);
@@ -102,11 +110,40 @@ function parquetWriter(destination: Destination, options: ParquetOptions): Recor
       },
       async end() {
         await flush();
-        await envelope!.writeFooter(metadata);
-        await envelope!.close();
+        const footer = parquetUtil.serializeThrift(
+          new parquetTypes.FileMetaData({
+            version: 1,
+            schema,
+            num_rows: rows,
+            row_groups: rowGroups,
+            key_value_metadata: Object.entries(metadata).map(([key, value]) => new parquetTypes.KeyValue({ key, value })),
+            created_by: 'socialstream',
+            // Declares min_value/max_value ordered by type (signed numbers, unsigned UTF-8 bytes): without it readers ignore them.
+            column_orders: schema.slice(1).map(() => new parquetTypes.ColumnOrder({ TYPE_ORDER: new parquetTypes.TypeDefinedOrder() })),
+          }),
+        );
+        const length = Buffer.alloc(4);
+        length.writeUInt32LE(footer.length);
+        await write(Buffer.concat([footer, length, MAGIC]));
       },
     },
     options,
     true,
   );
+}
+
+/** The thrift schema: a root holding one optional leaf per column. */
+function schemaElements(columns: Array<{ name: string; physical: PhysicalType; converted?: string }>): unknown[] {
+  return [
+    new parquetTypes.SchemaElement({ name: 'root', num_children: columns.length }),
+    ...columns.map(
+      ({ name, physical, converted }) =>
+        new parquetTypes.SchemaElement({
+          name,
+          type: parquetTypes.Type[physical],
+          repetition_type: parquetTypes.FieldRepetitionType.OPTIONAL,
+          converted_type: converted === undefined ? undefined : parquetTypes.ConvertedType[converted],
+        }),
+    ),
+  ];
 }

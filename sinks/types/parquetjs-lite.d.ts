@@ -1,60 +1,27 @@
-/** The parts of parquetjs-lite (which ships no types) that sinks/parquet.ts and parquet-columns.ts use. */
-declare module 'parquetjs-lite' {
-  import type { Writable } from 'node:stream';
-
-  interface FieldDefinition {
-    type: string;
-    optional?: boolean;
-    compression?: string;
-    statistics?: boolean;
-  }
-
-  class ParquetSchema {
-    constructor(fields: Record<string, FieldDefinition>);
-  }
-
-  interface EnvelopeOptions {
-    pageSize?: number;
-    useDataPageV2?: boolean;
-    pageIndex?: boolean;
-  }
-
-  /** A row group already laid out as pages, keyed by column name. */
-  interface EncodedRowGroup {
-    rowCount: number;
-    pages: Record<string, Array<{ page: Buffer; first_row_index: number; num_values: number; distinct_values: Set<unknown> }>>;
-  }
-
-  class ParquetEnvelopeWriter {
-    static openStream(schema: ParquetSchema, stream: Writable, options?: EnvelopeOptions): Promise<ParquetEnvelopeWriter>;
-    writeHeader(): Promise<void>;
-    writeRowGroup(group: EncodedRowGroup): Promise<void>;
-    writeFooter(metadata: Record<string, string>): Promise<void>;
-    close(): Promise<void>;
-  }
-
-  const parquet: { ParquetSchema: typeof ParquetSchema; ParquetEnvelopeWriter: typeof ParquetEnvelopeWriter };
-  export default parquet;
-  export type { FieldDefinition, EnvelopeOptions, EncodedRowGroup, ParquetSchema, ParquetEnvelopeWriter };
-}
-
+/** The parts of parquetjs-lite (which ships no types) that sinks/parquet*.ts use: thrift structures and codecs. */
 declare module 'parquetjs-lite/gen-nodejs/parquet_types.js' {
-  /** Thrift structs from parquet.thrift; only the fields set by sinks/parquet-columns.ts are typed. */
+  /** A thrift struct from parquet.thrift, built from its fields by name. */
+  type Struct = new (fields?: Record<string, unknown>) => unknown;
+
   const types: {
-    PageType: { DATA_PAGE: number };
-    Encoding: { PLAIN: number; RLE: number };
-    PageHeader: new (args: {
-      type: number;
-      uncompressed_page_size: number;
-      compressed_page_size: number;
-      data_page_header: unknown;
-    }) => unknown;
-    DataPageHeader: new (args: {
-      num_values: number;
-      encoding: number;
-      definition_level_encoding: number;
-      repetition_level_encoding: number;
-    }) => unknown;
+    Type: Record<'BOOLEAN' | 'INT64' | 'DOUBLE' | 'BYTE_ARRAY', number>;
+    ConvertedType: Record<string, number>;
+    FieldRepetitionType: { OPTIONAL: number };
+    Encoding: { PLAIN: number; PLAIN_DICTIONARY: number; RLE: number; DELTA_BINARY_PACKED: number };
+    CompressionCodec: Record<string, number>;
+    PageType: { DATA_PAGE: number; DICTIONARY_PAGE: number };
+    PageHeader: Struct;
+    DataPageHeader: Struct;
+    DictionaryPageHeader: Struct;
+    Statistics: Struct;
+    ColumnMetaData: Struct;
+    ColumnChunk: Struct;
+    RowGroup: Struct;
+    SchemaElement: Struct;
+    KeyValue: Struct;
+    ColumnOrder: Struct;
+    TypeDefinedOrder: Struct;
+    FileMetaData: Struct;
   };
   export default types;
 }

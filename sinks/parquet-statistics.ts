@@ -1,0 +1,141 @@
+/**
+ * Column chunk statistics (min, max, null count), so engines skip row groups a filter rules out.
+ * `min_value`/`max_value` order values as the column's type does (signed numbers, false < true,
+ * strings by unsigned UTF-8 bytes); the deprecated `min`/`max` are also written where their
+ * signed-byte order agrees, since old readers consult only those.
+ */
+import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
+import { writeInt64 } from './parquet-encoding.ts';
+
+/**
+ * Longer string bounds are left out (as Arrow does by default): they would bloat the footer, and
+ * a truncated bound would no longer be the exact value old readers take it for.
+ */
+export const MAX_STATISTICS_BYTES = 4096;
+
+/** Which of the values seen so far are the least and the greatest. */
+export interface Statistics {
+  nulls: number;
+  /** Thrift `Statistics` of everything seen since the last `reset`. */
+  encode(): unknown;
+  reset(): void;
+}
+
+export class NumberStatistics implements Statistics {
+  nulls = 0;
+  min = Infinity;
+  max = -Infinity;
+
+  constructor(private readonly physical: 'INT64' | 'DOUBLE') {}
+
+  /** NaN is no bound: the specification leaves it out of min and max. */
+  observe(value: number): void {
+    if (value < this.min) this.min = value;
+    if (value > this.max) this.max = value;
+  }
+
+  encode(): unknown {
+    if (this.min > this.max) return new parquetTypes.Statistics({ null_count: this.nulls });
+    // A zero bound is written -0 as a minimum and +0 as a maximum, so either zero is inside it.
+    const min = this.encodeNumber(this.min === 0 ? -0 : this.min);
+    const max = this.encodeNumber(this.max === 0 ? 0 : this.max);
+    return new parquetTypes.Statistics({ null_count: this.nulls, min_value: min, max_value: max, min, max });
+  }
+
+  reset(): void {
+    this.nulls = 0;
+    this.min = Infinity;
+    this.max = -Infinity;
+  }
+
+  private encodeNumber(value: number): Buffer {
+    const bytes = Buffer.allocUnsafe(8);
+    if (this.physical === 'INT64') writeInt64(bytes, value, 0);
+    else bytes.writeDoubleLE(value, 0);
+    return bytes;
+  }
+}
+
+export class BooleanStatistics implements Statistics {
+  nulls = 0;
+  private seen = 0;
+
+  observe(value: boolean): void {
+    this.seen |= value ? 2 : 1;
+  }
+
+  encode(): unknown {
+    if (this.seen === 0) return new parquetTypes.Statistics({ null_count: this.nulls });
+    const min = Buffer.from([this.seen & 1 ? 0 : 1]);
+    const max = Buffer.from([this.seen & 2 ? 1 : 0]);
+    return new parquetTypes.Statistics({ null_count: this.nulls, min_value: min, max_value: max, min, max });
+  }
+
+  reset(): void {
+    this.nulls = 0;
+    this.seen = 0;
+  }
+}
+
+/**
+ * Bounds over the UTF-8 bytes as written. ASCII text compares the same as JS strings, so those
+ * comparisons stay in JS; anything else compares the encoded bytes (where UTF-16 order would put
+ * U+E000–U+FFFF after emoji, and a lone surrogate is written as U+FFFD).
+ */
+export class StringStatistics implements Statistics {
+  nulls = 0;
+  private min: string | undefined;
+  private max = '';
+  private minBytes: Buffer | undefined;
+  private maxBytes: Buffer | undefined;
+  private minAscii = true;
+  private maxAscii = true;
+  /** Whether every value was ASCII: only then do signed bytes order them as unsigned ones do. */
+  private ascii = true;
+
+  /** `text`, of which `bytes[start, end)` is the UTF-8 encoding. */
+  observe(text: string, bytes: Buffer, start: number, end: number): void {
+    const ascii = end - start === text.length;
+    if (this.min === undefined) {
+      this.setMin(text, ascii);
+      this.setMax(text, ascii);
+      this.ascii = ascii;
+      return;
+    }
+    if (!ascii) this.ascii = false;
+    if (ascii && this.minAscii ? text < this.min : bytes.compare((this.minBytes ??= Buffer.from(this.min)), 0, undefined, start, end) < 0) {
+      this.setMin(text, ascii);
+    } else if (ascii && this.maxAscii ? text > this.max : bytes.compare((this.maxBytes ??= Buffer.from(this.max)), 0, undefined, start, end) > 0) {
+      this.setMax(text, ascii);
+    }
+  }
+
+  encode(): unknown {
+    if (this.min === undefined) return new parquetTypes.Statistics({ null_count: this.nulls });
+    const min = (this.minBytes ??= Buffer.from(this.min));
+    const max = (this.maxBytes ??= Buffer.from(this.max));
+    if (min.length > MAX_STATISTICS_BYTES || max.length > MAX_STATISTICS_BYTES) return new parquetTypes.Statistics({ null_count: this.nulls });
+    const legacy = this.ascii ? { min, max } : {};
+    return new parquetTypes.Statistics({ null_count: this.nulls, min_value: min, max_value: max, ...legacy });
+  }
+
+  reset(): void {
+    this.nulls = 0;
+    this.min = undefined;
+    this.max = '';
+    this.minBytes = this.maxBytes = undefined;
+    this.minAscii = this.maxAscii = this.ascii = true;
+  }
+
+  private setMin(text: string, ascii: boolean): void {
+    this.min = text;
+    this.minAscii = ascii;
+    this.minBytes = undefined;
+  }
+
+  private setMax(text: string, ascii: boolean): void {
+    this.max = text;
+    this.maxAscii = ascii;
+    this.maxBytes = undefined;
+  }
+}
