@@ -4,16 +4,27 @@
  * Baselines run in the same invocation: plain `JSON.stringify` + write stream for NDJSON, and DuckDB's
  * `COPY (SELECT * FROM read_json(…)) TO … (FORMAT parquet)` for Parquet.
  *
+ * Then Parquet on real sandbox records: 100,000 `forum/subforum` posts walked through the client
+ * into NDJSON, converted both by `toParquet` (lines parsed with `JSON.parse`) and by DuckDB's `COPY`
+ * from that file: file sizes (both snappy, each tool's default), speed, and which columns carry
+ * statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
+ *
  *   npx tsx bench/sinks.ts [records]     (default 1,000,000)
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { toCsv, toNdjson, toParquet } from '../sinks/index.ts';
+import { createClient } from '../src/index.ts';
+import { startSandbox } from '../src/sandbox/index.ts';
+
+/** How many sandbox subforum posts the Parquet size comparison walks (issue 13's figure). */
+const SANDBOX_POSTS = 100_000;
 
 const WORDS = 'data stream record page cursor river mountain coffee signal market launch review weekly guide'.split(' ');
 
@@ -51,6 +62,11 @@ function* posts(count: number): Generator<Record<string, unknown>> {
   for (let i = 0; i < count; i++) yield post(i);
 }
 
+/** The records of an NDJSON file, one `JSON.parse` per line (the reading DuckDB's COPY also does). */
+async function* ndjsonLines(path: string): AsyncGenerator<unknown> {
+  for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) yield JSON.parse(line);
+}
+
 async function plainNdjson(count: number, path: string): Promise<void> {
   const out = createWriteStream(path);
   for (const record of posts(count)) {
@@ -67,6 +83,7 @@ async function child(kind: string, count: number, path: string): Promise<void> {
   else if (kind === 'ndjson') await toNdjson(posts(count), path);
   else if (kind === 'csv') await toCsv(posts(count), path);
   else if (kind === 'parquet') await toParquet(posts(count), path);
+  else if (kind === 'parquet-from-ndjson') await toParquet(ndjsonLines(`${path}.ndjson`), path);
   else if (kind === 'generate') for (const record of posts(count)) void record;
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
@@ -93,6 +110,58 @@ async function duckdbCopy(ndjson: string, parquet: string): Promise<number> {
   return seconds;
 }
 
+/** Per file, as DuckDB reads its metadata: leaf columns, and how many have min/max statistics and dictionary pages in every row group. */
+async function parquetSummary(path: string): Promise<{ columns: number; statistics: number; dictionary: number }> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  const reader = await connection.runAndReadAll(`
+    SELECT count(*) AS columns, count(*) FILTER (WHERE statistics) AS statistics, count(*) FILTER (WHERE dictionary) AS dictionary
+    FROM (
+      SELECT path_in_schema,
+        bool_and(stats_min_value IS NOT NULL OR stats_null_count = row_group_num_rows) AS statistics,
+        bool_and(encodings LIKE '%DICTIONARY%') AS dictionary
+      FROM parquet_metadata('${path}') GROUP BY path_in_schema
+    )`);
+  const [row] = reader.getRowObjects();
+  connection.closeSync();
+  return { columns: Number(row.columns), statistics: Number(row.statistics), dictionary: Number(row.dictionary) };
+}
+
+/** Walks `count` posts of one sandbox subforum through the client into an NDJSON file. */
+async function sandboxPosts(count: number, path: string): Promise<void> {
+  const sandbox = await startSandbox({ port: 0, slowMs: 0 });
+  try {
+    const client = createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
+    await toNdjson(client.forum.subforum({ subforum: `typescript-n${count}` }), path);
+  } finally {
+    await sandbox.close();
+  }
+}
+
+/** toParquet against DuckDB's COPY on the same sandbox posts: size, speed, statistics, dictionaries. */
+async function benchSandboxParquet(dir: string): Promise<void> {
+  const ours = join(dir, 'sandbox.parquet');
+  const theirs = join(dir, 'sandbox-duck.parquet');
+  await sandboxPosts(SANDBOX_POSTS, `${ours}.ndjson`);
+  console.log(`\nParquet from ${SANDBOX_POSTS.toLocaleString('en-US')} sandbox forum/subforum posts (NDJSON ${mb(statSync(`${ours}.ndjson`).size)}), snappy both`);
+  const parquet = measure('parquet-from-ndjson', SANDBOX_POSTS, ours);
+  const duck = await duckdbCopy(`${ours}.ndjson`, theirs);
+  const rate = (seconds: number): string => `${Math.round(SANDBOX_POSTS / seconds).toLocaleString('en-US')} records/s`;
+  for (const [label, path, seconds] of [['toParquet (JSON.parse)', ours, parquet.seconds], ['DuckDB COPY', theirs, duck]] as const) {
+    const summary = await parquetSummary(path);
+    console.log(
+      `${label.padEnd(24)} ${seconds.toFixed(2).padStart(7)} s  ${rate(seconds).padStart(20)}  ${mb(statSync(path).size).padStart(9)}  ` +
+        `statistics on ${summary.statistics}/${summary.columns} columns, dictionary pages on ${summary.dictionary}`,
+    );
+  }
+  console.log(`size toParquet / DuckDB:               ${(statSync(ours).size / statSync(theirs).size).toFixed(3)} (target ≤ 1)`);
+  console.log(`ratio toParquet / DuckDB COPY:         ${(duck / parquet.seconds).toFixed(2)}x`);
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(2)} MB`;
+}
+
 /** Runs every measurement for `count` records and prints one plain line per result. */
 export async function benchSinks(count = 1_000_000): Promise<void> {
   if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`records must be a positive integer, got ${count}`);
@@ -115,9 +184,11 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     const duck = await duckdbCopy(join(dir, 'out.ndjson'), join(dir, 'duck.parquet'));
     console.log(`${'DuckDB COPY json→parquet'.padEnd(24)} ${duck.toFixed(2).padStart(7)} s  ${rate(duck).padStart(20)}`);
     console.log(`ratio toNdjson / plain JSON.stringify: ${(plain.seconds / ndjson.seconds).toFixed(2)}x (target ≥ 0.8x)`);
-    console.log(`ratio toParquet / DuckDB COPY:         ${(duck / parquet.seconds).toFixed(2)}x (target ≥ 0.25x)`);
+    console.log(`ratio toParquet / DuckDB COPY:         ${(duck / parquet.seconds).toFixed(2)}x (target ≥ 0.3x)`);
+    console.log(`Parquet size toParquet / DuckDB:       ${mb(statSync(join(dir, 'out.parquet')).size)} / ${mb(statSync(join(dir, 'duck.parquet')).size)}`);
     const worst = Math.max(ndjson.rssMb, csv.rssMb, parquet.rssMb);
     console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
+    await benchSandboxParquet(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
