@@ -207,7 +207,9 @@ class ColumnBuffer {
           type: PageType.DICTIONARY_PAGE,
           dictionary_page_header: new parquetTypes.DictionaryPageHeader({ num_values: this.entryStarts.length, encoding }),
         },
-        this.entries.view(),
+        // A copy: the entries buffer is refilled by the next row group, possibly before the
+        // stream has written this page (uncompressed, the page is its input).
+        Buffer.from(this.entries.view()),
       );
       const width = bitWidth(this.entryStarts.length - 1);
       body.byte(width);

@@ -1,10 +1,11 @@
 /**
- * Parquet through parquetjs-lite (its schema, envelope writer, codecs; rows are laid out into
- * columns by `parquet-columns.ts`): one optional column per row-mapping column, typed so DuckDB reads
- * them naturally — integers BIGINT (INT64), other numbers DOUBLE, booleans BOOLEAN, text VARCHAR
- * (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when every sampled value is one), and arrays,
- * deep objects and mixed values JSON text. A value that does not fit its column's type goes to the
- * overflow column (`rows.ts`). Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
+ * Parquet written with parquetjs-lite's thrift structures and codecs (rows are laid out into column
+ * chunks, with statistics and dictionaries, by `parquet-columns.ts`): one optional column per
+ * row-mapping column, typed so DuckDB reads them naturally — integers BIGINT (INT64), other numbers
+ * DOUBLE, booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when
+ * every sampled value is one), and arrays, deep objects and mixed values JSON text. A value that does
+ * not fit its column's type goes to the overflow column (`rows.ts`). Rows are flushed every
+ * `rowGroupSize` rows, so memory stays bounded.
  * The file's key-value metadata `socialstream.columns` lists each column's kind and the overflow name.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';

@@ -200,6 +200,14 @@ describe('toParquet dictionaries', () => {
     expect(sample[0].body).toBe(records[9_999].body);
   });
 
+  it('writes dictionaries of consecutive row groups intact when uncompressed', async () => {
+    const path = join(dir, 'uncompressed.parquet');
+    const records = Array.from({ length: 4_000 }, (_, i) => ({ word: `${Math.floor(i / 1_000)}-${i % 5}` }));
+    await toParquet(records, path, { rowGroupSize: 1_000, compression: 'none' });
+    expect((await chunksOf(path, 'word')).map((chunk) => chunk.encodings)).toEqual(Array(4).fill('RLE, PLAIN_DICTIONARY'));
+    expect(await query(`SELECT word FROM ${sqlPath(path)}`)).toEqual(records);
+  });
+
   it('keeps -0 apart from 0 in a dictionary-encoded DOUBLE column', async () => {
     const path = join(dir, 'zeros.parquet');
     const values = Array.from({ length: 2_000 }, (_, i) => [0.5, 0, -0, 1.5][i % 4]);
