@@ -15,7 +15,7 @@
  * URLs and free text cost a thousand lookups, not a dictionary the size of the column.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import parquetUtil from 'parquetjs-lite/lib/util.js';
+import { serializeThrift } from './parquet-thrift.ts';
 import parquetCompression from 'parquetjs-lite/lib/compression.js';
 import { bitWidth, Bytes, MAX_DELTA_VALUE, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
 import { BooleanStatistics, NumberStatistics, StringStatistics, type Statistics } from './parquet-statistics.ts';
@@ -193,7 +193,7 @@ class ColumnBuffer {
     let uncompressed = 0;
     const page = (header: Record<string, unknown>, data: Buffer): void => {
       const compressed: Buffer = parquetCompression.deflate(compression, data);
-      const head = parquetUtil.serializeThrift(
+      const head = serializeThrift(
         new parquetTypes.PageHeader({ ...header, uncompressed_page_size: data.length, compressed_page_size: compressed.length }),
       );
       pages.push(head, compressed);

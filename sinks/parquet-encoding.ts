@@ -105,22 +105,7 @@ export function writeHybrid(out: Bytes, values: ArrayLike<number>, count: number
 function writeBitPacked(out: Bytes, values: ArrayLike<number>, start: number, end: number, width: number): void {
   const groups = Math.ceil((end - start) / MIN_REPEAT);
   out.varint(groups * 2 + 1);
-  out.reserve(groups * width);
-  const buffer = out.buffer;
-  let at = out.length;
-  let pending = 0;
-  let bits = 0;
-  const stop = start + groups * MIN_REPEAT;
-  for (let i = start; i < stop; i++) {
-    pending |= (i < end ? values[i] : 0) << bits;
-    bits += width;
-    while (bits >= 8) {
-      buffer[at++] = pending & 0xff;
-      pending >>>= 8;
-      bits -= 8;
-    }
-  }
-  out.length = at;
+  packBits(out, values, start, end, groups * MIN_REPEAT, width, 0);
 }
 
 /** What parquet-mr and Arrow write: blocks of 128 deltas, each in 4 bit-packed miniblocks of 32. */
@@ -158,13 +143,13 @@ export function writeDeltaBinaryPacked(out: Bytes, values: Float64Array, count: 
     }
     for (const width of widths) out.byte(width);
     widths.forEach((width, m) => {
-      if (width > 0) writeWidePacked(out, deltas, m * MINIBLOCK, Math.min(m * MINIBLOCK + MINIBLOCK, n), MINIBLOCK, width, min);
+      if (width > 0) packBits(out, deltas, m * MINIBLOCK, Math.min(m * MINIBLOCK + MINIBLOCK, n), MINIBLOCK, width, min);
     });
   }
 }
 
 /** A signed integer (|value| < 2^52) as a zigzag ULEB128 varint, without 32-bit bitwise operations. */
-function writeZigzag(out: Bytes, value: number): void {
+export function writeZigzag(out: Bytes, value: number): void {
   let rest = value >= 0 ? value * 2 : -value * 2 - 1;
   while (rest >= 0x80) {
     out.byte((rest % 0x80) | 0x80);
@@ -175,9 +160,10 @@ function writeZigzag(out: Bytes, value: number): void {
 
 /**
  * `values[start, end) - base`, padded with zeros to `slots` values, each in `width` bits (up to 53),
- * LSB first: each value is fed in pieces of at most 24 bits so the pending bits fit a 32-bit int.
+ * LSB first. A value wider than 24 bits is fed in pieces of at most 24, so the pending bits always
+ * fit a 32-bit int.
  */
-function writeWidePacked(out: Bytes, values: Float64Array, start: number, end: number, slots: number, width: number, base: number): void {
+function packBits(out: Bytes, values: ArrayLike<number>, start: number, end: number, slots: number, width: number, base: number): void {
   out.reserve((slots * width) / 8);
   const buffer = out.buffer;
   let at = out.length;
@@ -186,10 +172,12 @@ function writeWidePacked(out: Bytes, values: Float64Array, start: number, end: n
   for (let i = start; i < start + slots; i++) {
     let value = i < end ? values[i] - base : 0;
     for (let rest = width; rest > 0; ) {
-      const take = Math.min(rest, 24);
-      const scale = 2 ** take;
-      const low = value % scale;
-      value = (value - low) / scale;
+      const take = rest < 24 ? rest : 24;
+      let low = value;
+      if (rest > 24) {
+        low = value % 0x1000000;
+        value = (value - low) / 0x1000000;
+      }
       pending |= low << bits;
       bits += take;
       rest -= take;

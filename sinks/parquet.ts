@@ -9,7 +9,7 @@
  * The file's key-value metadata `socialstream.columns` lists each column's kind and the overflow name.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import parquetUtil from 'parquetjs-lite/lib/util.js';
+import { serializeThrift } from './parquet-thrift.ts';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
 import type { Destination } from './atomic.ts';
@@ -111,7 +111,7 @@ function parquetWriter(destination: Destination, options: ParquetOptions): Recor
       },
       async end() {
         await flush();
-        const footer = parquetUtil.serializeThrift(
+        const footer = serializeThrift(
           new parquetTypes.FileMetaData({
             version: 1,
             schema,

@@ -26,11 +26,6 @@ declare module 'parquetjs-lite/gen-nodejs/parquet_types.js' {
   export default types;
 }
 
-declare module 'parquetjs-lite/lib/util.js' {
-  const util: { serializeThrift(struct: unknown): Buffer };
-  export default util;
-}
-
 declare module 'parquetjs-lite/lib/compression.js' {
   const compression: { deflate(method: string, data: Buffer): Buffer };
   export default compression;
