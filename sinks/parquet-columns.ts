@@ -96,33 +96,31 @@ class ColumnBuffer {
   }
 
   private pushPlain(cell: Exclude<Cell, null>): void {
-    const plain = this.plain;
-    switch (this.spec.physical) {
-      case 'INT64':
-        plain.int64(cell as number);
-        (this.statistics as NumberStatistics).observe(cell as number);
-        break;
-      case 'DOUBLE':
-        plain.double(cell as number);
-        (this.statistics as NumberStatistics).observe(cell as number);
-        break;
-      case 'BOOLEAN':
-        if (cell) plain.buffer[this.count >> 3] |= 1 << (this.count & 7);
-        plain.length = (this.count >> 3) + 1;
-        (this.statistics as BooleanStatistics).observe(cell as boolean);
-        break;
-      case 'BYTE_ARRAY': {
-        const text = cell as string;
-        // UTF-8 takes at most 3 bytes per UTF-16 unit.
-        plain.reserve(4 + text.length * 3);
-        const start = plain.length + 4;
-        const written = plain.buffer.write(text, start);
-        plain.buffer.writeUInt32LE(written, plain.length);
-        plain.length = start + written;
-        (this.statistics as StringStatistics).observe(text, plain.buffer, start, plain.length);
-        break;
-      }
+    if (this.spec.physical !== 'BOOLEAN') {
+      this.append(this.plain, cell);
+      return;
     }
+    if (cell) this.plain.buffer[this.count >> 3] |= 1 << (this.count & 7);
+    this.plain.length = (this.count >> 3) + 1;
+    (this.statistics as BooleanStatistics).observe(cell as boolean);
+  }
+
+  /** Appends a number or string PLAIN-encoded to `bytes`, and counts it in the statistics. */
+  private append(bytes: Bytes, cell: Exclude<Cell, null>): void {
+    switch (this.spec.physical) {
+      case 'BYTE_ARRAY': {
+        const start = bytes.length + 4;
+        bytes.byteArray(cell as string);
+        (this.statistics as StringStatistics).observe(cell as string, bytes.buffer, start, bytes.length);
+        return;
+      }
+      case 'INT64':
+        bytes.int64(cell as number);
+        break;
+      default:
+        bytes.double(cell as number);
+    }
+    (this.statistics as NumberStatistics).observe(cell as number);
   }
 
   private pushIndex(cell: Exclude<Cell, null>): void {
@@ -144,21 +142,8 @@ class ColumnBuffer {
   }
 
   private addEntry(cell: Exclude<Cell, null>): void {
-    const entries = this.entries;
-    this.entryStarts.push(entries.length);
-    if (this.spec.physical === 'BYTE_ARRAY') {
-      const text = cell as string;
-      entries.reserve(4 + text.length * 3);
-      const start = entries.length + 4;
-      const written = entries.buffer.write(text, start);
-      entries.buffer.writeUInt32LE(written, entries.length);
-      entries.length = start + written;
-      (this.statistics as StringStatistics).observe(text, entries.buffer, start, entries.length);
-    } else {
-      if (this.spec.physical === 'INT64') entries.int64(cell as number);
-      else entries.double(cell as number);
-      (this.statistics as NumberStatistics).observe(cell as number);
-    }
+    this.entryStarts.push(this.entries.length);
+    this.append(this.entries, cell);
   }
 
   private entryEnd(index: number): number {

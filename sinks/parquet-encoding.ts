@@ -43,6 +43,15 @@ export class Bytes {
     this.length += 8;
   }
 
+  /** A string as PLAIN BYTE_ARRAY: its UTF-8 length (4 bytes, little-endian), then its UTF-8. */
+  byteArray(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    this.reserve(4 + text.length * 3);
+    const written = this.buffer.write(text, this.length + 4);
+    this.buffer.writeUInt32LE(written, this.length);
+    this.length += 4 + written;
+  }
+
   double(value: number): void {
     this.reserve(8);
     this.buffer.writeDoubleLE(value, this.length);
