@@ -208,6 +208,25 @@ describe('toParquet dictionaries', () => {
     expect(await query(`SELECT word FROM ${sqlPath(path)}`)).toEqual(records);
   });
 
+  it('reads back runs of every length, of values and of NULLs, exactly', async () => {
+    const path = join(dir, 'runs.parquet');
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    const records: Array<Record<string, unknown>> = [];
+    while (records.length < 20_000) {
+      const run = 1 + random(20);
+      const word = random(5) === 0 ? null : `w${random(300)}`;
+      const flag = random(3) === 0 ? null : random(2) === 0;
+      for (let i = 0; i < run; i++) records.push({ word, flag, n: word === null ? null : records.length % 9 });
+    }
+    await toParquet(records, path, { rowGroupSize: 7_777 });
+    expect((await chunksOf(path, 'word'))[0].encodings).toBe('RLE, PLAIN_DICTIONARY');
+    expect(await query(`SELECT word, flag, n FROM ${sqlPath(path)}`)).toEqual(records);
+  });
+
   it('keeps -0 apart from 0 in a dictionary-encoded DOUBLE column', async () => {
     const path = join(dir, 'zeros.parquet');
     const values = Array.from({ length: 2_000 }, (_, i) => [0.5, 0, -0, 1.5][i % 4]);
