@@ -143,7 +143,8 @@ async function benchSandboxParquet(dir: string): Promise<void> {
   const ours = join(dir, 'sandbox.parquet');
   const theirs = join(dir, 'sandbox-duck.parquet');
   await sandboxPosts(SANDBOX_POSTS, `${ours}.ndjson`);
-  console.log(`\nParquet from ${SANDBOX_POSTS.toLocaleString('en-US')} sandbox forum/subforum posts (NDJSON ${mb(statSync(`${ours}.ndjson`).size)}), snappy both`);
+  const posts = SANDBOX_POSTS.toLocaleString('en-US');
+  console.log(`\nParquet from ${posts} sandbox forum/subforum posts (NDJSON ${mb(statSync(`${ours}.ndjson`).size)}), snappy both`);
   const parquet = measure('parquet-from-ndjson', SANDBOX_POSTS, ours);
   const duck = await duckdbCopy(`${ours}.ndjson`, theirs);
   const rate = (seconds: number): string => `${Math.round(SANDBOX_POSTS / seconds).toLocaleString('en-US')} records/s`;
@@ -185,7 +186,8 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     console.log(`${'DuckDB COPY json→parquet'.padEnd(24)} ${duck.toFixed(2).padStart(7)} s  ${rate(duck).padStart(20)}`);
     console.log(`ratio toNdjson / plain JSON.stringify: ${(plain.seconds / ndjson.seconds).toFixed(2)}x (target ≥ 0.8x)`);
     console.log(`ratio toParquet / DuckDB COPY:         ${(duck / parquet.seconds).toFixed(2)}x (target ≥ 0.3x)`);
-    console.log(`Parquet size toParquet / DuckDB:       ${mb(statSync(join(dir, 'out.parquet')).size)} / ${mb(statSync(join(dir, 'duck.parquet')).size)}`);
+    const sizes = [join(dir, 'out.parquet'), join(dir, 'duck.parquet')].map((file) => mb(statSync(file).size));
+    console.log(`Parquet size toParquet / DuckDB:       ${sizes.join(' / ')}`);
     const worst = Math.max(ndjson.rssMb, csv.rssMb, parquet.rssMb);
     console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
     await benchSandboxParquet(dir);

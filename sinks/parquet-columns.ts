@@ -74,8 +74,9 @@ class ColumnBuffer {
     this.defined = new Uint8Array(capacity);
     this.plain = new Bytes(spec.physical === 'BOOLEAN' ? Math.ceil(capacity / 8) : 64 * 1024);
     if (spec.physical !== 'BOOLEAN') this.dictionary = new Map();
-    this.statistics =
-      spec.physical === 'BYTE_ARRAY' ? new StringStatistics() : spec.physical === 'BOOLEAN' ? new BooleanStatistics() : new NumberStatistics(spec.physical);
+    if (spec.physical === 'BYTE_ARRAY') this.statistics = new StringStatistics();
+    else if (spec.physical === 'BOOLEAN') this.statistics = new BooleanStatistics();
+    else this.statistics = new NumberStatistics(spec.physical);
     this.reset();
   }
 

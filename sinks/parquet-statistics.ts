@@ -103,20 +103,28 @@ export class StringStatistics implements Statistics {
       return;
     }
     if (!ascii) this.ascii = false;
-    if (ascii && this.minAscii ? text < this.min : bytes.compare((this.minBytes ??= Buffer.from(this.min)), 0, undefined, start, end) < 0) {
-      this.setMin(text, ascii);
-    } else if (ascii && this.maxAscii ? text > this.max : bytes.compare((this.maxBytes ??= Buffer.from(this.max)), 0, undefined, start, end) > 0) {
-      this.setMax(text, ascii);
-    }
+    if (this.belowMin(text, ascii, bytes, start, end)) this.setMin(text, ascii);
+    else if (this.aboveMax(text, ascii, bytes, start, end)) this.setMax(text, ascii);
+  }
+
+  private belowMin(text: string, ascii: boolean, bytes: Buffer, start: number, end: number): boolean {
+    if (ascii && this.minAscii) return text < this.min!;
+    return bytes.compare((this.minBytes ??= Buffer.from(this.min!)), 0, undefined, start, end) < 0;
+  }
+
+  private aboveMax(text: string, ascii: boolean, bytes: Buffer, start: number, end: number): boolean {
+    if (ascii && this.maxAscii) return text > this.max;
+    return bytes.compare((this.maxBytes ??= Buffer.from(this.max)), 0, undefined, start, end) > 0;
   }
 
   encode(): unknown {
-    if (this.min === undefined) return new parquetTypes.Statistics({ null_count: this.nulls });
+    const nulls = { null_count: this.nulls };
+    if (this.min === undefined) return new parquetTypes.Statistics(nulls);
     const min = (this.minBytes ??= Buffer.from(this.min));
     const max = (this.maxBytes ??= Buffer.from(this.max));
-    if (min.length > MAX_STATISTICS_BYTES || max.length > MAX_STATISTICS_BYTES) return new parquetTypes.Statistics({ null_count: this.nulls });
+    if (min.length > MAX_STATISTICS_BYTES || max.length > MAX_STATISTICS_BYTES) return new parquetTypes.Statistics(nulls);
     const legacy = this.ascii ? { min, max } : {};
-    return new parquetTypes.Statistics({ null_count: this.nulls, min_value: min, max_value: max, ...legacy });
+    return new parquetTypes.Statistics({ ...nulls, min_value: min, max_value: max, ...legacy });
   }
 
   reset(): void {
