@@ -6,7 +6,7 @@
  * measured about 10,000 rows/s on sandbox-shaped records, under a tenth of DuckDB's conversion. Our
  * rows are flat (no repetition, definition level 0 or 1), so each column is just a list of values
  * plus a null bitmap. A chunk is a dictionary page (when the column is dictionary-encoded) and one
- * data page (v1).
+ * data page (v1); a PLAIN integer chunk whose values lie within ±2^51 is DELTA_BINARY_PACKED.
  *
  * Dictionaries: INT64, DOUBLE and BYTE_ARRAY columns start dictionary-encoded; every 1,024 values
  * (and at the end of a row group) the dictionary plus its indices are compared with what PLAIN
@@ -15,10 +15,10 @@
  * URLs and free text cost a thousand lookups, not a dictionary the size of the column.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import { serializeThrift } from './parquet-thrift.ts';
 import parquetCompression from 'parquetjs-lite/lib/compression.js';
 import { bitWidth, Bytes, MAX_DELTA_VALUE, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
 import { BooleanStatistics, NumberStatistics, StringStatistics, type Statistics } from './parquet-statistics.ts';
+import { serializeThrift } from './parquet-thrift.ts';
 import type { Cell } from './rows.ts';
 
 /** The physical types the sinks use. */
@@ -33,7 +33,7 @@ export interface ColumnSpec {
 }
 
 /** The largest dictionary page kept (parquet-mr's default): past it a column turns PLAIN. */
-export const MAX_DICTIONARY_BYTES = 1024 * 1024;
+const MAX_DICTIONARY_BYTES = 1024 * 1024;
 /** How often (in values) a dictionary is weighed against PLAIN. */
 const DICTIONARY_CHECK_EVERY = 1024;
 
@@ -42,7 +42,6 @@ const { Encoding, PageType } = parquetTypes;
 /** A row group's bytes, in file order, and its thrift `RowGroup` for the footer. */
 export interface EncodedRowGroup {
   chunks: Buffer[];
-  bytes: number;
   metadata: unknown;
 }
 
@@ -65,10 +64,10 @@ class ColumnBuffer {
   private indices = new Uint32Array(1024);
   /** Bytes the values so far would take PLAIN-encoded. */
   private plainBytes = 0;
-  readonly statistics: Statistics;
+  private readonly statistics: Statistics;
 
   constructor(
-    readonly spec: ColumnSpec,
+    private readonly spec: ColumnSpec,
     capacity: number,
   ) {
     this.defined = new Uint8Array(capacity);
@@ -170,7 +169,7 @@ class ColumnBuffer {
   }
 
   /** This row group's column chunk, starting at file offset `offset`; then empty for the next group. */
-  take(rows: number, offset: number): { pages: Buffer[]; metadata: unknown } {
+  take(rows: number, offset: number): { pages: Buffer[]; uncompressed: number; metadata: unknown } {
     if (this.dictionary !== undefined && this.count > 0 && !this.dictionaryPays()) this.dropDictionary();
     const { compression, physical, name } = this.spec;
     const body = new Bytes(this.plain.length + rows / 4 + 64);
@@ -236,7 +235,7 @@ class ColumnBuffer {
       }),
     });
     this.reset();
-    return { pages, metadata };
+    return { pages, uncompressed, metadata };
   }
 
   /** Whether DELTA_BINARY_PACKED can take this chunk's integers exactly. */
@@ -299,17 +298,17 @@ export class RowGroupBuffer {
     let at = offset;
     let uncompressed = 0;
     for (const column of this.columns) {
-      const { pages, metadata } = column.take(this.rows, at);
-      for (const page of pages) {
+      const chunk = column.take(this.rows, at);
+      for (const page of chunk.pages) {
         chunks.push(page);
         at += page.length;
       }
-      uncompressed += (metadata as { meta_data: { total_uncompressed_size: number } }).meta_data.total_uncompressed_size;
-      columns.push(metadata);
+      uncompressed += chunk.uncompressed;
+      columns.push(chunk.metadata);
     }
     const metadata = new parquetTypes.RowGroup({ columns, total_byte_size: uncompressed, num_rows: this.rows });
     this.rows = 0;
-    return { chunks, bytes: at - offset, metadata };
+    return { chunks, metadata };
   }
 }
 

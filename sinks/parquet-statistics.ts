@@ -11,7 +11,7 @@ import { writeInt64 } from './parquet-encoding.ts';
  * Longer string bounds are left out (as Arrow does by default): they would bloat the footer, and
  * a truncated bound would no longer be the exact value old readers take it for.
  */
-export const MAX_STATISTICS_BYTES = 4096;
+const MAX_STATISTICS_BYTES = 4096;
 
 /** Which of the values seen so far are the least and the greatest. */
 export interface Statistics {
