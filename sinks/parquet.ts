@@ -9,9 +9,9 @@
  * The file's key-value metadata `socialstream.columns` lists each column's kind and the overflow name.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import { serializeThrift } from './parquet-thrift.ts';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
+import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, type ColumnKind, type RowOptions } from './rows.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
