@@ -198,6 +198,8 @@ export class Transport {
  */
 export function keyScrubber(apiKey: string): (text: string) => string {
   if (apiKey === '') return (text) => text;
+  // A key too short to be real would match ordinary words in other forms: scrub it as sent only.
+  if (apiKey.length < 8) return (text) => text.split(apiKey).join('[redacted]');
   const forms = new Set([apiKey, Buffer.from(apiKey).toString('hex')]);
   for (let offset = 0; offset < 3; offset++) {
     const encoded = Buffer.from('\0'.repeat(offset) + apiKey).toString('base64');
