@@ -36,7 +36,7 @@ export async function runOps(argv: string[]): Promise<number> {
     return 0;
   }
   const blocks = rows.map(([id, method, params, paging]) =>
-    [...wrap(`${id}  (client.${method})`, width, ''), ...wrap(`params  ${params}`, width, '    '), ...wrap(`pages   ${paging}`, width, '    ')]
+    [...wrap(`${id} (client.${method})`, width, ''), ...wrap(`params: ${params}`, width, '    '), ...wrap(`pages: ${paging}`, width, '    ')]
       .map((text, index) => (index === 0 ? text : `  ${text}`))
       .join('\n'),
   );
@@ -58,7 +58,7 @@ function terminalWidth(): number {
 function wrap(text: string, width: number, indent: string): string[] {
   // One column spare: a line as wide as the terminal wraps early in some of them.
   const room = width - 3;
-  const pieces = text.split(/ (?![^()]*\))/).flatMap((word) => splitWord(word, room - indent.length));
+  const pieces = text.split(/ +(?![^()]*\))/).flatMap((word) => splitWord(word, room - indent.length));
   const lines: string[] = [];
   let current = '';
   for (const piece of pieces) {
