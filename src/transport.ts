@@ -151,7 +151,7 @@ export class Transport {
     }
     if (!parsed && status === 200) {
       // Charged (the service did the work) but unreadable: a body cut short is worth a retry.
-      const error = new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} bytes)`, details);
+      const error = new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} byte${text.length === 1 ? '' : 's'})`, details);
       return { ok: false, error, retry: true, charged: true };
     }
     const message = errorText(body);
