@@ -6,9 +6,8 @@
  * key scrubbed out in case a service or proxy ever echoes it.
  *
  * A hostile or broken service must not be able to hang the client or exhaust its memory: the timeout
- * ends the attempt by its own timer (not only through undici's abort), a body is read only up to
- * `maxBodyBytes`, and a body nested deeper than `MAX_NESTING` is refused before any recursive walk
- * (unkeying, CSV flattening, `JSON.stringify`) could overflow the stack.
+ * ends the attempt by its own timer (not only through undici's abort), and a body is read only up to
+ * `maxBodyBytes`. (`JSON.parse` itself is not recursive; the walks over records bound their depth.)
  */
 import { Pool } from 'undici';
 import {
@@ -42,9 +41,6 @@ export interface TransportOptions {
   connections: number;
   maxBodyBytes: number;
 }
-
-/** Deepest nesting of arrays and objects a response may have; real bodies stay far below it. */
-export const MAX_NESTING = 1000;
 
 export class Transport {
   readonly #pool: Pool;
@@ -145,10 +141,6 @@ export class Transport {
       parsed = false;
     }
     const details = { endpoint, status };
-    if (parsed && nestsDeeperThan(text, MAX_NESTING)) {
-      const error = new ResponseFormatError(`${endpoint}: the response nests arrays or objects deeper than ${MAX_NESTING} levels`, details);
-      return { ok: false, error, retry: false, charged: status === 200 };
-    }
     if (!parsed && status === 200) {
       // Charged (the service did the work) but unreadable: a body cut short is worth a retry.
       const error = new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} byte${text.length === 1 ? '' : 's'})`, details);
@@ -240,40 +232,6 @@ async function readBounded(body: AsyncIterable<Buffer>, length: string | string[
 }
 
 const UTF8 = new TextDecoder();
-
-/** Whether the JSON `text` nests arrays and objects deeper than `max`. A linear scan: no recursion. */
-function nestsDeeperThan(text: string, max: number): boolean {
-  if (text.length <= 2 * max) return false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const char = text.charCodeAt(i);
-    if (char === QUOTE) {
-      // Jump to the closing quote: one not preceded by an odd run of backslashes.
-      let end = text.indexOf('"', i + 1);
-      while (end !== -1 && isEscaped(text, end)) end = text.indexOf('"', end + 1);
-      if (end === -1) return false;
-      i = end;
-    } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
-      if (++depth > max) return true;
-    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
-      depth--;
-    }
-  }
-  return false;
-}
-
-function isEscaped(text: string, quote: number): boolean {
-  let backslashes = 0;
-  while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
-  return backslashes % 2 === 1;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /** The `error` string of an error body, if the body is one. */
 function errorText(body: unknown): string | undefined {
