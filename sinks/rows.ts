@@ -226,8 +226,14 @@ export class RowLayout {
   /** One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed). */
   toRow(record: unknown): Cell[] {
     const filler = new RowFiller(this.columns);
-    this.walk(checkRecord(record), this.root, '', filler);
-    return filler.finish();
+    try {
+      this.walk(checkRecord(record), this.root, '', filler);
+      return filler.finish();
+    } catch (error) {
+      // `JSON.stringify` of a value nested thousands of levels deep overflows the stack.
+      if (error instanceof RangeError) throw tooDeep();
+      throw error;
+    }
   }
 
   /**
@@ -330,15 +336,23 @@ function hasKeys(object: PlainObject): boolean {
 
 /** Throws the TypeError `toRow` would, for a record that is only buffered for now. */
 export function checkJsonRecord(record: unknown): void {
-  const visit = (value: unknown, path: string): void => {
+  const visit = (value: unknown, path: string, depth: number): void => {
     if (value === null || value === undefined) return;
     if (typeof value !== 'object') {
       checkJsonValue(value, path);
       return;
     }
-    for (const [key, item] of Object.entries(value)) visit(item, joinName(path, key));
+    if (depth > MAX_NESTING) throw tooDeep();
+    for (const [key, item] of Object.entries(value)) visit(item, joinName(path, key), depth + 1);
   };
-  visit(checkRecord(record), '');
+  visit(checkRecord(record), '', 1);
+}
+
+/** Deepest nesting a record may have: far beyond real data, well within what recursion and `JSON.stringify` handle. */
+const MAX_NESTING = 1000;
+
+function tooDeep(): TypeError {
+  return new TypeError(`A record nests arrays or objects deeper than ${MAX_NESTING} levels`);
 }
 
 function checkRecord(record: unknown): PlainObject {

@@ -79,7 +79,7 @@ export async function runSink(
     throw new SinkError(`Writing ${path} failed, no file written: ${messageOf(error)}`, 0, path, { cause: error });
   }
   if (failed) {
-    throw new SinkError(`Stopped after ${records} records, all kept in ${path}: ${messageOf(failure)}`, records, path, {
+    throw new SinkError(`Stopped after ${records} record${records === 1 ? '' : 's'}, all kept in ${path}: ${messageOf(failure)}`, records, path, {
       cause: failure,
     });
   }

@@ -19,12 +19,21 @@ import { RecordStream, type StreamOptions, type WalkStart } from './stream.ts';
 import { Transport } from './transport.ts';
 
 export interface ClientOptions {
-  /** Default: the `SOCIALSTREAM_API_KEY` environment variable. Never printed or logged. */
+  /**
+   * Default: the `SOCIALSTREAM_API_KEY` environment variable. Never printed or logged. Surrounding
+   * white space (a trailing `\r` from a Windows `.env` too) is trimmed; a key with a control character
+   * inside is refused with an `AuthError` before any request.
+   */
   apiKey?: string;
   /** Default: the `SOCIALSTREAM_BASE_URL` environment variable. HTTPS, or plain HTTP on loopback only. */
   baseUrl?: string | URL;
   /** Per attempt, from sending to the last byte of the body. Default 60,000 (transcripts take 10-30 s). */
   timeoutMs?: number;
+  /**
+   * The largest response body read, in bytes. A larger one fails the attempt with a
+   * `ResponseFormatError` (not retried) and the rest of it is never read. Default 67,108,864 (64 MiB).
+   */
+  maxBodyBytes?: number;
   retry?: RetryOptions;
   /** Requests in flight at once across the whole client. Default 8. */
   maxConcurrentRequests?: number;
@@ -66,20 +75,22 @@ export interface Client extends OperationGroups {
 
 export function createClient(options: ClientOptions = {}): Client {
   const {
-    apiKey = process.env.SOCIALSTREAM_API_KEY,
+    apiKey: givenKey = process.env.SOCIALSTREAM_API_KEY,
     baseUrl = process.env.SOCIALSTREAM_BASE_URL,
     timeoutMs = 60_000,
+    maxBodyBytes = 64 * 1024 * 1024,
     retry,
     maxConcurrentRequests = 8,
     rateLimit,
     signal: clientSignal,
   } = options;
-  if (typeof apiKey !== 'string' || apiKey.trim() === '') {
-    throw new AuthError('No API key: pass createClient({ apiKey }) or set the SOCIALSTREAM_API_KEY environment variable');
-  }
+  const apiKey = checkApiKey(givenKey);
   const base = checkBaseUrl(baseUrl);
   if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMER_MS) {
     throw new TypeError(`timeoutMs must be a positive number of milliseconds up to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`);
+  }
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
+    throw new TypeError(`maxBodyBytes must be a positive integer, got ${String(maxBodyBytes)}`);
   }
   if (!Number.isSafeInteger(maxConcurrentRequests) || maxConcurrentRequests < 1) {
     throw new TypeError(`maxConcurrentRequests must be a positive integer, got ${String(maxConcurrentRequests)}`);
@@ -92,7 +103,7 @@ export function createClient(options: ClientOptions = {}): Client {
   const policy = retryPolicy(retry);
   // Only once every option passed: a refused option must not leave a connection pool behind.
   const meter = new Meter();
-  const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests });
+  const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests, maxBodyBytes });
   const requester = new Requester(transport, meter, policy, maxConcurrentRequests, clientGates);
 
   const signalOf = (signal: AbortSignal | undefined): AbortSignal | undefined => {
@@ -178,6 +189,23 @@ function checkedParams(op: OperationSpec, params: unknown, apiKey: string): Reco
     throw error;
   }
 }
+
+/**
+ * The key as sent: trimmed, and refused if a control character remains, which no real key holds and
+ * which no HTTP header may carry. The message gives its position, never the key.
+ */
+function checkApiKey(value: string | undefined): string {
+  const key = typeof value === 'string' ? value.trim() : '';
+  if (key === '') throw new AuthError('No API key: pass createClient({ apiKey }) or set the SOCIALSTREAM_API_KEY environment variable');
+  const control = CONTROL.exec(key);
+  if (control !== null) {
+    const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+    throw new AuthError(`The API key holds a control character (U+${code} at position ${control.index + 1}); copy the key again`);
+  }
+  return key;
+}
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 

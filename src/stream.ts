@@ -4,6 +4,7 @@
  * Iterating again continues where the last iteration stopped. The stream carries a
  * `StreamControl`, so operators can put gates (throttle, credit caps) in front of its requests.
  */
+import { createHash } from 'node:crypto';
 import type { Checkpoint } from './checkpoint.ts';
 import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl } from './control.ts';
 import { PaginationLoopError, ResponseFormatError, SocialstreamError } from './errors.ts';
@@ -56,7 +57,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   readonly #limit: number;
   readonly #maxPages: number;
   readonly #gates: RequestGate[] = [];
-  /** Continuation values this walk has spent: one coming back means a loop. */
+  /** Digests of the continuation values this walk has spent (a cursor may be megabytes): one coming back means a loop. */
   readonly #spent = new Set<string>();
   /** State of the next page to fetch once `#page` is done; null when there is none. */
   #pending: unknown;
@@ -191,11 +192,12 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     if (state === null || this.#recordsOut >= this.#limit || this.#pagesRead >= this.#maxPages) return undefined;
     const { op, strategy, requester, meter, query, signal } = this.#parts;
     signal?.throwIfAborted();
-    const spends = strategy.spends(state);
+    const value = strategy.spends(state);
+    const spends = value === undefined ? undefined : createHash('sha256').update(value).digest('base64');
     if (spends !== undefined && this.#spent.has(spends)) {
       throw this.#failed(
         new PaginationLoopError(
-          `${op.id}: the continuation value ${JSON.stringify(spends.slice(0, 80))} came back after it was already used; stopping instead of reading the same pages again`,
+          `${op.id}: the continuation value ${preview(value!)} came back after it was already used; stopping instead of reading the same pages again`,
           { endpoint: op.id },
         ),
       );
@@ -242,6 +244,11 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/** A cursor in a message: a short prefix and its length, never the whole value (it may echo anything). */
+function preview(value: string): string {
+  return value.length <= 8 ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, 8) + '…')} (${value.length} characters)`;
+}
 
 function checkCount(name: string, value: number): void {
   if (value !== Infinity && (!Number.isSafeInteger(value) || value < 0)) {

@@ -4,6 +4,10 @@
  * A response becomes an `Attempt`: the parsed body, or a typed error with whether a retry may help.
  * Messages are built from the operation id, the status and the service's `error` text, with the
  * key scrubbed out in case a service or proxy ever echoes it.
+ *
+ * A hostile or broken service must not be able to hang the client or exhaust its memory: the timeout
+ * ends the attempt by its own timer (not only through undici's abort), and a body is read only up to
+ * `maxBodyBytes`. (`JSON.parse` itself is not recursive; the walks over records bound their depth.)
  */
 import { Pool } from 'undici';
 import {
@@ -35,60 +39,92 @@ export interface TransportOptions {
   apiKey: string;
   timeoutMs: number;
   connections: number;
+  maxBodyBytes: number;
 }
 
 export class Transport {
   readonly #pool: Pool;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
-  readonly #apiKey: string;
+  readonly #scrub: (text: string) => string;
   readonly #timeoutMs: number;
+  readonly #maxBodyBytes: number;
 
   constructor(options: TransportOptions) {
     this.#pool = new Pool(options.baseUrl.origin, { connections: options.connections });
     this.#basePath = options.baseUrl.pathname.replace(/\/+$/, '');
     this.#headers = { 'x-api-key': options.apiKey, accept: 'application/json' };
-    this.#apiKey = options.apiKey;
+    const scrub = keyScrubber(options.apiKey);
+    this.#scrub = (text) => scrub(text).slice(0, 300);
     this.#timeoutMs = options.timeoutMs;
+    this.#maxBodyBytes = options.maxBodyBytes;
   }
 
   /**
    * One GET of `path` (from `/v1/…`). Resolves to an `Attempt` whatever the service answered;
-   * rejects only with `signal`'s reason when the caller aborts.
+   * rejects only with `signal`'s reason when the caller aborts. The timeout and the caller's abort
+   * settle it by themselves, so an attempt ends on time even if undici never notices the abort.
    */
   async get(path: string, query: Record<string, string>, endpoint: string, signal?: AbortSignal): Promise<Attempt> {
     signal?.throwIfAborted();
-    const search = new URLSearchParams(query).toString();
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.#timeoutMs);
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const timedOut = new Promise<Attempt>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(TIMED_OUT);
+        resolve(failed(new NetworkError(`${endpoint}: no complete response within ${this.#timeoutMs} ms`, { endpoint }), true));
+      }, this.#timeoutMs);
+    });
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        controller.abort(signal?.reason);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    const attempt = this.#attempt(path, query, endpoint, controller.signal);
+    try {
+      return await Promise.race([attempt, timedOut, aborted]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      // Whatever lost the race ends in the background; make sure its socket and body are released.
+      controller.abort(TIMED_OUT);
+      aborted.catch(() => undefined);
+    }
+  }
+
+  /** The request and its body, read up to the size limit. Never rejects. */
+  async #attempt(path: string, query: Record<string, string>, endpoint: string, signal: AbortSignal): Promise<Attempt> {
+    const search = new URLSearchParams(query).toString();
     try {
       const response = await this.#pool.request({
         method: 'GET',
         path: this.#basePath + path + (search === '' ? '' : `?${search}`),
         headers: this.#headers,
-        signal: controller.signal,
+        signal,
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      let text: string;
+      let text: string | undefined;
       try {
-        text = await response.body.text();
+        text = await readBounded(response.body, response.headers['content-length'], this.#maxBodyBytes);
       } catch (error) {
         response.body.destroy();
         throw error;
       }
+      if (text === undefined) {
+        response.body.destroy();
+        const error = new ResponseFormatError(
+          `${endpoint}: the response body is larger than the limit of ${this.#maxBodyBytes} bytes; stopped reading it`,
+          { endpoint, status: response.statusCode },
+        );
+        return { ok: false, error, retry: false, charged: response.statusCode === 200 };
+      }
       return this.#classify(response.statusCode, response.headers['retry-after'], text, endpoint);
     } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      if (controller.signal.reason === TIMED_OUT) {
-        return failed(new NetworkError(`${endpoint}: no complete response within ${this.#timeoutMs} ms`, { endpoint }), true);
-      }
       return failed(this.#networkError(error, endpoint), true);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -107,7 +143,7 @@ export class Transport {
     const details = { endpoint, status };
     if (!parsed && status === 200) {
       // Charged (the service did the work) but unreadable: a body cut short is worth a retry.
-      const error = new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} bytes)`, details);
+      const error = new ResponseFormatError(`${endpoint}: the response body is not complete JSON (${text.length} byte${text.length === 1 ? '' : 's'})`, details);
       return { ok: false, error, retry: true, charged: true };
     }
     const message = errorText(body);
@@ -145,10 +181,32 @@ export class Transport {
       cause: error instanceof Error ? error : undefined,
     });
   }
+}
 
-  #scrub(text: string): string {
-    return text.split(this.#apiKey).join('[redacted]').slice(0, 300);
+/**
+ * A function that removes `apiKey` from a text in every form a service might echo it in: as sent,
+ * in any letter case, in hex, and base64-encoded (standard or URL-safe, at any byte alignment inside
+ * a longer encoded value).
+ */
+export function keyScrubber(apiKey: string): (text: string) => string {
+  if (apiKey === '') return (text) => text;
+  // A key too short to be real would match ordinary words in other forms: scrub it as sent only.
+  if (apiKey.length < 8) return (text) => text.split(apiKey).join('[redacted]');
+  const forms = new Set([apiKey, Buffer.from(apiKey).toString('hex')]);
+  for (let offset = 0; offset < 3; offset++) {
+    const encoded = Buffer.from('\0'.repeat(offset) + apiKey).toString('base64');
+    // Only whole 4-character groups made of key bytes alone are the same wherever the key sits.
+    const first = Math.ceil(offset / 3);
+    const end = Math.floor((offset + Buffer.byteLength(apiKey)) / 3);
+    const stable = encoded.slice(first * 4, end * 4);
+    if (stable.length >= 8) {
+      forms.add(stable);
+      forms.add(stable.replace(/\+/g, '-').replace(/\//g, '_'));
+    }
   }
+  const escape = (form: string): string => form.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  const pattern = new RegExp([...forms].map(escape).join('|'), 'gi');
+  return (text) => text.replace(pattern, '[redacted]');
 }
 
 const TIMED_OUT = Symbol('timed out');
@@ -156,6 +214,24 @@ const TIMED_OUT = Symbol('timed out');
 function failed(error: SocialstreamError, retry: boolean): Attempt {
   return { ok: false, error, retry, charged: false };
 }
+
+/**
+ * The body as text, or undefined once it grows past `limit` bytes (then the rest is never read). A
+ * `Content-Length` over the limit is refused before the first chunk.
+ */
+async function readBounded(body: AsyncIterable<Buffer>, length: string | string[] | undefined, limit: number): Promise<string | undefined> {
+  if (typeof length === 'string' && Number(length) > limit) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return UTF8.decode(Buffer.concat(chunks, size));
+}
+
+const UTF8 = new TextDecoder();
 
 /** The `error` string of an error body, if the body is one. */
 function errorText(body: unknown): string | undefined {

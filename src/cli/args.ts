@@ -3,7 +3,7 @@
  * `--help` and the "unknown flag" message all come from the same list.
  */
 export class UsageError extends Error {
-  override readonly name = 'UsageError';
+  override readonly name: string = 'UsageError';
 }
 
 export type FlagKind = 'boolean' | 'string' | 'integer' | 'number';
@@ -39,7 +39,7 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
       const eq = word.indexOf('=');
       const name = word.slice(2, eq === -1 ? undefined : eq);
       const spec = byName.get(name);
-      if (!spec) throw new UsageError(`unknown option --${name}`);
+      if (!spec) throw new UsageError(`unknown option --${name}${didYouMean(name, specs.map((known) => known.name), '--')}`);
       if (spec.kind === 'boolean') {
         if (eq !== -1) throw new UsageError(`--${name} takes no value`);
         parsed.flags[name] = true;
@@ -58,6 +58,41 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
     }
   }
   return parsed;
+}
+
+/** Rejects any word but flags: for commands that take no arguments (`ops`, `credits`). */
+export function noArguments(command: string, args: ParsedArgs): void {
+  const [word] = [...args.positionals, ...Object.entries(args.params).map(([name, value]) => `${name}=${value}`)];
+  if (word !== undefined) throw new UsageError(`${command} takes no arguments, got "${word}"`);
+}
+
+/**
+ * ` (did you mean "--limit"?)` when one of `known` is a likely typo of `word` (a few edits away, or
+ * differing only in case), else the empty string.
+ */
+export function didYouMean(word: string, known: readonly string[], prefix = ''): string {
+  const allowed = Math.max(1, Math.floor(word.length / 3));
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance <= allowed && distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best === undefined ? '' : ` (did you mean "${prefix}${best}"?)`;
+}
+
+/** Levenshtein distance, with a swap of two neighbours counted as one edit. */
+function editDistance(a: string, b: string): number {
+  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
+    }
+  }
+  return rows[a.length][b.length];
 }
 
 function convert(name: string, kind: FlagKind, raw: string): string | number {
@@ -79,37 +114,50 @@ export function describeFlags(specs: readonly FlagSpec[]): string {
 
 /**
  * One line of an `--inputs` file: `key=value key=value` as on the command line, or a JSON object.
- * Returns undefined for blank and `#` lines.
+ * Returns undefined for blank and `#` lines. Errors start with `where` (the file and line).
  */
-export function parseInputLine(line: string, lineNumber: number): Record<string, string> | undefined {
+export function parseInputLine(line: string, where: string): Record<string, string> | undefined {
   const text = line.trim();
   if (text === '' || text.startsWith('#')) return undefined;
+  const params: Record<string, string> = {};
+  const add = (key: string, value: string): void => {
+    if (Object.hasOwn(params, key)) throw new UsageError(`${where}: "${key}" is given twice`);
+    params[key] = value;
+  };
   if (text.startsWith('{')) {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      throw new UsageError(`inputs line ${lineNumber}: not valid JSON`);
+      throw new UsageError(`${where}: not valid JSON`);
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new UsageError(`inputs line ${lineNumber}: expected a JSON object`);
+      throw new UsageError(`${where}: expected a JSON object`);
     }
-    const params: Record<string, string> = {};
     for (const [key, item] of Object.entries(value)) {
       if (item === null || typeof item === 'object') {
-        throw new UsageError(`inputs line ${lineNumber}: "${key}" must be a string, number or boolean`);
+        throw new UsageError(`${where}: "${key}" must be a string, number or boolean`);
       }
-      params[key] = String(item);
     }
+    // JSON.parse keeps the last of two equal keys without a word; the flat object is read again to see them.
+    for (const key of flatJsonKeys(text)) add(key, String((value as Record<string, unknown>)[key]));
     return params;
   }
-  const params: Record<string, string> = {};
   for (const word of splitWords(text)) {
     const eq = word.indexOf('=');
-    if (eq <= 0) throw new UsageError(`inputs line ${lineNumber}: "${word}" is not key=value`);
-    params[word.slice(0, eq)] = word.slice(eq + 1);
+    if (eq <= 0) throw new UsageError(`${where}: "${word}" is not key=value`);
+    add(word.slice(0, eq), word.slice(eq + 1));
   }
   return params;
+}
+
+/** Every key of a JSON object whose values are all strings, numbers or booleans, repeats included. */
+function flatJsonKeys(text: string): string[] {
+  const member = /\s*("(?:[^"\\]|\\.)*")\s*:\s*(?:"(?:[^"\\]|\\.)*"|[^,}\s]+)\s*[,}]/y;
+  member.lastIndex = 1;
+  const keys: string[] = [];
+  for (let match = member.exec(text); match !== null; match = member.exec(text)) keys.push(JSON.parse(match[1]) as string);
+  return keys;
 }
 
 /** Splits on white space, keeping double-quoted runs together (`query="two words"`). */

@@ -3,8 +3,9 @@
  * with `--sandbox` an in-process sandbox on a free loopback port, announced on stderr so nobody
  * mistakes its synthetic data for real data.
  */
-import { createClient, type Client } from '../index.ts';
+import { AuthError, createClient, type Client } from '../index.ts';
 import { startSandbox } from '../sandbox/index.ts';
+import { EnvironmentError } from './failure.ts';
 
 export interface Connection {
   client: Client;
@@ -21,7 +22,7 @@ export interface ConnectOptions {
 export async function connect(options: ConnectOptions): Promise<Connection> {
   const { maxConcurrentRequests } = options;
   if (!options.sandbox) {
-    const client = createClient({ maxConcurrentRequests });
+    const client = clientFromEnvironment(maxConcurrentRequests);
     return { client, close: () => client.close() };
   }
   const sandbox = await startSandbox({ port: 0 });
@@ -34,4 +35,24 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
       await sandbox.close();
     },
   };
+}
+
+/** The client of SOCIALSTREAM_API_KEY and SOCIALSTREAM_BASE_URL; a refusal names the variable, not the library option. */
+function clientFromEnvironment(maxConcurrentRequests: number | undefined): Client {
+  const { SOCIALSTREAM_API_KEY: apiKey, SOCIALSTREAM_BASE_URL: baseUrl } = process.env;
+  try {
+    return createClient({ maxConcurrentRequests });
+  } catch (error) {
+    // A missing key keeps its own message (failure.ts); a present one was refused for what it holds.
+    if (error instanceof AuthError && apiKey !== undefined && apiKey.trim() !== '') {
+      throw new EnvironmentError(error.message.replace(/^The API key/, 'SOCIALSTREAM_API_KEY'));
+    }
+    if (error instanceof TypeError && error.message.includes('baseUrl')) {
+      if (baseUrl === undefined || baseUrl === '') {
+        throw new EnvironmentError('no service address: set SOCIALSTREAM_BASE_URL to the https address of the service, or add --sandbox to try the built-in sandbox');
+      }
+      throw new EnvironmentError(error.message.replace(/^baseUrl/, 'SOCIALSTREAM_BASE_URL'));
+    }
+    throw error;
+  }
 }

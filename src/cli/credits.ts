@@ -1,6 +1,7 @@
 /** `socialstream credits`: the balance of the key in SOCIALSTREAM_API_KEY (free: costs no credit). */
-import { describeFlags, parseArgs, type FlagSpec } from './args.ts';
+import { describeFlags, noArguments, parseArgs, type FlagSpec } from './args.ts';
 import { connect } from './connection.ts';
+import { counted } from './progress.ts';
 
 const FLAGS: FlagSpec[] = [
   { name: 'json', kind: 'boolean', help: 'print the balance record as JSON' },
@@ -14,6 +15,7 @@ export async function runCredits(argv: string[]): Promise<number> {
     process.stdout.write(`usage: socialstream credits [--json] [--sandbox]\n\n${describeFlags(FLAGS)}\n`);
     return 0;
   }
+  noArguments('credits', args);
   const connection = await connect({ sandbox: args.flags.sandbox === true });
   try {
     const balance = await connection.client.credits();
@@ -21,7 +23,7 @@ export async function runCredits(argv: string[]): Promise<number> {
       process.stdout.write(JSON.stringify(balance) + '\n');
     } else {
       const purchase = balance.subscriptionId ? ` (last credit pack: ${balance.subscriptionId})` : '';
-      process.stdout.write(`${balance.credits} credits · account ${balance.subscriptionStatus}${purchase}\n`);
+      process.stdout.write(`${counted(balance.credits, 'credit')} · account ${balance.subscriptionStatus}${purchase}\n`);
     }
     return 0;
   } finally {

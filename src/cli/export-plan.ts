@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkParams } from '../operations/params.ts';
-import { findOperation, type OperationId } from '../operations/table.ts';
-import { describeFlags, parseInputLine, UsageError, type FlagSpec } from './args.ts';
+import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
+import { describeFlags, didYouMean, parseInputLine, UsageError, type FlagSpec } from './args.ts';
 import { formatOf, type OutputFormat } from './output.ts';
 
 export const EXPORT_FLAGS: FlagSpec[] = [
@@ -17,6 +17,11 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'resume', kind: 'boolean', help: 'continue an interrupted export from its checkpoint (FILE.checkpoint.json)' },
   { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
   { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
+  {
+    name: 'csv-escape-formulae',
+    kind: 'boolean',
+    help: "in a .csv, prefix ' to text starting with = + - @ tab or CR, so a spreadsheet shows it instead of running it (off by default: it alters those values)",
+  },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
@@ -24,9 +29,12 @@ export const EXPORT_FLAGS: FlagSpec[] = [
 export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... --out FILE [options]
 
   <op-id> is an operation path from 'socialstream ops', e.g. forum/subforum.
-  key=value pairs are its parameters; with --inputs they apply to every line.
+  key=value pairs are its parameters; with --inputs they apply to every line, and a line that
+  repeats an earlier one (the same parameter set) is walked once.
 
 ${describeFlags(EXPORT_FLAGS)}
+
+With --out -, a reader that stops early (| head) ends the export quietly, with exit code 0.
 
 exit codes: 0 done (also when --limit or --max-credits ended it), 2 usage or invalid parameters,
 3 key refused, 4 out of credits, 5 service failure after retries, 130 interrupted.
@@ -36,6 +44,8 @@ After 3, 4, 5 and 130 the output so far is a valid file and --resume continues w
 export interface ExportPlan {
   opId: OperationId;
   inputs: Record<string, string>[];
+  /** `--inputs` lines skipped because an earlier line holds the same parameter set. */
+  repeatedLines: number[];
   out: string;
   format: OutputFormat;
   limit: number | undefined;
@@ -45,6 +55,7 @@ export interface ExportPlan {
   resume: boolean;
   concurrency: number;
   sandbox: boolean;
+  escapeFormulae: boolean;
 }
 
 export async function planExport(
@@ -56,10 +67,11 @@ export async function planExport(
   if (opId === undefined) throw new UsageError('export needs an operation id, e.g. forum/subforum (see socialstream ops)');
   if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
   const op = findOperation(opId);
-  if (!op) throw new UsageError(`unknown operation "${opId}" (see socialstream ops)`);
+  if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
   const out = flags.out;
   if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
-  const lines = typeof flags.inputs === 'string' ? await readInputs(flags.inputs, params) : [{ params, line: 0 }];
+  const read = typeof flags.inputs === 'string' ? await readInputs(flags.inputs, params) : { sets: [{ params, line: 0 }], repeated: [] };
+  const lines = read.sets;
   // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
   for (const { params: set, line } of lines) {
     try {
@@ -73,6 +85,7 @@ export async function planExport(
   const plan: ExportPlan = {
     opId: op.id as OperationId,
     inputs,
+    repeatedLines: read.repeated,
     out,
     format: out === '-' ? 'ndjson' : formatOf(out),
     limit: optionalNumber(flags.limit),
@@ -82,7 +95,9 @@ export async function planExport(
     resume: flags.resume === true,
     concurrency: optionalNumber(flags.concurrency) ?? 4,
     sandbox: flags.sandbox === true,
+    escapeFormulae: flags['csv-escape-formulae'] === true,
   };
+  if (plan.escapeFormulae && plan.format !== 'csv') throw new UsageError('--csv-escape-formulae applies to a .csv output only');
   if (plan.concurrency < 1) throw new UsageError('--concurrency must be at least 1');
   if (plan.out === '-' && plan.resume) throw new UsageError('--resume needs a file: with --out - there is no checkpoint');
   return plan;
@@ -92,19 +107,49 @@ function optionalNumber(value: string | number | boolean | undefined): number | 
   return typeof value === 'number' ? value : undefined;
 }
 
-/** The parameter sets of an `--inputs` file, each merged over the command line's, with its line number. */
-async function readInputs(path: string, common: Record<string, string>): Promise<{ params: Record<string, string>; line: number }[]> {
+/**
+ * The parameter sets of an `--inputs` file, each merged over the command line's, with its line number.
+ * A set equal to an earlier line's is left out (and its line listed in `repeated`): walking it again
+ * would buy the same pages twice.
+ */
+async function readInputs(
+  path: string,
+  common: Record<string, string>,
+): Promise<{ sets: { params: Record<string, string>; line: number }[]; repeated: number[] }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
-  } catch {
-    throw new UsageError(`cannot read the inputs file ${path}`);
+  } catch (error) {
+    throw new UsageError(`cannot read the inputs file ${path}: ${whyUnreadable(error)}`);
   }
   const sets: { params: Record<string, string>; line: number }[] = [];
+  const repeated: number[] = [];
+  const seen = new Set<string>();
   text.split(/\r?\n/).forEach((text, index) => {
-    const params = parseInputLine(text, index + 1);
-    if (params) sets.push({ params: { ...common, ...params }, line: index + 1 });
+    const params = parseInputLine(text, `${path} line ${index + 1}`);
+    if (!params) return;
+    const merged = { ...common, ...params };
+    const identity = JSON.stringify(Object.entries(merged).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    if (seen.has(identity)) repeated.push(index + 1);
+    else {
+      seen.add(identity);
+      sets.push({ params: merged, line: index + 1 });
+    }
   });
   if (sets.length === 0) throw new UsageError(`the inputs file ${path} holds no parameter sets`);
-  return sets;
+  return { sets, repeated };
+}
+
+function whyUnreadable(error: unknown): string {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
 }

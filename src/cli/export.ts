@@ -21,7 +21,8 @@ import { assertSameExport, freshState, loadState, saveState, type ExportState } 
 import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
 import { publishOutput } from './output.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
-import { Progress } from './progress.ts';
+import { counted, Progress } from './progress.ts';
+import { StdoutClosedError, writeStdout } from './stdout.ts';
 
 export async function runExport(argv: string[]): Promise<number> {
   const args = parseArgs(argv, EXPORT_FLAGS);
@@ -106,7 +107,7 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   const { failure } = outcome;
   const { before, after } = outcome.balance;
   const balance = before && after ? `; balance ${before.credits} → ${after.credits}` : '';
-  const run = `${outcome.credits} credits this run, ${outcome.seconds.toFixed(1)} s${balance}`;
+  const run = `${counted(outcome.credits, 'credit')} this run, ${outcome.seconds.toFixed(1)} s${balance}${repeatsNote(plan)}`;
   if (failure === undefined) {
     // From here on a crash is finished by `--resume` without a request: only the publishing is left.
     state.finished = true;
@@ -115,8 +116,8 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   }
   await saveState(checkpointPath, state);
   if (!isResumable(exitCodeOf(failure))) throw failure;
-  const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: true });
-  process.stderr.write(`stopped early; kept ${state.records} records (${state.pages} pages) in ${plan.out} (${written.bytes} bytes); ${run}\n`);
+  const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: true, escapeFormulae: plan.escapeFormulae });
+  process.stderr.write(`stopped early; kept ${records(state)} in ${plan.out} (${counted(written.bytes, 'byte')}); ${run}\n`);
   throw Object.assign(failure as object, {
     resumeHint: `The output so far is in ${plan.out}; run the same command with --resume to continue.`,
   });
@@ -125,11 +126,25 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
 /** Writes the output from the spool (unless a crash came after that), then drops the spool and checkpoint. */
 async function finishExport(plan: ExportPlan, state: ExportState, spoolPath: string, checkpointPath: string, run?: string): Promise<number> {
   const spooled = (await fileSize(spoolPath)) !== undefined;
-  const bytes = spooled ? (await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: false })).bytes : await fileSize(plan.out);
+  const publish = { keepSpool: false, escapeFormulae: plan.escapeFormulae };
+  const bytes = spooled ? (await publishOutput(spoolPath, plan.out, plan.format, publish)).bytes : await fileSize(plan.out);
   await removeIfPresent(checkpointPath);
   const how = run ?? 'finished from the checkpoint, no request needed';
-  process.stderr.write(`wrote ${state.records} records (${state.pages} pages) to ${plan.out} (${bytes ?? 0} bytes); ${how}\n`);
+  process.stderr.write(`wrote ${records(state)} to ${plan.out} (${counted(bytes ?? 0, 'byte')}); ${how}\n`);
   return EXIT.ok;
+}
+
+/** `12 records (3 pages)` for a summary. */
+function records(counts: { records: number; pages: number }): string {
+  return `${counted(counts.records, 'record')} (${counted(counts.pages, 'page')})`;
+}
+
+/** The summary's word on `--inputs` lines that were not walked because they repeat earlier ones. */
+function repeatsNote(plan: ExportPlan): string {
+  const lines = plan.repeatedLines;
+  if (lines.length === 0) return '';
+  const shown = lines.length > 5 ? `${lines.slice(0, 5).join(', ')}, …` : lines.join(', ');
+  return `; ${counted(lines.length, 'input line')} (${shown}) repeated an earlier line and ${lines.length === 1 ? 'was' : 'were'} walked once`;
 }
 
 interface RunOutcome {
@@ -183,7 +198,10 @@ async function fillSpool(
   return { failure, credits: client.stats.credits, seconds: progress.elapsedSeconds(), balance };
 }
 
-/** `--out -`: NDJSON on stdout as records arrive; no spool, no checkpoint. */
+/**
+ * `--out -`: NDJSON on stdout as records arrive; no spool, no checkpoint. A reader that closes the
+ * pipe (`| head`) took what it wanted: the export stops requesting and ends with exit code 0.
+ */
 async function exportToStdout(plan: ExportPlan): Promise<number> {
   const state = freshState(plan.opId, plan.out, plan.inputs);
   const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
@@ -192,15 +210,17 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
     failure = await runPages(plan, state, connection.client, new Set(), async (_page, records) => {
       let text = '';
       for (const record of records) text += JSON.stringify(record) + '\n';
-      if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      await writeStdout(text);
       state.records += records.length;
     });
   } finally {
     await connection.close();
   }
-  if (failure !== undefined) throw failure;
+  const closed = failure instanceof StdoutClosedError && failure.code === 'EPIPE';
+  if (failure !== undefined && !closed) throw failure;
   const { pages, credits } = connection.client.stats;
-  process.stderr.write(`wrote ${state.records} records (${pages} pages, ${credits} credits) to stdout\n`);
+  const where = closed ? 'stdout, until its reader closed it' : 'stdout';
+  process.stderr.write(`wrote ${counted(state.records, 'record')} (${counted(pages, 'page')}, ${counted(credits, 'credit')}) to ${where}${repeatsNote(plan)}\n`);
   return EXIT.ok;
 }
 

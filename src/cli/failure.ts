@@ -24,6 +24,11 @@ export const EXIT = {
   interrupted: 130,
 } as const;
 
+/** SOCIALSTREAM_API_KEY or SOCIALSTREAM_BASE_URL cannot be used as it is: a usage error with its own fix. */
+export class EnvironmentError extends UsageError {
+  override readonly name = 'EnvironmentError';
+}
+
 export class InterruptedError extends Error {
   override readonly name = 'InterruptedError';
 }
@@ -54,6 +59,7 @@ export function exitCodeOf(error: unknown): number {
 export function explain(error: unknown, resumeHint: string | undefined): string {
   const message = error instanceof Error ? error.message : String(error);
   const resume = resumeHint ? ` ${resumeHint}` : '';
+  if (error instanceof EnvironmentError) return `socialstream: ${message}`;
   if (error instanceof UsageError) return `socialstream: ${message} (see --help)`;
   if (error instanceof ValidationError) return `socialstream: invalid request: ${message}`;
   if (error instanceof AuthError && error.status === undefined) {

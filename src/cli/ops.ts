@@ -1,19 +1,25 @@
-/** `socialstream ops`: the operation table, read from the same data the client walks by. */
+/**
+ * `socialstream ops`: the operation table, read from the same data the client walks by. It fits the
+ * terminal (its width, else COLUMNS, else 80): one row per operation when that fits, else one block
+ * per operation with its parameters wrapped. `--wide` always gives one row per operation.
+ */
 import { OPERATIONS } from '../operations/table.ts';
 import type { ContinuationSpec, OperationSpec, ParamSpec } from '../operations/spec.ts';
-import { describeFlags, parseArgs, type FlagSpec } from './args.ts';
+import { describeFlags, noArguments, parseArgs, type FlagSpec } from './args.ts';
 
 const FLAGS: FlagSpec[] = [
-  { name: 'json', kind: 'boolean', help: 'print the table as JSON (the same data as client.operations)' },
+  { name: 'json', kind: 'boolean', help: 'print the table as JSON (the same data as the library\'s client.operations)' },
+  { name: 'wide', kind: 'boolean', help: 'one line per operation, however wide the terminal' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
 export async function runOps(argv: string[]): Promise<number> {
   const args = parseArgs(argv, FLAGS);
   if (args.flags.help) {
-    process.stdout.write(`usage: socialstream ops [--json]\n\n${describeFlags(FLAGS)}\n`);
+    process.stdout.write(`usage: socialstream ops [--json | --wide]\n\n${describeFlags(FLAGS)}\n`);
     return 0;
   }
+  noArguments('ops', args);
   const table: readonly OperationSpec[] = OPERATIONS;
   if (args.flags.json) {
     process.stdout.write(JSON.stringify(table, null, 2) + '\n');
@@ -23,8 +29,62 @@ export async function runOps(argv: string[]): Promise<number> {
   const header = ['op-id', 'client method', 'params (* required)', 'pages'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
-  process.stdout.write([line(header), ...rows.map(line)].join('\n') + '\n');
+  const lines = [line(header), ...rows.map(line)];
+  const width = terminalWidth();
+  if (args.flags.wide || lines.every((text) => text.length < width)) {
+    process.stdout.write(lines.join('\n') + '\n');
+    return 0;
+  }
+  const blocks = rows.map(([id, method, params, paging]) =>
+    [...wrap(`${id} (client.${method})`, width, ''), ...wrap(`params: ${params}`, width, '    '), ...wrap(`pages: ${paging}`, width, '    ')]
+      .map((text, index) => (index === 0 ? text : `  ${text}`))
+      .join('\n'),
+  );
+  process.stdout.write(`operations, parameters (* required) and paging; --wide for one line each\n\n${blocks.join('\n')}\n`);
   return 0;
+}
+
+function terminalWidth(): number {
+  if (process.stdout.isTTY && process.stdout.columns > 0) return process.stdout.columns;
+  const columns = Number(process.env.COLUMNS);
+  return Number.isSafeInteger(columns) && columns >= 40 ? columns : 80;
+}
+
+/**
+ * `text` in lines of at most `width` characters (less the two-space block indent), breaking between
+ * words, and inside a word after a `|` (long value lists) or anywhere if it must. Later lines start
+ * with `indent`.
+ */
+function wrap(text: string, width: number, indent: string): string[] {
+  // One column spare: a line as wide as the terminal wraps early in some of them.
+  const room = width - 3;
+  const pieces = text.split(/ +(?![^()]*\))/).flatMap((word) => splitWord(word, room - indent.length));
+  const lines: string[] = [];
+  let current = '';
+  for (const piece of pieces) {
+    const joined = current === '' ? piece : current.endsWith('|') ? current + piece : `${current} ${piece}`;
+    if (joined.length <= room || current === '' || current === indent) current = joined;
+    else {
+      lines.push(current);
+      current = indent + piece;
+    }
+  }
+  lines.push(current);
+  return lines;
+}
+
+/** A word cut after its `|`s (and, failing that, every `room` characters) into pieces of at most `room`. */
+function splitWord(word: string, room: number): string[] {
+  if (word.length <= room) return [word];
+  const pieces: string[] = [];
+  let rest = word;
+  while (rest.length > room) {
+    const cut = rest.lastIndexOf('|', room - 1);
+    const at = cut > 0 ? cut + 1 : room;
+    pieces.push(rest.slice(0, at));
+    rest = rest.slice(at);
+  }
+  return [...pieces, rest];
 }
 
 function describeParams(op: OperationSpec): string {

@@ -24,12 +24,15 @@ export function formatOf(path: string): OutputFormat {
   }
 }
 
-/** Writes `out` from the spool; with `keepSpool`, leaves the spool in place for `--resume`. Returns the output's size. */
+/**
+ * Writes `out` from the spool; with `keepSpool`, leaves the spool in place for `--resume`. Returns the
+ * output's size. `escapeFormulae` is the CSV sink's option (`--csv-escape-formulae`).
+ */
 export async function publishOutput(
   spoolPath: string,
   out: string,
   format: OutputFormat,
-  options: { keepSpool: boolean },
+  options: { keepSpool: boolean; escapeFormulae?: boolean },
 ): Promise<{ bytes: number }> {
   if (format === 'ndjson') {
     if (options.keepSpool) {
@@ -40,8 +43,8 @@ export async function publishOutput(
     }
     return { bytes: (await stat(out)).size };
   }
-  const write = format === 'csv' ? toCsv : toParquet;
-  const result = await write(fromNdjson(spoolPath), out);
+  const records = fromNdjson(spoolPath);
+  const result = format === 'csv' ? await toCsv(records, out, { escapeFormulae: options.escapeFormulae }) : await toParquet(records, out);
   if (!options.keepSpool) await rm(spoolPath, { force: true });
   return { bytes: result.bytes };
 }

@@ -2,6 +2,11 @@
  * Progress on stderr while an export runs (only when stderr is a terminal), and the one-line summary
  * at the end. Data never goes to stderr; this module never writes to stdout.
  */
+/** `1 page`, `2 pages`: every count the CLI prints goes through here. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${n === 1 ? noun : `${noun}s`}`;
+}
+
 export interface ProgressCounts {
   records: number;
   pages: number;
@@ -31,7 +36,7 @@ export class Progress {
     const { records, pages, credits } = this.counts();
     const seconds = this.elapsedSeconds();
     const rate = seconds > 0 ? Math.round(records / seconds) : 0;
-    this.stream.write(`\r\x1b[K${records} records · ${pages} pages · ${credits} credits · ${rate} rec/s · ${seconds.toFixed(1)} s`);
+    this.stream.write(`\r\x1b[K${counted(records, 'record')} · ${counted(pages, 'page')} · ${counted(credits, 'credit')} · ${rate} rec/s · ${seconds.toFixed(1)} s`);
     this.drawn = true;
   }
 

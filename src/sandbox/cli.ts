@@ -75,6 +75,29 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: numbe
   return options;
 }
 
+/**
+ * Where the sandbox listens and the base URL to give the client. The client takes plain http on
+ * loopback only, so a wildcard bind (0.0.0.0, ::) is announced by its loopback address, and a bind
+ * to another single interface says why the client cannot use it as it is.
+ */
+function announce(url: string, apiKey: string): string {
+  const { hostname, port } = new URL(url);
+  const wildcard = hostname === '0.0.0.0' || hostname === '[::]';
+  const base = wildcard ? `http://127.0.0.1:${port}` : url;
+  const listening = wildcard ? `sandbox listening on every interface (${hostname}), port ${port}\n` : `sandbox listening on ${url}\n`;
+  if (!wildcard && !LOOPBACK.test(hostname)) {
+    return (
+      listening +
+      `API key: ${apiKey}\n` +
+      `note: the client takes plain http on loopback only, so it refuses ${url} as a base URL; ` +
+      `bind to 127.0.0.1 (the default) or 0.0.0.0 and use http://127.0.0.1:${port} on this machine, or put an HTTPS proxy in front\n`
+    );
+  }
+  return listening + `API key: ${apiKey}\n` + `export SOCIALSTREAM_BASE_URL=${base} SOCIALSTREAM_API_KEY=${apiKey}\n`;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
 export async function runSandboxCommand(argv: string[]): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(SANDBOX_USAGE + '\n');
@@ -87,11 +110,7 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
     }
     throw error;
   });
-  process.stdout.write(
-    `sandbox listening on ${sandbox.url}\n` +
-      `API key: ${sandbox.apiKey}\n` +
-      `export SOCIALSTREAM_BASE_URL=${sandbox.url} SOCIALSTREAM_API_KEY=${sandbox.apiKey}\n`,
-  );
+  process.stdout.write(announce(sandbox.url, sandbox.apiKey));
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toCsv } from '../../sinks/index.ts';
+import { SinkError } from '../../src/index.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
 import { readCsvWithPython, scratchDir } from './helpers/files.ts';
 import { hostileRecords } from './helpers/hostile.ts';
@@ -92,4 +93,22 @@ describe('toCsv', () => {
   it("rejects '-' with a TypeError, since only NDJSON goes to stdout", () => {
     expect(() => toCsv([], '-')).toThrow(/must end with \.csv/);
   });
+
+  for (const [where, records] of [
+    ['in the sample', [nested(100_000)]],
+    ['after the sample', [{ id: 1 }, { id: 2, x: nested(100_000) }]],
+  ] as const) {
+    it(`stops at a record nested 100,000 levels deep ${where} with a TypeError, not a stack overflow`, async () => {
+      const error = await toCsv(records, join(dir, `deep-${where.length}.csv`), { sampleSize: 1 }).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(SinkError);
+      expect((error as SinkError).cause).toBeInstanceOf(TypeError);
+      expect((error as SinkError).cause).toMatchObject({ message: expect.stringMatching(/deeper than 1000 levels/) });
+    });
+  }
 });
+
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: 1 };
+  for (let i = 1; i < levels; i++) value = { a: value };
+  return value;
+}
