@@ -17,6 +17,8 @@ export type BuyPage = (query: Query) => Promise<unknown>;
 
 interface Purchase {
   promise: Promise<unknown>;
+  /** The answer came: a body, a refusal or a failure. */
+  settled: boolean;
   /** The body, once it arrived (STOPPED and failures are never held). */
   body?: unknown;
 }
@@ -45,16 +47,21 @@ export class PageReader {
   }
 
   /**
-   * Starts buying `queries` (the pages the walk reads next, in its order) that are not bought yet, as
-   * long as fewer than `concurrency` are in flight and fewer than `window` are bought and unread. The
-   * last one goes first: it is the frontier of the walk's longest chain (in a comment tree, the next
-   * top-level `more`, whose answer holds the next batch's cursors), and the rest follow in reading
-   * order, so the pages needed soonest are bought first.
+   * Starts buying `queries` (the pages the walk reads next, in its order; the first is the one it
+   * reads now) that are not bought yet, keeping at most `concurrency` in flight and `window` bought and
+   * unread. The page read now comes first, and one place in flight is always left for it, so it never
+   * waits behind pages bought ahead. Next comes the last one: it is the frontier of the walk's longest
+   * chain (in a comment tree, the next top-level `more`, whose answer holds the next batch's cursors).
+   * The rest follow in reading order, so the pages needed soonest are bought first.
    */
   plan(queries: readonly Query[], concurrency: number, window: number): void {
-    const order = queries.length > 1 ? [queries[queries.length - 1], ...queries.slice(0, -1)] : queries;
+    if (!this.#open || queries.length === 0) return;
+    const [now, ...ahead] = queries;
+    const current = this.#bought.get(keyOf(now)) ?? this.#start(keyOf(now), now);
+    const limit = current.settled ? concurrency - 1 : concurrency;
+    const order = ahead.length > 1 ? [ahead[ahead.length - 1], ...ahead.slice(0, -1)] : ahead;
     for (const query of order) {
-      if (!this.#open || this.#inFlight >= concurrency || this.#bought.size >= window) return;
+      if (this.#inFlight >= limit || this.#bought.size >= window) return;
       const key = keyOf(query);
       if (!this.#bought.has(key)) this.#start(key, query);
     }
@@ -93,17 +100,19 @@ export class PageReader {
   }
 
   #start(key: string, query: Query): Purchase {
-    const purchase: Purchase = { promise: this.#buy(query) };
+    const purchase: Purchase = { promise: this.#buy(query), settled: false };
     this.#inFlight++;
     purchase.promise.then(
       (body) => {
         this.#inFlight--;
+        purchase.settled = true;
         if (body !== STOPPED) purchase.body = body;
         if (this.#open) this.#arrived();
       },
       // A failure is the walk's to report when it reaches that page; until then it must not go unhandled.
       () => {
         this.#inFlight--;
+        purchase.settled = true;
       },
     );
     this.#bought.set(key, purchase);
