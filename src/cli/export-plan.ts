@@ -17,6 +17,8 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'resume', kind: 'boolean', help: 'continue an interrupted export from its checkpoint (FILE.checkpoint.json)' },
   { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
   { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
+  { name: 'page-concurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
+  { name: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
@@ -44,6 +46,9 @@ export interface ExportPlan {
   dedupe: string | undefined;
   resume: boolean;
   concurrency: number;
+  /** Undefined: the client's default. */
+  pageConcurrency: number | undefined;
+  overfetch: boolean;
   sandbox: boolean;
 }
 
@@ -81,9 +86,12 @@ export async function planExport(
     dedupe: typeof flags.dedupe === 'string' ? flags.dedupe : undefined,
     resume: flags.resume === true,
     concurrency: optionalNumber(flags.concurrency) ?? 4,
+    pageConcurrency: optionalNumber(flags['page-concurrency']),
+    overfetch: flags.overfetch === true,
     sandbox: flags.sandbox === true,
   };
   if (plan.concurrency < 1) throw new UsageError('--concurrency must be at least 1');
+  if (plan.pageConcurrency !== undefined && plan.pageConcurrency < 1) throw new UsageError('--page-concurrency must be at least 1');
   if (plan.out === '-' && plan.resume) throw new UsageError('--resume needs a file: with --out - there is no checkpoint');
   return plan;
 }
