@@ -31,6 +31,8 @@ export class PageReader {
   #inFlight = 0;
   /** False from `settle()` until the next `read()`: a walk that is stopping buys nothing new. */
   #open = true;
+  /** Pages that land together are planned from once, after the last of them. */
+  #planning = false;
 
   /**
    * `arrived` is called whenever a page bought ahead arrives, so the walk can plan further: the
@@ -99,6 +101,15 @@ export class PageReader {
     return bodies;
   }
 
+  #planSoon(): void {
+    if (this.#planning) return;
+    this.#planning = true;
+    setImmediate(() => {
+      this.#planning = false;
+      if (this.#open) this.#arrived();
+    });
+  }
+
   #start(key: string, query: Query): Purchase {
     const purchase: Purchase = { promise: this.#buy(query), settled: false };
     this.#inFlight++;
@@ -107,7 +118,7 @@ export class PageReader {
         this.#inFlight--;
         purchase.settled = true;
         if (body !== STOPPED) purchase.body = body;
-        if (this.#open) this.#arrived();
+        this.#planSoon();
       },
       // A failure is the walk's to report when it reaches that page; until then it must not go unhandled.
       () => {
