@@ -21,6 +21,8 @@ export interface ClientStats {
   retries: number;
   /** Records operators reported as duplicates (e.g. `dedupe`). */
   duplicates: number;
+  /** Credits spent on pages bought ahead that their walk never read (e.g. web search's empty pages past the end). */
+  overfetched: number;
 }
 
 export type ClientEvent =
@@ -28,10 +30,11 @@ export type ClientEvent =
   | { type: 'retry'; endpoint: string; attempt: number; delayMs: number; error: SocialstreamError }
   | { type: 'page'; endpoint: string; records: number; credits: number }
   | { type: 'error'; endpoint: string; error: SocialstreamError }
-  | { type: 'duplicate'; operator: string; count: number };
+  | { type: 'duplicate'; operator: string; count: number }
+  | { type: 'overfetch'; endpoint: string; pages: number; credits: number };
 
 export class Meter {
-  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0 };
+  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0, overfetched: 0 };
   readonly #events = new Subject<ClientEvent>();
   readonly events$: Observable<ClientEvent> = this.#events.asObservable();
 
@@ -65,6 +68,12 @@ export class Meter {
 
   error(endpoint: string, error: SocialstreamError): void {
     this.#events.next({ type: 'error', endpoint, error });
+  }
+
+  /** A walk ended with `pages` bought ahead and never read, which cost `credits`. */
+  overfetched(endpoint: string, pages: number, credits: number): void {
+    this.#stats.overfetched += credits;
+    this.#events.next({ type: 'overfetch', endpoint, pages, credits });
   }
 
   operator(event: OperatorEvent): void {

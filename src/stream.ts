@@ -10,7 +10,8 @@ import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl }
 import { PaginationLoopError, ResponseFormatError, SocialstreamError } from './errors.ts';
 import type { Meter } from './metering.ts';
 import type { OperationSpec } from './operations/spec.ts';
-import type { Strategy } from './pagination/index.ts';
+import { PageReader } from './page-reader.ts';
+import type { Query, Strategy } from './pagination/index.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
 
 export interface StreamOptions {
@@ -18,9 +19,37 @@ export interface StreamOptions {
   limit?: number;
   /** Read at most this many pages. */
   maxPages?: number;
-  /** Aborting ends the walk at once, with the signal's reason. */
+  /** Aborting ends the walk at once, with the signal's reason, and every request of it in flight. */
   signal?: AbortSignal;
+  /**
+   * Pages of this walk in flight at once, where its continuation rule knows them before the answers
+   * come: comment-tree branches, page numbers once a page tells the total. Records still come in the
+   * walk's order, and the client's `maxConcurrentRequests` still caps all requests. 1 reads one page
+   * at a time. Default 16 (`DEFAULT_PAGE_CONCURRENCY`).
+   */
+  concurrency?: number;
+  /**
+   * Web search (page numbers whose end shows only as an empty page): buy pages ahead up to the rule's
+   * last page anyway, paying for up to `concurrency - 1` empty pages past the end (`stats.overfetched`).
+   * Default false: one page at a time, no waste.
+   */
+  overfetch?: boolean;
 }
+
+/**
+ * A forum thread's longest chain of dependent requests is about a tenth of all its requests (its
+ * top-level `more` cursors, one after another), so a walk needs about ten pages in flight to go at
+ * the speed of that chain rather than of its total; 16 leaves headroom, and reads a known-total walk
+ * of up to 17 pages in two round trips. Pages of one walk never take more than the client's
+ * `maxConcurrentRequests` (default 8) anyway; raise that to let a single walk use all 16.
+ */
+const DEFAULT_PAGE_CONCURRENCY = 16;
+
+/**
+ * Pages bought ahead may wait for their turn, at most this many per page in flight: enough for a tree
+ * walk's top-level chain to run a few batches ahead of the records being read.
+ */
+const HELD_PER_REQUEST = 4;
 
 /** Where a walk starts: the beginning, or a checkpoint's position. */
 export interface WalkStart {
@@ -56,6 +85,9 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   readonly #parts: StreamParts;
   readonly #limit: number;
   readonly #maxPages: number;
+  readonly #concurrency: number;
+  readonly #overfetch: boolean;
+  readonly #reader: PageReader;
   readonly #gates: RequestGate[] = [];
   /** Digests of the continuation values this walk has spent (a cursor may be megabytes): one coming back means a loop. */
   readonly #spent = new Set<string>();
@@ -63,6 +95,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   #pending: unknown;
   #skip: number;
   #page: Page | undefined;
+  /** The body of the page read last: where a known-total walk learns how many pages there are. */
+  #lastBody: unknown;
   #yieldedInPage = 0;
   #pagesDone: number;
   #recordsYielded: number;
@@ -71,12 +105,21 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   #busy = false;
 
   constructor(parts: StreamParts, start: WalkStart, options: StreamOptions = {}) {
-    const { limit = Infinity, maxPages = Infinity } = options;
+    const { limit = Infinity, maxPages = Infinity, concurrency = DEFAULT_PAGE_CONCURRENCY, overfetch = false } = options;
     checkCount('limit', limit);
     checkCount('maxPages', maxPages);
+    if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`concurrency must be a positive integer, got ${String(concurrency)}`);
+    if (typeof overfetch !== 'boolean') throw new TypeError(`overfetch must be a boolean, got ${String(overfetch)}`);
     this.#parts = parts;
     this.#limit = limit;
     this.#maxPages = maxPages;
+    this.#concurrency = concurrency;
+    this.#overfetch = overfetch;
+    const { op, requester, query, signal } = parts;
+    this.#reader = new PageReader(
+      (page) => requester.send({ endpoint: op.id, path: op.path, query: { ...query, ...page }, chargeable: true }, this.#gates, signal),
+      () => this.#planAhead(),
+    );
     this.operation = parts.op.id;
     this.#pending = start.pending;
     this.#skip = start.skip;
@@ -106,7 +149,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     const step = (): IteratorResult<R> | Promise<IteratorResult<R>> => {
       const page = this.#page;
       if (page !== undefined && this.#yieldedInPage < page.records.length) {
-        if (this.#recordsOut >= this.#limit) return finish();
+        if (this.#recordsOut >= this.#limit) return this.#ended().then(finish);
         this.#parts.signal?.throwIfAborted();
         const value = page.records[this.#yieldedInPage++] as R;
         this.#recordsYielded++;
@@ -145,9 +188,13 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         return Promise.reject(error);
       }
     };
-    // Like an async generator, `return()` waits for a page read in flight to settle, so a caller
-    // that stops (e.g. `mergeMap` after a `break`) knows no request of this stream is still running.
-    const stop = (): Promise<IteratorResult<R>> => (inflight === undefined ? Promise.resolve(finish()) : inflight.then(finish, finish));
+    // Like an async generator, `return()` waits for a page read in flight to settle, and for the pages
+    // bought ahead, so a caller that stops (e.g. `mergeMap` after a `break`) knows no request of this
+    // stream is still running.
+    const stop = (): Promise<IteratorResult<R>> =>
+      (inflight ?? Promise.resolve())
+        .then(() => this.#reader.settle())
+        .then(finish, finish);
     return { next, return: stop };
   }
 
@@ -167,6 +214,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         yield page.body as P;
       }
     } finally {
+      await this.#reader.settle();
       this.#busy = false;
     }
   }
@@ -189,8 +237,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   /** Reads the next page, or resolves undefined when the walk is over (end, limit, maxPages, or a gate said no). */
   async #nextPage(): Promise<Page | undefined> {
     const state = this.#pending;
-    if (state === null || this.#recordsOut >= this.#limit || this.#pagesRead >= this.#maxPages) return undefined;
-    const { op, strategy, requester, meter, query, signal } = this.#parts;
+    if (state === null || this.#recordsOut >= this.#limit || this.#pagesRead >= this.#maxPages) return this.#ended();
+    const { op, strategy, meter, signal } = this.#parts;
     signal?.throwIfAborted();
     const value = strategy.spends(state);
     const spends = value === undefined ? undefined : createHash('sha256').update(value).digest('base64');
@@ -202,9 +250,15 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         ),
       );
     }
-    const target = { endpoint: op.id, path: op.path, query: { ...query, ...strategy.query(state) }, chargeable: true };
-    const body = await requester.send(target, this.#gates, signal);
-    if (body === STOPPED) return undefined;
+    let body;
+    try {
+      body = await this.#read(state);
+    } catch (error) {
+      // Pages bought ahead still land (an abort ends them at once), so no request outlives the walk.
+      await this.#reader.settle();
+      throw error;
+    }
+    if (body === STOPPED) return this.#ended();
     if (typeof body !== 'object' || body === null || (body as { success?: unknown }).success !== true) {
       throw this.#failed(new ResponseFormatError(`${op.id}: the response is not a success envelope`, { endpoint: op.id, status: 200 }));
     }
@@ -216,12 +270,50 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     }
     if (spends !== undefined) this.#spent.add(spends);
     this.#pagesRead++;
+    this.#lastBody = body;
     meter.page(op.id, read.records.length, creditsOf(body, true));
     const page: Page = { state, body, records: read.records, next: read.next };
     this.#page = page;
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
     this.#skip = 0;
     return page;
+  }
+
+  /** The body of the page at `state`, buying the pages known ahead of it first, up to the walk's concurrency. */
+  #read(state: unknown): Promise<unknown> {
+    this.#planAhead(state);
+    return this.#reader.read(this.#parts.strategy.query(state));
+  }
+
+  /**
+   * Buys the pages known ahead of `state` (by default, of the page the walk reads next), up to the
+   * walk's concurrency. Called before each page is read and whenever a page bought ahead arrives.
+   */
+  #planAhead(state: unknown = this.#page === undefined ? this.#pending : this.#page.next): void {
+    const { strategy } = this.#parts;
+    const window = Math.min(this.#concurrency * HELD_PER_REQUEST, this.#maxPages - this.#pagesRead);
+    if (state !== null && this.#concurrency > 1 && window > 1 && strategy.ahead !== undefined) {
+      const look = {
+        held: (query: Query) => this.#reader.held(query),
+        last: this.#lastBody,
+        wanted: this.#limit - this.#recordsOut,
+        overfetch: this.#overfetch,
+        max: window,
+        within: this.#maxPages - this.#pagesRead,
+      };
+      this.#reader.plan(strategy.ahead(state, look), this.#concurrency, window);
+    }
+  }
+
+  /** The walk is over: pages still bought ahead will never be read, and what they cost is reported. */
+  async #ended(): Promise<undefined> {
+    await this.#reader.settle();
+    const unread = this.#reader.drop();
+    if (unread.length > 0) {
+      const credits = unread.reduce<number>((sum, body) => sum + creditsOf(body, true), 0);
+      this.#parts.meter.overfetched(this.operation, unread.length, credits);
+    }
+    return undefined;
   }
 
   /** Reports an error the walk itself found (the requester reports the ones from answers). */

@@ -22,6 +22,8 @@ export const EXPORT_FLAGS: FlagSpec[] = [
     kind: 'boolean',
     help: "in a .csv, prefix ' to text starting with = + - @ tab or CR, so a spreadsheet shows it instead of running it (off by default: it alters those values)",
   },
+  { name: 'page-concurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
+  { name: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
@@ -54,6 +56,9 @@ export interface ExportPlan {
   dedupe: string | undefined;
   resume: boolean;
   concurrency: number;
+  /** Undefined: the client's default. */
+  pageConcurrency: number | undefined;
+  overfetch: boolean;
   sandbox: boolean;
   escapeFormulae: boolean;
 }
@@ -94,11 +99,14 @@ export async function planExport(
     dedupe: typeof flags.dedupe === 'string' ? flags.dedupe : undefined,
     resume: flags.resume === true,
     concurrency: optionalNumber(flags.concurrency) ?? 4,
+    pageConcurrency: optionalNumber(flags['page-concurrency']),
+    overfetch: flags.overfetch === true,
     sandbox: flags.sandbox === true,
     escapeFormulae: flags['csv-escape-formulae'] === true,
   };
   if (plan.escapeFormulae && plan.format !== 'csv') throw new UsageError('--csv-escape-formulae applies to a .csv output only');
   if (plan.concurrency < 1) throw new UsageError('--concurrency must be at least 1');
+  if (plan.pageConcurrency !== undefined && plan.pageConcurrency < 1) throw new UsageError('--page-concurrency must be at least 1');
   if (plan.out === '-' && plan.resume) throw new UsageError('--resume needs a file: with --out - there is no checkpoint');
   return plan;
 }

@@ -64,7 +64,7 @@ function pagesOf(plan: ExportPlan, state: ExportState, client: Client, signal: A
   const pending = state.walks.flatMap((walk, index) => (walk.done ? [] : [index]));
   const walkPages = (index: number): AsyncIterable<PageBatch> => {
     const walk = state.walks[index];
-    const options = { maxPages: plan.maxPages, signal };
+    const options = { maxPages: plan.maxPages, signal, concurrency: plan.pageConcurrency, overfetch: plan.overfetch };
     const stream = walk.checkpoint ? client.resume(walk.checkpoint, options) : client.stream(plan.opId, walk.params, options);
     return pageBatches(stream, index, halt);
   };
@@ -91,7 +91,7 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   await mkdir(dirname(resolve(plan.out)), { recursive: true });
 
   // Connect first: a missing key or a bad address then fails before any file is touched.
-  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
+  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency, plan.pageConcurrency ?? 0) });
   let outcome: RunOutcome;
   try {
     const spool = await Spool.open(spoolPath, plan.resume ? state.spoolBytes : undefined);
@@ -107,7 +107,8 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   const { failure } = outcome;
   const { before, after } = outcome.balance;
   const balance = before && after ? `; balance ${before.credits} → ${after.credits}` : '';
-  const run = `${counted(outcome.credits, 'credit')} this run, ${outcome.seconds.toFixed(1)} s${balance}${repeatsNote(plan)}`;
+  const ahead = outcome.overfetched > 0 ? ` (${outcome.overfetched} on pages bought ahead and never read: empty pages past the end)` : '';
+  const run = `${counted(outcome.credits, 'credit')} this run${ahead}, ${outcome.seconds.toFixed(1)} s${balance}${repeatsNote(plan)}`;
   if (failure === undefined) {
     // From here on a crash is finished by `--resume` without a request: only the publishing is left.
     state.finished = true;
@@ -152,6 +153,8 @@ interface RunOutcome {
   failure: unknown;
   /** Credits the service reported charging in this run. */
   credits: number;
+  /** Of those, credits spent on pages bought ahead that no walk read (`--overfetch`). */
+  overfetched: number;
   seconds: number;
   /** `/v1/credits` before and after (free), when the service answered. */
   balance: { before?: CreditBalance; after?: CreditBalance };
@@ -195,7 +198,7 @@ async function fillSpool(
   counting.unsubscribe();
   state.credits = creditsBefore + attempts;
   balance.after = await client.credits().catch(() => undefined);
-  return { failure, credits: client.stats.credits, seconds: progress.elapsedSeconds(), balance };
+  return { failure, credits: client.stats.credits, overfetched: client.stats.overfetched, seconds: progress.elapsedSeconds(), balance };
 }
 
 /**
@@ -204,7 +207,7 @@ async function fillSpool(
  */
 async function exportToStdout(plan: ExportPlan): Promise<number> {
   const state = freshState(plan.opId, plan.out, plan.inputs);
-  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency) });
+  const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests: Math.max(8, plan.concurrency, plan.pageConcurrency ?? 0) });
   let failure: unknown;
   try {
     failure = await runPages(plan, state, connection.client, new Set(), async (_page, records) => {

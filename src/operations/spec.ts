@@ -45,8 +45,11 @@ export type ContinuationSpec =
   | { readonly kind: 'cursor'; readonly from: string; readonly param: string; readonly while?: string }
   /** Send every value of `from` as the matching `params`, always together, while all are present. */
   | { readonly kind: 'cursorPair'; readonly from: readonly [string, string]; readonly params: readonly [string, string] }
-  /** Send `param` + 1 while `while` is truthy (if given), up to `max`, stopping at an empty page. */
-  | { readonly kind: 'page'; readonly param: string; readonly while?: string; readonly max?: number }
+  /**
+   * Send `param` + 1 while `while` is truthy (if given), up to `max`, stopping at an empty page. A page
+   * that gives the walk's `total` records and their `perPage` (paths) tells how many pages there are.
+   */
+  | { readonly kind: 'page'; readonly param: string; readonly while?: string; readonly max?: number; readonly total?: string; readonly perPage?: string }
   /** Send `param` = value at `from` while the page gave entries the page before did not. */
   | { readonly kind: 'timeline'; readonly from: string; readonly param: string }
   /** Fetch every `more.cursor` / `replies.more.cursor` whose `has_more` is true, each once, as `param`. */

@@ -40,7 +40,7 @@ export const OPERATIONS = [
       countryCode: { type: 'string', values: POPULAR_COUNTRIES },
     },
     records: { kind: 'list', at: 'data.videos' },
-    continuation: { kind: 'page', param: 'page', while: 'data.pagination.has_more' },
+    continuation: { kind: 'page', param: 'page', while: 'data.pagination.has_more', total: 'data.pagination.total_count', perPage: 'data.pagination.limit' },
   },
   {
     id: 'shortvideo/comment-replies', group: 'shortvideo', method: 'commentReplies', path: '/v1/scrape/shortvideo/comment-replies',

@@ -1,6 +1,7 @@
 /** Picks the continuation strategy of an operation row. */
 import { plainRecords } from '../operations/extract.ts';
 import type { OperationSpec } from '../operations/spec.ts';
+import { withBranchesAhead, withKnownPagesAhead } from './ahead.ts';
 import { commentTreeWalk } from './comment-tree.ts';
 import { cursorPairWalk } from './cursor-pair.ts';
 import { cursorWalk } from './cursor.ts';
@@ -9,7 +10,7 @@ import { singlePage } from './single.ts';
 import type { Strategy } from './strategy.ts';
 import { timelineWalk } from './timeline.ts';
 
-export type { PageRead, Query, Strategy } from './strategy.ts';
+export type { Lookahead, PageRead, Query, Strategy } from './strategy.ts';
 
 /** The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`. */
 export function strategyFor(op: OperationSpec): Strategy<unknown> {
@@ -20,7 +21,7 @@ export function strategyFor(op: OperationSpec): Strategy<unknown> {
   }
   if (records.kind === 'tree' || continuation.kind === 'tree') {
     if (records.kind !== 'tree' || continuation.kind !== 'tree') throw mismatch(op);
-    return erase(commentTreeWalk({ at: records.at, param: continuation.param }, op.id));
+    return erase(withBranchesAhead(commentTreeWalk({ at: records.at, param: continuation.param }, op.id), records.at));
   }
   const read = (body: unknown): unknown[] => plainRecords(body, records, op.id);
   switch (continuation.kind) {
@@ -31,7 +32,7 @@ export function strategyFor(op: OperationSpec): Strategy<unknown> {
     case 'cursorPair':
       return erase(cursorPairWalk(continuation, read));
     case 'page':
-      return erase(pageNumberWalk(continuation, read));
+      return erase(withKnownPagesAhead(pageNumberWalk(continuation, read), continuation));
   }
 }
 

@@ -26,6 +26,32 @@ export interface Strategy<S> {
   read(body: unknown, state: S): PageRead<S>;
   /** Whether `value` (from a checkpoint) is a state of this strategy. */
   isState(value: unknown): value is S;
+  /**
+   * The continuation queries of the pages the walk reads from `state` on, in the order it reads
+   * them (the first is `query(state)`), as far as they are known without the answers before them.
+   * A walk with page concurrency buys the first few at once (`src/page-reader.ts`). Strategies whose
+   * every page needs the answer before it leave this out.
+   */
+  ahead?(state: S, look: Lookahead): Query[];
+}
+
+/** What a strategy may consult to list the pages ahead of a state. */
+export interface Lookahead {
+  /** The body of a page already bought ahead, by its continuation query; undefined until it arrived. */
+  held(query: Query): unknown;
+  /** The body of the page read just before `state`'s (undefined before the first page of a run). */
+  last: unknown;
+  /** Records the caller still wants (its `limit`); Infinity when it wants them all. */
+  wanted: number;
+  /** The caller accepts buying pages past the end (`overfetch`): for walks whose end is only seen on arrival. */
+  overfetch: boolean;
+  /** List at most this many. */
+  max: number;
+  /**
+   * Pages the walk may still read (its `maxPages`); Infinity when unbounded. List only pages certain to
+   * be among them: a page whose place in the order depends on answers not yet come is left out.
+   */
+  within: number;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,0 +1,142 @@
+/**
+ * Latency benchmark (`npm run bench -- latency`). Against the service a request takes seconds, so a
+ * walk's wall time is set by the requests on its critical path: the longest chain of requests that
+ * each need the answer before them. On the sandbox at 50 ms a request, each walk is timed and set
+ * against that bound (chain length x latency):
+ *
+ * (a) a 2,000-comment forum thread (the chain: its top-level `more` cursors, one after another);
+ * (b) web search over 11 pages (every page number is known at the start: a chain of 1);
+ * (c) popular videos over 11 pages (the first page tells how many there are: a chain of 2);
+ * (d) 20 handles' videos through `mergeMap` (each handle a chain of its pages; the longest counts).
+ *
+ * Targets: <= 1.3x the bound at default settings for (a), (c), (d), and for (b) with page
+ * concurrency 11 and overfetch. The sandbox runs in its own process, so its work does not share the
+ * walk's thread. The client allows 32 requests in flight, so that (d)'s 20 walks are not held to the
+ * default 8 slots; each walk keeps its default page concurrency.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createClient, mergeMap, pipe } from '../src/index.ts';
+
+const SELF = fileURLToPath(import.meta.url);
+const KEY = 'sk_live_bench_latency';
+const LATENCY_MS = 50;
+const THREAD = 'https://forum.example/r/bench/comments/latency/thread-n2000';
+const SEARCH = 'latency-n110';
+/** 209 videos: 11 pages of 20. */
+const POPULAR = { period: 7, orderBy: 'hot', countryCode: 'KR' } as const;
+const HANDLES = Array.from({ length: 20 }, (_, index) => `latency-${index}-n300`);
+/** 300 videos, 30 a page: a chain of 10 pages per handle. */
+const HANDLE_PAGES = 10;
+
+type Client = ReturnType<typeof createClient>;
+
+interface Row {
+  name: string;
+  ms: number;
+  requests: number;
+  credits: number;
+  records: number;
+  chain: number;
+}
+
+async function main(): Promise<void> {
+  if (process.argv[2] === 'sandbox') return serveSandbox();
+  const sandbox = fork(SELF, ['sandbox'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { url } = await new Promise<{ url: string }>((resolve) => sandbox.once('message', (m) => resolve(m as { url: string })));
+  const client = createClient({ baseUrl: url, apiKey: KEY, maxConcurrentRequests: 32 });
+  try {
+    await warmUp(client);
+    const chain = await treeChain(url);
+    const rows: Row[] = [
+      await measure(client, '(a) forum thread, 2,000 comments, default', chain, () => client.forum.postComments({ url: THREAD })),
+      await measure(client, '(a) forum thread, 2,000 comments, concurrency 1', chain, () => client.forum.postComments({ url: THREAD }, { concurrency: 1 })),
+      await measure(client, '(b) web search, 11 pages, default', 1, () => client.search.web({ query: SEARCH })),
+      await measure(client, '(b) web search, 11 pages, concurrency 11 + overfetch', 1, () =>
+        client.search.web({ query: SEARCH }, { concurrency: 11, overfetch: true }),
+      ),
+      await measure(client, '(c) popular videos, 11 pages, default', 2, () => client.shortvideo.popularVideos(POPULAR)),
+      await measure(client, '(d) 20 handles x 10 pages, mergeMap 20, default', HANDLE_PAGES, () =>
+        pipe(HANDLES, mergeMap((handle: string) => client.shortvideo.videos({ handle, trim: true }), { concurrency: 20 })),
+      ),
+    ];
+    console.log(`sandbox at ${LATENCY_MS} ms a request; bound = longest chain of dependent requests x ${LATENCY_MS} ms`);
+    console.log('walk'.padEnd(56) + 'records'.padStart(8) + 'requests'.padStart(10) + 'credits'.padStart(9) + 'wall ms'.padStart(9) + 'bound ms'.padStart(10) + 'ratio'.padStart(8));
+    for (const row of rows) {
+      const bound = row.chain * LATENCY_MS;
+      console.log(
+        row.name.padEnd(56) +
+          String(row.records).padStart(8) +
+          String(row.requests).padStart(10) +
+          String(row.credits).padStart(9) +
+          row.ms.toFixed(0).padStart(9) +
+          String(bound).padStart(10) +
+          `${(row.ms / bound).toFixed(2)}x`.padStart(8),
+      );
+    }
+    console.log('targets: <= 1.30x for (a) default, (b) concurrency 11 + overfetch, (c) default, (d) default');
+  } finally {
+    await client.close();
+    sandbox.disconnect();
+  }
+}
+
+/** Child: the sandbox at the bench's latency, until the parent disconnects. */
+async function serveSandbox(): Promise<void> {
+  const { startSandbox } = await import('../src/sandbox/index.ts');
+  const sandbox = await startSandbox({ port: 0, latencyMs: LATENCY_MS, accounts: [{ apiKey: KEY, credits: 100_000_000 }] });
+  process.send?.({ url: sandbox.url });
+  process.once('disconnect', () => void sandbox.close());
+}
+
+async function measure(client: Client, name: string, chain: number, walk: () => AsyncIterable<unknown>): Promise<Row> {
+  const before = client.stats;
+  const started = performance.now();
+  let records = 0;
+  for await (const _ of walk()) records++;
+  const ms = performance.now() - started;
+  const after = client.stats;
+  return { name, ms, requests: after.requests - before.requests, credits: after.credits - before.credits, records, chain };
+}
+
+/** A short walk of every kind first, so the figures are about waiting, not about the JIT warming up. */
+async function warmUp(client: Client): Promise<void> {
+  for await (const _ of client.forum.postComments({ url: 'https://forum.example/r/bench/comments/warm/up-n300' }));
+  for await (const _ of client.search.web({ query: 'warm-n30' }));
+  for await (const _ of client.shortvideo.popularVideos({ period: 30, orderBy: 'like', countryCode: 'US' }));
+  for await (const _ of client.shortvideo.videos({ handle: 'warm-n90', trim: true }));
+}
+
+/**
+ * The thread's critical path: fetch it level by level (each level's cursors all at once) and count the
+ * levels. A cursor is only known once the answer holding it came, so no walk can do it in fewer.
+ */
+async function treeChain(baseUrl: string): Promise<number> {
+  const get = async (cursor?: string): Promise<unknown> => {
+    const query = new URLSearchParams({ url: THREAD, ...(cursor === undefined ? {} : { cursor }) });
+    const response = await fetch(`${baseUrl}/v1/scrape/forum/post/comments?${query}`, { headers: { 'x-api-key': KEY } });
+    return ((await response.json()) as { data: { comments: unknown } }).data.comments;
+  };
+  let level: (string | undefined)[] = [undefined];
+  let depth = 0;
+  while (level.length > 0) {
+    depth++;
+    const answers = await Promise.all(level.map(get));
+    level = answers.flatMap(cursorsIn);
+  }
+  return depth;
+}
+
+function cursorsIn(comments: unknown): string[] {
+  const cursors: string[] = [];
+  for (const comment of Object.values((comments ?? {}) as Record<string, Record<string, unknown>>)) {
+    const more = comment.more as { has_more?: boolean; cursor?: string } | undefined;
+    const replies = comment.replies as { items?: unknown; more?: { has_more?: boolean; cursor?: string } } | undefined;
+    if (more?.has_more === true && more.cursor) cursors.push(more.cursor);
+    if (replies?.more?.has_more === true && replies.more.cursor) cursors.push(replies.more.cursor);
+    cursors.push(...cursorsIn(replies?.items));
+  }
+  return cursors;
+}
+
+await main();

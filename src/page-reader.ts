@@ -1,0 +1,136 @@
+/**
+ * Reads the pages of one walk, buying some ahead when its continuation rule knows them before the
+ * answers come (`Strategy.ahead`: comment-tree branches, page numbers with a known end). The walk
+ * still reads its pages one at a time and in its own order; a page bought ahead waits here until the
+ * walk reaches it, so records come out exactly as in a walk without concurrency.
+ *
+ * At most `concurrency` pages are bought and not yet read (in flight or arrived), so memory stays
+ * bounded by a few pages. Every purchase goes through the requester like any other: the client's
+ * slots and every gate (throttle, credit caps) are asked before each attempt, and the walk's signal
+ * ends the requests in flight.
+ */
+import type { Query } from './pagination/index.ts';
+import { STOPPED } from './requester.ts';
+
+/** Buys one page: its parsed body, `STOPPED` when a gate refused, or a rejection with the typed error. */
+export type BuyPage = (query: Query) => Promise<unknown>;
+
+interface Purchase {
+  promise: Promise<unknown>;
+  /** The answer came: a body, a refusal or a failure. */
+  settled: boolean;
+  /** The body, once it arrived (STOPPED and failures are never held). */
+  body?: unknown;
+}
+
+export class PageReader {
+  readonly #buy: BuyPage;
+  readonly #arrived: () => void;
+  /** Pages bought and not yet read, by query. */
+  readonly #bought = new Map<string, Purchase>();
+  #inFlight = 0;
+  /** False from `settle()` until the next `read()`: a walk that is stopping buys nothing new. */
+  #open = true;
+  /** Pages that land together are planned from once, after the last of them. */
+  #planning = false;
+
+  /**
+   * `arrived` is called whenever a page bought ahead arrives, so the walk can plan further: the
+   * answer may hold cursors, and a request slot is free again.
+   */
+  constructor(buy: BuyPage, arrived: () => void) {
+    this.#buy = buy;
+    this.#arrived = arrived;
+  }
+
+  /** Pages bought and not yet read. */
+  get size(): number {
+    return this.#bought.size;
+  }
+
+  /**
+   * Starts buying `queries` (the pages the walk reads next, in its order; the first is the one it
+   * reads now) that are not bought yet, keeping at most `concurrency` in flight and `window` bought and
+   * unread. The page read now comes first, and one place in flight is always left for it, so it never
+   * waits behind pages bought ahead. Next comes the last one: it is the frontier of the walk's longest
+   * chain (in a comment tree, the next top-level `more`, whose answer holds the next batch's cursors).
+   * The rest follow in reading order, so the pages needed soonest are bought first.
+   */
+  plan(queries: readonly Query[], concurrency: number, window: number): void {
+    if (!this.#open || queries.length === 0) return;
+    const [now, ...ahead] = queries;
+    const current = this.#bought.get(keyOf(now)) ?? this.#start(keyOf(now), now);
+    const limit = current.settled ? concurrency - 1 : concurrency;
+    const order = ahead.length > 1 ? [ahead[ahead.length - 1], ...ahead.slice(0, -1)] : ahead;
+    for (const query of order) {
+      if (this.#inFlight >= limit || this.#bought.size >= window) return;
+      const key = keyOf(query);
+      if (!this.#bought.has(key)) this.#start(key, query);
+    }
+  }
+
+  /**
+   * The page at `query`: the one bought ahead, or bought now. It stays here (so it is not bought
+   * twice) until it has arrived; then the walk has it, and it is no longer held here.
+   */
+  read(query: Query): Promise<unknown> {
+    this.#open = true;
+    const key = keyOf(query);
+    const purchase = this.#bought.get(key) ?? this.#start(key, query);
+    const taken = (): void => {
+      if (this.#bought.get(key) === purchase) this.#bought.delete(key);
+    };
+    return purchase.promise.finally(taken);
+  }
+
+  /** The body of a page bought ahead that has arrived, by its query. */
+  held(query: Query): unknown {
+    return this.#bought.get(keyOf(query))?.body;
+  }
+
+  /** Waits until no purchase is in flight (each has arrived, failed or been refused). */
+  async settle(): Promise<void> {
+    this.#open = false;
+    await Promise.allSettled([...this.#bought.values()].map((purchase) => purchase.promise));
+  }
+
+  /** Drops every page bought ahead, returning the bodies that had arrived: the walk will never read them. */
+  drop(): unknown[] {
+    const bodies = [...this.#bought.values()].flatMap((purchase) => (purchase.body === undefined ? [] : [purchase.body]));
+    this.#bought.clear();
+    return bodies;
+  }
+
+  #planSoon(): void {
+    if (this.#planning) return;
+    this.#planning = true;
+    setImmediate(() => {
+      this.#planning = false;
+      if (this.#open) this.#arrived();
+    });
+  }
+
+  #start(key: string, query: Query): Purchase {
+    const purchase: Purchase = { promise: this.#buy(query), settled: false };
+    this.#inFlight++;
+    purchase.promise.then(
+      (body) => {
+        this.#inFlight--;
+        purchase.settled = true;
+        if (body !== STOPPED) purchase.body = body;
+        this.#planSoon();
+      },
+      // A failure is the walk's to report when it reaches that page; until then it must not go unhandled.
+      () => {
+        this.#inFlight--;
+        purchase.settled = true;
+      },
+    );
+    this.#bought.set(key, purchase);
+    return purchase;
+  }
+}
+
+function keyOf(query: Query): string {
+  return JSON.stringify(Object.entries(query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
