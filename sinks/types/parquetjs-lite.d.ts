@@ -33,9 +33,28 @@ declare module 'parquetjs-lite' {
     close(): Promise<void>;
   }
 
-  const parquet: { ParquetSchema: typeof ParquetSchema; ParquetEnvelopeWriter: typeof ParquetEnvelopeWriter };
+  /** A row as read back: flat columns by name; NULL cells are absent; INT64 comes back as bigint. */
+  type ParquetRow = Record<string, string | number | boolean | bigint | Date | Buffer>;
+
+  class ParquetCursor {
+    next(): Promise<ParquetRow | null>;
+  }
+
+  class ParquetReader {
+    static openFile(path: string): Promise<ParquetReader>;
+    getCursor(): ParquetCursor;
+    /** The footer's key-value metadata. */
+    getMetadata(): Record<string, string>;
+    close(): Promise<void>;
+  }
+
+  const parquet: {
+    ParquetSchema: typeof ParquetSchema;
+    ParquetEnvelopeWriter: typeof ParquetEnvelopeWriter;
+    ParquetReader: typeof ParquetReader;
+  };
   export default parquet;
-  export type { FieldDefinition, EnvelopeOptions, EncodedRowGroup, ParquetSchema, ParquetEnvelopeWriter };
+  export type { FieldDefinition, EnvelopeOptions, EncodedRowGroup, ParquetSchema, ParquetEnvelopeWriter, ParquetReader, ParquetRow };
 }
 
 declare module 'parquetjs-lite/gen-nodejs/parquet_types.js' {
