@@ -60,7 +60,10 @@ async function* readParquetPart(path: string): AsyncGenerator<Record_> {
 }
 
 async function* readCsvPart(path: string): AsyncGenerator<Record_> {
-  const rows = createReadStream(path).pipe(parse<Record<string, string>, Record<string, string>>({ headers: true }));
+  const file = createReadStream(path);
+  const rows = parse<Record<string, string>, Record<string, string>>({ headers: true });
+  file.on('error', (error) => rows.destroy(error));
+  file.pipe(rows);
   // CSV is text: cells come back as the strings they were written as, and are written so again.
   for await (const row of rows as AsyncIterable<Record<string, string>>) {
     const cells: Record<string, string> = {};
