@@ -180,9 +180,9 @@ export class DatasetRun {
     return run;
   }
 
-  /** The staged walk of `params` from an interrupted run, if any: where a resume continues it. */
-  staged(params: Record<string, string>): Readonly<WalkFile> | undefined {
-    return this.#walks.get(walkName(params));
+  /** The parameter sets an interrupted run staged. */
+  stagedWalks(): Record<string, string>[] {
+    return [...this.#walks.values()].map((walk) => walk.params);
   }
 
   /** Drops what an interrupted run staged; the published dataset is untouched. */

@@ -17,11 +17,14 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'resume', kind: 'boolean', help: 'continue an interrupted export from its checkpoint (FILE.checkpoint.json)' },
   { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
   { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
+  { name: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
+  { name: 'schema', kind: 'string', value: 'evolve|freeze', help: 'with --dataset: new fields become columns (evolve), or the first drifting page stops the run (freeze)' },
+  { name: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
-export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... --out FILE [options]
+export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... (--out FILE | --dataset DIR) [options]
 
   <op-id> is an operation path from 'socialstream ops', e.g. forum/subforum.
   key=value pairs are its parameters; with --inputs they apply to every line.
@@ -93,7 +96,7 @@ function optionalNumber(value: string | number | boolean | undefined): number | 
 }
 
 /** The parameter sets of an `--inputs` file, each merged over the command line's, with its line number. */
-async function readInputs(path: string, common: Record<string, string>): Promise<{ params: Record<string, string>; line: number }[]> {
+export async function readInputs(path: string, common: Record<string, string>): Promise<{ params: Record<string, string>; line: number }[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
