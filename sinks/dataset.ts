@@ -142,7 +142,7 @@ export class DatasetRun {
   readonly maxDepth: number;
   /** A run of this writer was interrupted: its staged pages are waiting for a resume. */
   readonly interrupted: boolean;
-  /** Only for `freeze`: the schema the pages are held to as they come. */
+  /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
   readonly #tracker: SchemaTracker;
   readonly #marks: StateFile;
   readonly #walks = new Map<string, WalkFile>();
@@ -207,8 +207,10 @@ export class DatasetRun {
 
   /** Checks a page against the schema under `freeze`, before it is staged. */
   checkPage(records: readonly unknown[]): void {
+    // The run that records the first schema cannot drift from it.
+    if (this.policy !== 'freeze' || this.#tracker.first) return;
     const drift = this.#tracker.observe(records, this.maxDepth);
-    if (this.policy !== 'freeze' || this.#tracker.first || !hasDrift(drift)) return;
+    if (!hasDrift(drift)) return;
     const report: SchemaDrift = {
       added: drift.added.map(({ name, kind }) => ({ column: name, kind })),
       missing: [],

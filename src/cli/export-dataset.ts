@@ -10,7 +10,6 @@
  * hash picks, so shares stay put when lines of the inputs file move. Each share writes its own part
  * files, state and staging, so N processes can fill one dataset; caps and `--resume` apply per share.
  */
-import { checkParams } from '../operations/params.ts';
 import { findOperation, type OperationId } from '../operations/table.ts';
 import { STREAM_CONTROL, type Client, type RecordStream } from '../index.ts';
 import { creditCap, mergeMap } from '../operators/index.ts';
@@ -19,7 +18,7 @@ import { walkName } from '../../sinks/dataset-store.ts';
 import { SchemaDriftError } from '../errors.ts';
 import { UsageError, type ParsedArgs } from './args.ts';
 import { connect } from './connection.ts';
-import { readInputs } from './export-plan.ts';
+import { parameterSets } from './export-plan.ts';
 import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 
@@ -52,16 +51,7 @@ async function planDataset({ positionals, params, flags }: ParsedArgs): Promise<
   if (schema !== 'evolve' && schema !== 'freeze') throw new UsageError(`--schema must be evolve or freeze, got "${String(schema)}"`);
   const shard = typeof flags.shard === 'string' ? parseShard(flags.shard) : undefined;
   if (shard && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
-  const lines = typeof flags.inputs === 'string' ? await readInputs(flags.inputs, params) : [{ params, line: 0 }];
-  for (const { params: set, line } of lines) {
-    try {
-      checkParams(op, set);
-    } catch (error) {
-      if (line > 0 && error instanceof Error) error.message = `${flags.inputs} line ${line}: ${error.message}`;
-      throw error;
-    }
-  }
-  const inputs = lines.map((input) => input.params).filter((set) => shard === undefined || shareOf(set, shard.count) === shard.index);
+  const inputs = (await parameterSets(op, params, flags.inputs)).filter((set) => shard === undefined || shareOf(set, shard.count) === shard.index);
   const concurrency = typeof flags.concurrency === 'number' ? flags.concurrency : 4;
   if (concurrency < 1) throw new UsageError('--concurrency must be at least 1');
   return {

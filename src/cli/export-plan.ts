@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkParams } from '../operations/params.ts';
+import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation, type OperationId } from '../operations/table.ts';
 import { describeFlags, parseInputLine, UsageError, type FlagSpec } from './args.ts';
 import { formatOf, type OutputFormat } from './output.ts';
@@ -62,17 +63,7 @@ export async function planExport(
   if (!op) throw new UsageError(`unknown operation "${opId}" (see socialstream ops)`);
   const out = flags.out;
   if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
-  const lines = typeof flags.inputs === 'string' ? await readInputs(flags.inputs, params) : [{ params, line: 0 }];
-  // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
-  for (const { params: set, line } of lines) {
-    try {
-      checkParams(op, set);
-    } catch (error) {
-      if (line > 0 && error instanceof Error) error.message = `${flags.inputs} line ${line}: ${error.message}`;
-      throw error;
-    }
-  }
-  const inputs = lines.map((input) => input.params);
+  const inputs = await parameterSets(op, params, flags.inputs);
   const plan: ExportPlan = {
     opId: op.id as OperationId,
     inputs,
@@ -91,12 +82,31 @@ export async function planExport(
   return plan;
 }
 
+/** The parameter sets of a run: the command line's, or one per `--inputs` line over it; all checked. */
+export async function parameterSets(
+  op: OperationSpec,
+  params: Record<string, string>,
+  inputsPath: string | number | boolean | undefined,
+): Promise<Record<string, string>[]> {
+  const lines = typeof inputsPath === 'string' ? await readInputs(inputsPath, params) : [{ params, line: 0 }];
+  // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
+  for (const { params: set, line } of lines) {
+    try {
+      checkParams(op, set);
+    } catch (error) {
+      if (line > 0 && error instanceof Error) error.message = `${String(inputsPath)} line ${line}: ${error.message}`;
+      throw error;
+    }
+  }
+  return lines.map((input) => input.params);
+}
+
 function optionalNumber(value: string | number | boolean | undefined): number | undefined {
   return typeof value === 'number' ? value : undefined;
 }
 
 /** The parameter sets of an `--inputs` file, each merged over the command line's, with its line number. */
-export async function readInputs(path: string, common: Record<string, string>): Promise<{ params: Record<string, string>; line: number }[]> {
+async function readInputs(path: string, common: Record<string, string>): Promise<{ params: Record<string, string>; line: number }[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
