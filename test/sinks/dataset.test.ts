@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, SchemaDriftError, type Client } from '../../src/index.ts';
+import { createClient, InsufficientCreditsError, SchemaDriftError, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { toDataset } from '../../sinks/index.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
@@ -139,6 +139,29 @@ describe('toDataset against a growing sandbox resource', () => {
     const report = JSON.parse(readFileSync(join(dir, '_dataset/forum__subforum/drift-all.json'), 'utf8')) as { frozen: boolean };
     expect(report.frozen).toBe(true);
     expect(existsSync(join(dir, '_dataset/forum__subforum/staging-all'))).toBe(false);
+  });
+});
+
+describe('toDataset when its source fails', () => {
+  it('publishes the pages received, keeps the mark where it was, and rethrows the source error', async () => {
+    const apiKey = 'sk_live_sandbox_three';
+    const sandbox = await startSandbox({ port: 0, accounts: [{ apiKey, credits: 3 }] });
+    try {
+      const client = createClient({ apiKey, baseUrl: sandbox.url, retry: { retries: 0 } });
+      const dir = freshDir();
+      const params = { subforum: 'dry-n200', sort: 'new', trim: true } as const;
+      await expect(toDataset(client.forum.subforum(params), dir)).rejects.toBeInstanceOf(InsufficientCreditsError);
+      const [{ rows }] = await query(`SELECT count(*) AS rows FROM ${table(dir)}`);
+      expect(rows).toBe(75);
+      // The walk did not complete, so no mark: the next run walks it all and loses nothing in between.
+      sandbox.purchase(apiKey, 100);
+      const summary = await toDataset(client.forum.subforum(params), dir);
+      expect(summary.walks[0]).toMatchObject({ pages: 8, complete: true, stoppedAtMark: false });
+      const [{ total }] = await query(`SELECT count(DISTINCT id) AS total FROM ${table(dir)}`);
+      expect(total).toBe(200);
+    } finally {
+      await sandbox.close();
+    }
   });
 });
 
