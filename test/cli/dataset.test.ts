@@ -2,7 +2,7 @@
  * `socialstream export … --dataset DIR` as a subprocess against a sandbox that grows between runs.
  * Purchases are counted on the sandbox's side, per key; the dataset is read back by DuckDB.
  */
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -62,17 +62,19 @@ describe('export --dataset against a growing resource', () => {
   });
 
   it(`leaves a readable, consistent dataset after kill -9 at ${KILLS} points of run 2, and --resume completes it without buying a staged page again`, async () => {
-    // Kill once the n-th page of run 2 was charged (n of 11), the last two right after the last page, while publishing.
-    const points = [1, 2, 3, 4, 5, 6, 7, 9, 11, 11].map((pages, index) => ({ pages, delayMs: index === KILLS - 1 ? 120 : 0 }));
+    // Kill once the n-th page of run 2 was charged (n of 11); the last two after the last page: at once,
+    // and the moment the publish journal appears (while part files are being renamed into place).
+    const points = [1, 2, 3, 4, 5, 6, 7, 9, 11, 11].map((pages, index) => ({ pages, atJournal: index === KILLS - 1 }));
     const outcomes: string[] = [];
-    for (const [index, { pages, delayMs }] of points.entries()) {
+    for (const [index, { pages, atJournal }] of points.entries()) {
       const key = keys[3 + index];
       const dir = join(tempDir(), `killed-${index}`);
       cpSync(template, dir, { recursive: true });
       const child = startCli(exportTo(dir, params), sandboxEnv(sandbox, key));
       const done = finished(child);
       while (charged(key) < pages && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 1));
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const journal = join(dir, '_dataset/forum__subforum/staging-all/publish.json');
+      while (atJournal && !existsSync(journal) && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 1));
       child.kill('SIGKILL');
       const killed = await done;
 
