@@ -39,7 +39,7 @@ export function toCsv(
   return runSink(source, path, (destination) => csvWriter(destination, options));
 }
 
-function csvWriter(destination: Destination, options: CsvOptions): RecordWriter {
+export function csvWriter(destination: Destination, options: CsvOptions): RecordWriter {
   const escapeFormulae = options.escapeFormulae ?? false;
   let csv: CsvFormatterStream<string[], string[]> | undefined;
   let piped: Promise<void> | undefined;

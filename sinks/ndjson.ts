@@ -18,7 +18,7 @@ export function toNdjson(source: AnyIterable<unknown>, path: string): Promise<Si
   return runSink(source, path, ndjsonWriter);
 }
 
-function ndjsonWriter(destination: Destination): RecordWriter {
+export function ndjsonWriter(destination: Destination): RecordWriter {
   let pending = '';
   return {
     async write(record) {

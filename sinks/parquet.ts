@@ -67,7 +67,7 @@ export function toParquet(
   return runSink(source, path, (destination) => parquetWriter(destination, options));
 }
 
-function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
+export function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
   let group: RowGroupBuffer | undefined;

@@ -15,7 +15,8 @@
  * - NULL and an absent field read the same: both are an empty cell.
  */
 
-export type ColumnKind = 'integer' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json';
+export const COLUMN_KINDS = ['integer', 'double', 'boolean', 'string', 'timestamp', 'json'] as const;
+export type ColumnKind = (typeof COLUMN_KINDS)[number];
 
 export interface Column {
   /** Escaped, dotted path: `author.name`, `a\.b`. */
@@ -34,6 +35,11 @@ export interface RowOptions {
   sampleSize?: number;
   /** Deepest dotted path a nested object is flattened into. Default 3. */
   maxDepth?: number;
+  /**
+   * Kinds fixed in advance, by column name (Parquet); other columns take the sample's. A dataset pins
+   * its recorded schema this way, so every part file types a column alike.
+   */
+  kinds?: Readonly<Record<string, ColumnKind>>;
 }
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
@@ -207,10 +213,27 @@ export class RowLayout {
   }
 
   static plan(sample: readonly unknown[], options: RowOptions, typed: boolean): RowLayout {
-    const { columns, maxDepth = DEFAULT_MAX_DEPTH } = options;
+    const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds } = options;
     const names = columns ? [...columns] : discoverColumns(sample, maxDepth);
+    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined })));
+    const counts = RowLayout.tally(sample, names);
+    const kindOfColumn = (name: string, i: number) => (kinds !== undefined && Object.hasOwn(kinds, name) ? kinds[name] : settleKind(counts[i]));
+    return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })));
+  }
+
+  /**
+   * The columns a sample's records fill and the kind each would get; `undefined` for a column that
+   * only ever holds null (so a caller can tell "no evidence" from "text").
+   */
+  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): Column[] {
+    const names = discoverColumns(sample, maxDepth);
+    const counts = RowLayout.tally(sample, names);
+    return names.map((name, i) => ({ name, kind: counts[i].size === 0 ? undefined : settleKind(counts[i]) }));
+  }
+
+  /** How many values of each kind every column receives from the sample. */
+  private static tally(sample: readonly unknown[], names: readonly string[]): Map<ColumnKind, number>[] {
     const untyped = new RowLayout(names.map((name) => ({ name, kind: undefined })));
-    if (!typed) return untyped;
     const counts = names.map(() => new Map<ColumnKind, number>());
     const tally: Visitor = {
       column: (i, value, path) => {
@@ -220,7 +243,7 @@ export class RowLayout {
       overflow: () => undefined,
     };
     for (const record of sample) untyped.walk(checkRecord(record), untyped.root, '', tally);
-    return new RowLayout(names.map((name, i) => ({ name, kind: settleKind(counts[i]) })));
+    return counts;
   }
 
   /** One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed). */
@@ -401,7 +424,13 @@ function parentsOf(names: readonly string[]): Set<string> {
 
 /** Checks the options the row mapping reads, naming the bad one. */
 export function checkRowOptions(options: RowOptions): void {
-  const { columns, sampleSize, maxDepth } = options;
+  const { columns, sampleSize, maxDepth, kinds } = options;
+  if (kinds !== undefined) {
+    const known = new Set<string>(COLUMN_KINDS);
+    if (typeof kinds !== 'object' || kinds === null || Object.values(kinds).some((kind) => !known.has(kind))) {
+      throw new TypeError(`kinds must map column names to one of ${COLUMN_KINDS.join(', ')}`);
+    }
+  }
   if (sampleSize !== undefined && !(Number.isSafeInteger(sampleSize) && sampleSize >= 1)) {
     throw new TypeError(`sampleSize must be a positive integer, got ${String(sampleSize)}`);
   }

@@ -109,3 +109,36 @@ export class SinkError extends SocialstreamError {
     super(message, details);
   }
 }
+
+/** How the fields of a run's records differ from a dataset's recorded schema for their operation. */
+export interface SchemaDrift {
+  /** Fields seen for the first time (each became a column, unless the schema is frozen). */
+  readonly added: readonly { readonly column: string; readonly kind: string }[];
+  /** Recorded columns that no record of the run carried. */
+  readonly missing: readonly string[];
+  /** Columns that received values of a kind they cannot hold; those values went to `_extra`. */
+  readonly conflicting: readonly { readonly column: string; readonly recorded: string; readonly seen: string }[];
+}
+
+/**
+ * A dataset run with `schema: 'freeze'` met a page whose fields differ from the recorded schema. It
+ * stopped there, before buying another page, and published nothing: the dataset is as it was.
+ */
+export class SchemaDriftError extends SocialstreamError {
+  readonly code = 'SCHEMA_DRIFT';
+  constructor(
+    message: string,
+    readonly drift: SchemaDrift,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+/**
+ * A dataset directory could not be used as asked: another live run holds its lock, an interrupted
+ * run is waiting for `--resume`, or its files are not what the dataset recorded.
+ */
+export class DatasetError extends SocialstreamError {
+  readonly code = 'DATASET';
+}

@@ -9,7 +9,7 @@ export type { RetryOptions } from './retry.ts';
 export { OPERATIONS as operations, findOperation } from './operations/table.ts';
 export type { Operation } from './operations/table.ts';
 export type { ParamsOf, ParamValue } from './operations/params.ts';
-export type { ContinuationSpec, OperationSpec, ParamSpec, RecordsSpec } from './operations/spec.ts';
+export type { ContinuationSpec, NewestFirstSpec, OperationSpec, ParamSpec, RecordsSpec, RecordTimeSpec, TimeUnit } from './operations/spec.ts';
 export type * from './records/index.ts';
 export * from './errors.ts';
 export { STREAM_CONTROL, controlOf } from './control.ts';

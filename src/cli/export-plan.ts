@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkParams } from '../operations/params.ts';
+import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
 import { describeFlags, didYouMean, parseInputLine, UsageError, type FlagSpec } from './args.ts';
 import { formatOf, type OutputFormat } from './output.ts';
@@ -24,11 +25,14 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   },
   { name: 'page-concurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
   { name: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
+  { name: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
+  { name: 'schema', kind: 'string', value: 'evolve|freeze', help: 'with --dataset: new fields become columns (evolve), or the first drifting page stops the run (freeze)' },
+  { name: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
-export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... --out FILE [options]
+export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... (--out FILE | --dataset DIR) [options]
 
   <op-id> is an operation path from 'socialstream ops', e.g. forum/subforum.
   key=value pairs are its parameters; with --inputs they apply to every line, and a line that
@@ -75,22 +79,11 @@ export async function planExport(
   if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
   const out = flags.out;
   if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
-  const read = typeof flags.inputs === 'string' ? await readInputs(flags.inputs, params) : { sets: [{ params, line: 0 }], repeated: [] };
-  const lines = read.sets;
-  // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
-  for (const { params: set, line } of lines) {
-    try {
-      checkParams(op, set);
-    } catch (error) {
-      if (line > 0 && error instanceof Error) error.message = `${flags.inputs} line ${line}: ${error.message}`;
-      throw error;
-    }
-  }
-  const inputs = lines.map((input) => input.params);
+  const { inputs, repeated } = await parameterSets(op, params, flags.inputs);
   const plan: ExportPlan = {
     opId: op.id as OperationId,
     inputs,
-    repeatedLines: read.repeated,
+    repeatedLines: repeated,
     out,
     format: out === '-' ? 'ndjson' : formatOf(out),
     limit: optionalNumber(flags.limit),
@@ -109,6 +102,25 @@ export async function planExport(
   if (plan.pageConcurrency !== undefined && plan.pageConcurrency < 1) throw new UsageError('--page-concurrency must be at least 1');
   if (plan.out === '-' && plan.resume) throw new UsageError('--resume needs a file: with --out - there is no checkpoint');
   return plan;
+}
+
+/** The parameter sets of a run: the command line's, or one per `--inputs` line over it; all checked. */
+export async function parameterSets(
+  op: OperationSpec,
+  params: Record<string, string>,
+  inputsPath: string | number | boolean | undefined,
+): Promise<{ inputs: Record<string, string>[]; repeated: number[] }> {
+  const { sets: lines, repeated } = typeof inputsPath === 'string' ? await readInputs(inputsPath, params) : { sets: [{ params, line: 0 }], repeated: [] };
+  // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
+  for (const { params: set, line } of lines) {
+    try {
+      checkParams(op, set);
+    } catch (error) {
+      if (line > 0 && error instanceof Error) error.message = `${String(inputsPath)} line ${line}: ${error.message}`;
+      throw error;
+    }
+  }
+  return { inputs: lines.map((input) => input.params), repeated };
 }
 
 function optionalNumber(value: string | number | boolean | undefined): number | undefined {

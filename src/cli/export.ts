@@ -16,6 +16,7 @@ import { fromNdjson } from '../../sinks/index.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { connect, type Connection } from './connection.ts';
 import { fileSize, removeIfPresent, Spool } from './durable.ts';
+import { runDatasetExport } from './export-dataset.ts';
 import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
 import { assertSameExport, freshState, loadState, saveState, type ExportState } from './export-state.ts';
 import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
@@ -30,6 +31,7 @@ export async function runExport(argv: string[]): Promise<number> {
     process.stdout.write(EXPORT_HELP);
     return EXIT.ok;
   }
+  if (args.flags.dataset !== undefined) return runDatasetExport(args);
   const plan = await planExport(args.positionals, args.params, args.flags);
   return plan.out === '-' ? exportToStdout(plan) : exportToFile(plan);
 }

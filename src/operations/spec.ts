@@ -55,6 +55,25 @@ export type ContinuationSpec =
   /** Fetch every `more.cursor` / `replies.more.cursor` whose `has_more` is true, each once, as `param`. */
   | { readonly kind: 'tree'; readonly param: string };
 
+/** How a record writes its own time: Unix seconds, Unix milliseconds or ISO 8601 text. */
+export type TimeUnit = 's' | 'ms' | 'iso';
+
+/** The field of a record holding its own creation time (dotted, from the record), and its unit. */
+export interface RecordTimeSpec {
+  readonly at: string;
+  readonly unit: TimeUnit;
+}
+
+/**
+ * The parameter values that make a walk list its records newest first (from SPEC and docs/wire.md):
+ * a dataset stops such a walk at its high-water mark. `byDefault`: newest first when `param` is absent.
+ */
+export interface NewestFirstSpec {
+  readonly param: string;
+  readonly values: readonly string[];
+  readonly byDefault: boolean;
+}
+
 export interface OperationSpec {
   /** The path after `/v1/scrape/`, e.g. `forum/subforum`: the operation's id everywhere. */
   readonly id: string;
@@ -69,4 +88,17 @@ export interface OperationSpec {
   readonly dependencies?: readonly ParamDependency[];
   readonly records: RecordsSpec;
   readonly continuation: ContinuationSpec;
+  /**
+   * Dotted path, inside a record, of the value that identifies it: a dataset merges rows by it.
+   * Null when records carry no identifier of their own; a dataset then keys them by parameter set
+   * and position in the walk (a transcript's segments, a single-record answer).
+   */
+  readonly key: string | null;
+  /**
+   * The record's own creation time: a dataset partitions by its date and keeps its high-water mark.
+   * Null when records carry none; a dataset files them under the partition `date=undated`.
+   */
+  readonly time: RecordTimeSpec | null;
+  /** Present when some parameter values make the walk newest first. */
+  readonly newestFirst?: NewestFirstSpec;
 }

@@ -21,18 +21,21 @@ const POPULAR_COUNTRIES = [
 export const OPERATIONS = [
   {
     id: 'shortvideo/profile', group: 'shortvideo', method: 'profile', path: '/v1/scrape/shortvideo/profile',
+    key: 'user.id', time: { at: 'user.createTime', unit: 's' },
     params: { handle: required },
     records: { kind: 'one', at: 'data' },
     continuation: { kind: 'none' },
   },
   {
     id: 'shortvideo/videos', group: 'shortvideo', method: 'videos', path: '/v1/scrape/shortvideo/videos',
+    key: 'aweme_id', time: { at: 'create_time', unit: 's' }, newestFirst: { param: 'sort_by', values: ['latest'], byDefault: true },
     params: { handle: required, user_id: str, sort_by: { type: 'string', values: ['latest', 'popular'] }, region: str, trim: flag },
     records: { kind: 'list', at: 'data.aweme_list' },
     continuation: { kind: 'cursor', from: 'data.max_cursor', param: 'max_cursor', while: 'data.has_more' },
   },
   {
     id: 'shortvideo/videos/popular', group: 'shortvideo', method: 'popularVideos', path: '/v1/scrape/shortvideo/videos/popular',
+    key: 'id', time: null,
     params: {
       period: { type: 'integer', values: [7, 30] },
       page: { type: 'integer', min: 1 },
@@ -44,24 +47,28 @@ export const OPERATIONS = [
   },
   {
     id: 'shortvideo/comment-replies', group: 'shortvideo', method: 'commentReplies', path: '/v1/scrape/shortvideo/comment-replies',
+    key: 'cid', time: { at: 'create_time', unit: 's' },
     params: { comment_id: required, url: required, cursor: { type: 'integer', min: 0 } },
     records: { kind: 'list', at: 'data.comments' },
     continuation: { kind: 'cursor', from: 'data.cursor', param: 'cursor', while: 'data.has_more' },
   },
   {
     id: 'shortvideo-shop/products', group: 'shortvideoShop', method: 'products', path: '/v1/scrape/shortvideo-shop/products',
+    key: 'product_id', time: null,
     params: { url: required, region: countryCode, sort_by: { type: 'string', values: ['top', 'new_releases'] } },
     records: { kind: 'list', at: 'products' },
     continuation: { kind: 'cursor', from: 'cursor', param: 'cursor', while: 'has_more' },
   },
   {
     id: 'socialnet/profile/reels', group: 'socialnet', method: 'profileReels', path: '/v1/scrape/socialnet/profile/reels',
+    key: 'id', time: { at: 'creation_time', unit: 'iso' },
     params: { url: required },
     records: { kind: 'list', at: 'data.reels' },
     continuation: { kind: 'cursorPair', from: ['data.cursor', 'data.next_page_id'], params: ['cursor', 'next_page_id'] },
   },
   {
     id: 'socialnet/group/posts', group: 'socialnet', method: 'groupPosts', path: '/v1/scrape/socialnet/group/posts',
+    key: 'id', time: { at: 'publishTime', unit: 's' },
     params: {
       url: str,
       group_id: str,
@@ -73,6 +80,7 @@ export const OPERATIONS = [
   },
   {
     id: 'socialnet-marketplace/search', group: 'socialnetMarketplace', method: 'search', path: '/v1/scrape/socialnet-marketplace/search',
+    key: 'id', time: null,
     params: {
       lat: { type: 'number', required: true, min: -90, max: 90 },
       lng: { type: 'number', required: true, min: -180, max: 180 },
@@ -91,12 +99,14 @@ export const OPERATIONS = [
   },
   {
     id: 'socialnet-marketplace/location-search', group: 'socialnetMarketplace', method: 'locationSearch', path: '/v1/scrape/socialnet-marketplace/location-search',
+    key: 'page_id', time: null,
     params: { query: required },
     records: { kind: 'list', at: 'data.locations' },
     continuation: { kind: 'none' },
   },
   {
     id: 'videosite/channel/shorts', group: 'videosite', method: 'channelShorts', path: '/v1/scrape/videosite/channel/shorts',
+    key: 'id', time: { at: 'publishDate', unit: 'iso' }, newestFirst: { param: 'sort', values: ['newest'], byDefault: true },
     params: { handle: str, channelId: str, sort: { type: 'string', values: ['newest', 'popular'] } },
     oneOf: [['handle', 'channelId']],
     records: { kind: 'list', at: 'data.shorts' },
@@ -104,36 +114,42 @@ export const OPERATIONS = [
   },
   {
     id: 'videosite/video/comments', group: 'videosite', method: 'videoComments', path: '/v1/scrape/videosite/video/comments',
+    key: 'id', time: { at: 'publishedTime', unit: 'iso' }, newestFirst: { param: 'order', values: ['newest'], byDefault: false },
     params: { url: required, order: { type: 'string', values: ['top', 'newest'] } },
     records: { kind: 'list', at: 'data.comments' },
     continuation: { kind: 'cursor', from: 'data.continuationToken', param: 'continuationToken' },
   },
   {
     id: 'videosite/video/transcript', group: 'videosite', method: 'videoTranscript', path: '/v1/scrape/videosite/video/transcript',
+    key: null, time: null,
     params: { url: required, language: str },
     records: { kind: 'list', at: 'data.transcript' },
     continuation: { kind: 'none' },
   },
   {
     id: 'microblog/tweet/transcript', group: 'microblog', method: 'tweetTranscript', path: '/v1/scrape/microblog/tweet/transcript',
+    key: null, time: null,
     params: { url: required },
     records: { kind: 'one', at: 'data' },
     continuation: { kind: 'none' },
   },
   {
     id: 'microblog/community', group: 'microblog', method: 'community', path: '/v1/scrape/microblog/community',
+    key: 'rest_id', time: { at: 'created_at', unit: 'ms' },
     params: { url: required },
     records: { kind: 'one', at: 'data' },
     continuation: { kind: 'none' },
   },
   {
     id: 'microblog/comments', group: 'microblog', method: 'comments', path: '/v1/scrape/microblog/comments',
+    key: 'rest_id', time: { at: 'legacy.created_at', unit: 's' },
     params: { url: required },
     records: { kind: 'timeline', at: 'data.result.instructions' },
     continuation: { kind: 'timeline', from: 'data.cursor.bottom', param: 'cursor' },
   },
   {
     id: 'search-ad-library/company-ads', group: 'searchAdLibrary', method: 'companyAds', path: '/v1/scrape/search-ad-library/company-ads',
+    key: 'creativeId', time: { at: 'firstShown', unit: 'iso' },
     params: {
       domain: str,
       advertiser_id: str,
@@ -149,6 +165,7 @@ export const OPERATIONS = [
   },
   {
     id: 'socialnet-ad-library/search', group: 'socialnetAdLibrary', method: 'search', path: '/v1/scrape/socialnet-ad-library/search',
+    key: 'ad_archive_id', time: null,
     params: {
       query: required,
       search_type: str,
@@ -165,36 +182,42 @@ export const OPERATIONS = [
   },
   {
     id: 'photoshare/transcript', group: 'photoshare', method: 'transcript', path: '/v1/scrape/photoshare/transcript',
+    key: 'id', time: null,
     params: { url: required },
     records: { kind: 'list', at: 'data.transcripts' },
     continuation: { kind: 'none' },
   },
   {
     id: 'photoshare/search/hashtag', group: 'photoshare', method: 'hashtag', path: '/v1/scrape/photoshare/search/hashtag',
+    key: 'id', time: { at: 'taken_at', unit: 'iso' },
     params: { hashtag: required, media_type: { type: 'string', values: ['all', 'reels'] }, date_posted: str },
     records: { kind: 'list', at: 'data.posts' },
     continuation: { kind: 'cursor', from: 'data.cursor', param: 'cursor' },
   },
   {
     id: 'photoshare/highlight-detail', group: 'photoshare', method: 'highlightDetail', path: '/v1/scrape/photoshare/highlight-detail',
+    key: 'id', time: { at: 'created_at', unit: 's' },
     params: { id: { type: 'string', required: true, pattern: { source: '\\d+', description: 'digits only, without the highlight: prefix' } } },
     records: { kind: 'one', at: 'data' },
     continuation: { kind: 'none' },
   },
   {
     id: 'photoshare/post-info', group: 'photoshare', method: 'postInfo', path: '/v1/scrape/photoshare/post-info',
+    key: 'id', time: { at: 'taken_at_timestamp', unit: 's' },
     params: { url: required },
     records: { kind: 'one', at: 'data.data.xdt_shortcode_media' },
     continuation: { kind: 'none' },
   },
   {
     id: 'forum/post/comments', group: 'forum', method: 'postComments', path: '/v1/scrape/forum/post/comments',
+    key: 'id', time: { at: 'created_utc', unit: 's' },
     params: { url: required },
     records: { kind: 'tree', at: 'data.comments' },
     continuation: { kind: 'tree', param: 'cursor' },
   },
   {
     id: 'forum/subforum', group: 'forum', method: 'subforum', path: '/v1/scrape/forum/subforum',
+    key: 'id', time: { at: 'created_utc', unit: 's' }, newestFirst: { param: 'sort', values: ['new'], byDefault: false },
     params: {
       subforum: required,
       timeframe: { type: 'string', values: ['all', 'day', 'week', 'month', 'year'] },
@@ -206,12 +229,14 @@ export const OPERATIONS = [
   },
   {
     id: 'professional/search/posts', group: 'professional', method: 'searchPosts', path: '/v1/scrape/professional/search/posts',
+    key: 'url', time: { at: 'datePublished', unit: 'iso' },
     params: { query: required, date_posted: str },
     records: { kind: 'list', at: 'data.posts' },
     continuation: { kind: 'none' },
   },
   {
     id: 'search/search', group: 'search', method: 'web', path: '/v1/scrape/search/search',
+    key: 'url', time: null,
     params: {
       query: required,
       region: countryCode,
@@ -223,6 +248,7 @@ export const OPERATIONS = [
   },
   {
     id: 'threadtext/user-posts', group: 'threadtext', method: 'userPosts', path: '/v1/scrape/threadtext/user-posts',
+    key: 'id', time: { at: 'taken_at', unit: 's' },
     params: { handle: required },
     records: { kind: 'list', at: 'data.posts' },
     continuation: { kind: 'none' },

@@ -1,6 +1,7 @@
 export type { AnyIterable, Operator } from './types.ts';
 export { pipe } from './pipe.ts';
 export { take } from './take.ts';
+export { takeWhile } from './take-while.ts';
 export { filter } from './filter.ts';
 export { map } from './map.ts';
 export { tap } from './tap.ts';

@@ -1,10 +1,12 @@
 /**
  * `socialstream sandbox`: runs the sandbox in the foreground until SIGINT or SIGTERM, printing
- * where it listens and how to point the client at it.
+ * where it listens and how to point the client at it. SIGUSR2 lets time pass (`sandbox.advance`):
+ * a signal rather than an HTTP path, so nothing beside SPEC's own paths is served on the port.
  */
 import { DEFAULT_API_KEY, startSandbox, type SandboxOptions } from './index.ts';
 
 const DEFAULT_PORT = 8787;
+const DEFAULT_ADVANCE = 10;
 
 export const SANDBOX_USAGE = `usage: socialstream sandbox [options]
 
@@ -17,9 +19,13 @@ options:
   --latency MS     delay added to every response (default 0)
   --fault-rate P   probability (0 to 1) of an upstream failure (500) per request (default 0)
   --seed S         seed of the synthetic data (default sandbox)
-  --help           this text`;
+  --advance N      records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})
+  --help           this text
 
-const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed'] as const;
+kill -USR2 <pid> lets time pass: every paginated resource gains --advance new newest records and
+counters of existing records grow, as sandbox.advance({ records }) does.`;
+
+const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--advance'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Splits `--flag value` and `--flag=value` words; throws `TypeError` naming a bad or incomplete flag. */
@@ -49,9 +55,9 @@ function whole(flag: Flag, value: string, max: number): number {
 }
 
 /** The `startSandbox` options a command line asks for. */
-export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: number } {
+export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: number; advance?: number } {
   const flags = readFlags(argv);
-  const options: SandboxOptions & { port: number } = { port: DEFAULT_PORT };
+  const options: SandboxOptions & { port: number; advance?: number } = { port: DEFAULT_PORT };
   const port = flags.get('--port');
   if (port !== undefined) options.port = whole('--port', port, 65_535);
   const host = flags.get('--host');
@@ -72,6 +78,8 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: numbe
   }
   const seed = flags.get('--seed');
   if (seed !== undefined) options.seed = seed;
+  const advance = flags.get('--advance');
+  if (advance !== undefined) options.advance = whole('--advance', advance, 1_000_000);
   return options;
 }
 
@@ -111,10 +119,19 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
     throw error;
   });
   process.stdout.write(announce(sandbox.url, sandbox.apiKey));
+  const step = options.advance ?? DEFAULT_ADVANCE;
+  let added = 0;
+  const advance = () => {
+    sandbox.advance({ records: step });
+    added += step;
+    process.stdout.write(`advanced: every paginated resource has ${added} new records\n`);
+  };
+  process.on('SIGUSR2', advance);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+      process.off('SIGUSR2', advance);
       resolve();
     };
     process.on('SIGINT', stop);

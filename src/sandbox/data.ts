@@ -97,7 +97,9 @@ export function sizeOf(identifier: string, min = 20, max = 200): number {
  * Platforms put their own leading digits in front so that ids look like theirs.
  */
 export function serialId(resource: string, index: number, indexDigits: number): string {
-  return `${String(hash(resource)).padStart(10, '0')}${String(index).padStart(indexDigits, '0')}`;
+  // Records added by `advance()` have negative indices: a leading 9 keeps their ids apart and all digits.
+  const serial = index < 0 ? `9${String(-index).padStart(indexDigits, '0')}` : String(index).padStart(indexDigits, '0');
+  return `${String(hash(resource)).padStart(10, '0')}${serial}`;
 }
 
 /** 1234567 → "1.2M", 1500 → "1.5K": how the platforms display large counts. */
@@ -146,20 +148,33 @@ export function decodeCursor(resource: string, cursor: string | null | undefined
 }
 
 /**
- * The record indices of one page: `pageSize` indices from `offset`, cut at `total`. With the
- * duplicate fault on, a page after the first also repeats the last index of the page before.
+ * The record indices of one page: `pageSize` positions from `offset`, cut at `total`. With the
+ * duplicate fault on, a page after the first also repeats the last record of the page before.
+ *
+ * `growth` records added by `advance()` come first, newest first: position p holds index p - growth,
+ * so the added records have indices -growth … -1 and every older record keeps its index (and with it
+ * its id, text and time). `total` counts the added records too.
  */
-export function pageIndices(total: number, pageSize: number, offset: number, duplicates: boolean): number[] {
+export function pageIndices(total: number, pageSize: number, offset: number, duplicates: boolean, growth = 0): number[] {
   const indices: number[] = [];
-  if (duplicates && offset > 0 && offset <= total) indices.push(offset - 1);
-  for (let i = offset; i < Math.min(total, offset + pageSize); i++) indices.push(i);
+  if (duplicates && offset > 0 && offset <= total) indices.push(offset - 1 - growth);
+  for (let i = offset; i < Math.min(total, offset + pageSize); i++) indices.push(i - growth);
   return indices;
+}
+
+/**
+ * How much a counter of the record at `index` (likes, score, views) has grown once `advance()` added
+ * `growth` records: deterministic, and different from one record to the next.
+ */
+export function grownBy(growth: number, index: number): number {
+  return growth * (1 + (Math.abs(index) % 7));
 }
 
 /**
  * Unix seconds of the record at `index` in a newest-first list of `total` records: about `spacing`
  * seconds apart (with some jitter), squeezed for huge resources so that even the oldest record of
- * a `-n1000000` walk stays a plausible time (within 20 years of the epoch).
+ * a `-n1000000` walk stays a plausible time (within 20 years of the epoch). Records added by
+ * `advance()` (negative indices) come after the epoch, in the same order; `total` leaves them out.
  */
 export function newestFirstSeconds(rng: Rng, index: number, total: number, spacing: number): number {
   const step = Math.min(spacing, 630_720_000 / Math.max(1, total));

@@ -63,6 +63,12 @@ export interface Sandbox {
   setFaults(faults: SandboxFaults): void;
   /** A snapshot of the request counters (for tests and benchmarks). */
   readonly requests: SandboxRequestCounts;
+  /**
+   * Time passes: every paginated resource gains `records` new newest records (an identifier's `-n`
+   * count grows by as many) and counters of existing records (likes, score, views) grow. Deterministic:
+   * the data depends only on the seed and the records added so far.
+   */
+  advance(options: { records: number }): void;
 }
 
 function nonNegative(value: unknown, name: string, fallback: number): number {
@@ -92,6 +98,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const accounts = new Accounts(accountSpecs);
   const faults = new FaultInjector(checkFaults(options.faults), String(seed));
   const counters: RequestCounters = { total: 0, charged: new Map() };
+  const growth = { records: 0 };
 
   const server = createSandboxServer({
     operations: operationTable(),
@@ -101,6 +108,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     latencyMs,
     slowMs,
     counters,
+    growth,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -127,6 +135,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     balance: (apiKey) => accounts.balance(apiKey),
     setFaults(next) {
       faults.set(checkFaults(next));
+    },
+    advance({ records }) {
+      if (!Number.isSafeInteger(records) || records < 0) {
+        throw new TypeError(`advance: records must be a non-negative integer, got ${String(records)}`);
+      }
+      growth.records += records;
     },
     get requests() {
       return { total: counters.total, charged: Object.fromEntries(counters.charged) };

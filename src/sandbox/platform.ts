@@ -14,6 +14,8 @@ export interface SandboxRequest {
   seed: string;
   /** Duplicate fault on: every page after the first starts with the last record of the page before. */
   duplicates: boolean;
+  /** Records added by `advance()` so far: every paginated resource lists that many before its first. */
+  growth: number;
 }
 
 /** Thrown by a handler to answer 400 (costs no credit). */

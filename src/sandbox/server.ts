@@ -24,6 +24,8 @@ export interface ServerConfig {
   latencyMs: number;
   slowMs: number;
   counters: RequestCounters;
+  /** Records added by `advance()`: read on every request, so a running server grows. */
+  growth: { records: number };
 }
 
 /** Where SPEC's 401 bodies point ({docs_url}); the sandbox has no docs site of its own. */
@@ -114,6 +116,7 @@ export function createSandboxServer(config: ServerConfig): Server {
         query: new URLSearchParams(rawQuery),
         seed,
         duplicates: faults.duplicates,
+        growth: config.growth.records,
       });
       body = JSON.stringify(result);
     } catch (error) {

@@ -7,6 +7,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from '../cli/readers.ts';
+import { query } from '../sinks/helpers/duckdb.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const out = join(root, 'out');
@@ -28,6 +29,7 @@ describe('the recipes, run on the sandbox', () => {
         'ad-library-sweep.ts',
         'creator-videos-to-parquet.ts',
         'demo.ts',
+        'hourly-subforum-dataset.ts',
         'marketplace-near-city.ts',
         'subforum-week-deduped.ts',
         'video-comments-to-csv.ts',
@@ -52,6 +54,16 @@ describe('the recipes, run on the sandbox', () => {
     const rows = readCsvWithPython(join(out, 'video-comments.csv'));
     expect(rows).toHaveLength(430);
     expect(new Set(rows.map((row) => row.id)).size).toBe(430);
+  });
+
+  it('hourly-subforum-dataset buys only new pages on later pulls and keeps each post once', async () => {
+    const printed = runRecipe('hourly-subforum-dataset');
+    // 40 new posts an hour, 25 a page: 2 pages, the second also reaching the previous pull's newest post.
+    expect(printed).toMatch(/pull 2: 2 pages bought, 40 new posts/);
+    expect(printed).toMatch(/pull 3: 2 pages bought, 40 new posts/);
+    const glob = join(out, 'subforum-dataset', '**', '*.parquet').replace(/'/g, "''");
+    const [row] = await query(`SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS posts FROM read_parquet('${glob}', hive_partitioning = true)`);
+    expect(row).toEqual({ n: 380, posts: 380 });
   });
 
   it('subforum-week-deduped drops the repeated records and keeps each post once', () => {

@@ -76,3 +76,48 @@ describe('sandbox command', () => {
     expect(out).toContain('sandbox stopped');
   });
 });
+
+describe('sandbox command: time passes on SIGUSR2', () => {
+  it('gives every paginated resource --advance new records per signal', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '-e', "import('./src/sandbox/cli.ts').then((m) => m.runSandboxCommand(['--port', '0', '--advance', '4']))"],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    const waitFor = (pattern: RegExp) =>
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(out);
+          if (match) {
+            child.stdout.off('data', check);
+            resolve(match);
+          }
+        };
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          check();
+        });
+        child.once('exit', (code) => reject(new Error(`exited early with ${code}: ${out}`)));
+        check();
+      });
+    try {
+      const [, url] = await waitFor(/export SOCIALSTREAM_BASE_URL=(\S+) /);
+      const count = async () => {
+        const { body } = await get(url, '/v1/scrape/forum/subforum?subforum=tick-n10&sort=new');
+        return Object.keys(body.data.posts).length;
+      };
+      expect(await count()).toBe(10);
+      child.kill('SIGUSR2');
+      await waitFor(/has 4 new records/);
+      expect(await count()).toBe(14);
+      child.kill('SIGUSR2');
+      await waitFor(/has 8 new records/);
+      expect(await count()).toBe(18);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+});

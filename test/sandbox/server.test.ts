@@ -433,6 +433,7 @@ describe('robustness', () => {
       latencyMs: 0,
       slowMs: 0,
       counters: { total: 0, charged: new Map() },
+      growth: { records: 0 },
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;

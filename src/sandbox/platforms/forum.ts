@@ -14,6 +14,7 @@ import {
   hash,
   isoFromSeconds,
   keyed,
+  grownBy,
   newestFirstSeconds,
   pageIndices,
   sizeOf,
@@ -261,15 +262,17 @@ interface Listing {
   subscribers: number;
   sort: (typeof SORTS)[number];
   days: number;
-  total: number;
+  /** Records before any `advance()`: the spacing of `new` times. */
+  base: number;
+  growth: number;
 }
 
-function subforumPost({ resource, name, id: subforumId, subscribers, sort, days, total }: Listing, index: number) {
+function subforumPost({ resource, name, id: subforumId, subscribers, sort, days, base, growth }: Listing, index: number) {
   const rng = new Rng(resource, index);
   const id = rng.token(7);
   // `new` lists newest first and `top` highest first, so those two orders hold across pages.
-  const created = sort === 'new' ? newestFirstSeconds(rng, index, total, (days * DAY) / Math.max(total, 1)) : unixSecondsAgo(rng, days);
-  const ups = sort === 'top' ? Math.floor(100_000 / (1 + index / 5)) + rng.int(0, 3) : rng.int(0, 40_000);
+  const created = sort === 'new' ? newestFirstSeconds(rng, index, base, (days * DAY) / Math.max(base, 1)) : unixSecondsAgo(rng, days);
+  const ups = (sort === 'top' ? Math.floor(100_000 / (1 + Math.max(index, 0) / 5)) + rng.int(0, 3) : rng.int(0, 40_000)) + grownBy(growth, index);
   const isSelf = rng.bool(0.6);
   const selftext = isSelf ? rng.sentence(6, 60) : '';
   const title = titleCase(rng.words(rng.int(3, 14)));
@@ -277,7 +280,7 @@ function subforumPost({ resource, name, id: subforumId, subscribers, sort, days,
   const permalink = `/r/${name}/comments/${id}/${title.toLowerCase().replace(/[^a-z0-9]+/g, '_').slice(0, 40)}/`;
   const host = `${rng.words(1)}.example`;
   const url = isSelf ? `https://forum.example${permalink}` : `https://${host}/${rng.token(10)}`;
-  const numComments = rng.int(0, 2_000);
+  const numComments = rng.int(0, 2_000) + grownBy(growth, index);
   return {
     id,
     name: `t3_${id}`,
@@ -362,7 +365,8 @@ function subforum(request: SandboxRequest) {
   const trim = flag(query, 'trim');
   const pageSize = trim ? 25 : 100;
   const resource = [request.seed, 'forum/subforum', name.toLowerCase(), timeframe, sort].join('|');
-  const total = sizeOf(name, 150, 1_200);
+  const base = sizeOf(name, 150, 1_200);
+  const total = base + request.growth;
   const offset = decodeCursor(resource, query.get('after'));
   const community = new Rng(resource, 'subforum');
   const listing: Listing = {
@@ -372,9 +376,10 @@ function subforum(request: SandboxRequest) {
     subscribers: community.int(1_000, 5_000_000),
     sort,
     days: TIMEFRAME_DAYS[timeframe],
-    total,
+    base,
+    growth: request.growth,
   };
-  const posts = pageIndices(total, pageSize, offset, request.duplicates).map((index) => {
+  const posts = pageIndices(total, pageSize, offset, request.duplicates, request.growth).map((index) => {
     const post = subforumPost(listing, index);
     return trim ? trimmed(post) : post;
   });

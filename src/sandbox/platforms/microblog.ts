@@ -153,10 +153,10 @@ function comments(request: SandboxRequest) {
   const url = required(request.query, 'url');
   const resource = `${request.seed}|microblog/comments|${url}`;
   const postId = postIdOf(url);
-  const total = sizeOf(url);
+  const total = sizeOf(url) + request.growth;
   const offset = decodeCursor(resource, request.query.get('cursor'));
   // Past the end a page holds cursor entries only: that empty page is how a walk learns it is done.
-  const indices = offset < total ? pageIndices(total, COMMENTS_PAGE_SIZE, offset, request.duplicates) : [];
+  const indices = offset < total ? pageIndices(total, COMMENTS_PAGE_SIZE, offset, request.duplicates, request.growth) : [];
   const next = Math.min(total, offset + COMMENTS_PAGE_SIZE);
   const bottom = encodeCursor(resource, next);
   const entries: unknown[] = indices.map((index) => {

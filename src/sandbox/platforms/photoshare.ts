@@ -108,9 +108,9 @@ function hashtag(request: SandboxRequest) {
   const mediaType = oneOf(query, 'media_type', ['all', 'reels'], 'all');
   const datePosted = optional(query, 'date_posted');
   const resource = [request.seed, 'photoshare/hashtag', tag.toLowerCase(), mediaType, datePosted].join('|');
-  const total = sizeOf(tag);
+  const total = sizeOf(tag) + request.growth;
   const offset = decodeCursor(resource, query.get('cursor'));
-  const posts = pageIndices(total, HASHTAG_PAGE_SIZE, offset, request.duplicates).map((index) =>
+  const posts = pageIndices(total, HASHTAG_PAGE_SIZE, offset, request.duplicates, request.growth).map((index) =>
     hashtagPost(resource, tag, mediaType === 'reels', index),
   );
   const next = offset + HASHTAG_PAGE_SIZE;

@@ -35,7 +35,7 @@ function companyAds(request: SandboxRequest) {
 
   const identifier = domain ?? advertiserId ?? '';
   const resource = [request.seed, 'company-ads', domain, advertiserId, topic, region, start, end].join('|');
-  const total = sizeOf(identifier);
+  const total = sizeOf(identifier) + request.growth;
   const offset = decodeCursor(resource, query.get('cursor'));
   const advertiserRng = new Rng(request.seed, 'company-ads/advertiser', identifier);
   const advertiser = {
@@ -47,7 +47,7 @@ function companyAds(request: SandboxRequest) {
   const windowEnd = end ?? Math.max(EPOCH_SECONDS, start ?? 0);
   const windowStart = start ?? windowEnd - 730 * DAY;
 
-  const ads = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) => {
+  const ads = pageIndices(total, PAGE_SIZE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(resource, index);
     const creativeId = `CR${rng.digits(20)}`;
     const format = rng.pick(['image', 'video', 'text'] as const);

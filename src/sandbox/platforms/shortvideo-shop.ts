@@ -121,10 +121,10 @@ function products(request: SandboxRequest) {
   if (!/^[A-Z]{2}$/.test(region)) invalid('region', region);
   const sortBy = oneOf(query, 'sort_by', ['top', 'new_releases'], 'top');
   const resource = ['shortvideo-shop/products', url, region, sortBy].join('|');
-  const total = sizeOf(url);
+  const total = sizeOf(url) + request.growth;
   const offset = decodeCursor(resource, optional(query, 'cursor'));
   const info = shopInfo(new Rng(request.seed, 'shortvideo-shop/shop', url), url, region, total);
-  const list = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) =>
+  const list = pageIndices(total, PAGE_SIZE, offset, request.duplicates, request.growth).map((index) =>
     product(
       new Rng(request.seed, resource, index),
       `17${serialId(resource, index, 7)}`,

@@ -7,6 +7,7 @@ import {
   Rng,
   hash,
   keyed,
+  grownBy,
   newestFirstSeconds,
   pageIndices,
   serialId,
@@ -176,18 +177,19 @@ function videos(request: SandboxRequest) {
   const region = optional(query, 'region');
   flag(query, 'trim');
   const resource = ['shortvideo/videos', handle, userId, sortBy, region].join('|');
-  const total = sizeOf(handle);
+  const base = sizeOf(handle);
+  const total = base + request.growth;
   const offset = decodeMaxCursor(resource, optional(query, 'max_cursor'), total);
   const accountRng = new Rng(request.seed, 'shortvideo/account', handle);
   const account = author(accountRng, handle);
-  const items = pageIndices(total, VIDEOS_PAGE, offset, request.duplicates).map((index) => {
+  const items = pageIndices(total, VIDEOS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const awemeId = numericId(resource, index);
     const musicId = rng.digits(19);
     return {
       aweme_id: awemeId,
       desc: `${rng.sentence()} #${rng.words(1)}`,
-      create_time: newestFirstSeconds(rng, index, total, 3_600),
+      create_time: newestFirstSeconds(rng, index, base, 3_600),
       author: account,
       music: {
         id: Number(musicId.slice(0, 15)),
@@ -204,8 +206,8 @@ function videos(request: SandboxRequest) {
       statistics: {
         aweme_id: awemeId,
         comment_count: rng.int(0, 50_000),
-        digg_count: rng.int(0, 2_000_000),
-        play_count: rng.int(0, 90_000_000),
+        digg_count: rng.int(0, 2_000_000) + grownBy(request.growth, index),
+        play_count: rng.int(0, 90_000_000) + grownBy(request.growth, index),
         share_count: rng.int(0, 90_000),
         collect_count: rng.int(0, 90_000),
       },
@@ -229,9 +231,9 @@ function popular(request: SandboxRequest) {
   const orderBy = oneOf(query, 'orderBy', ['like', 'hot', 'comment', 'repost'], 'like');
   const countryCode = oneOf(query, 'countryCode', COUNTRY_CODES, 'US');
   const resource = ['shortvideo/videos/popular', period, orderBy, countryCode].join('|');
-  const total = sizeOf(resource, 100, 500);
+  const total = sizeOf(resource, 100, 500) + request.growth;
   const offset = (page - 1) * POPULAR_PAGE;
-  const list = pageIndices(total, POPULAR_PAGE, offset, request.duplicates).map((index) => {
+  const list = pageIndices(total, POPULAR_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const id = numericId(resource, index);
     return {
@@ -256,12 +258,12 @@ function commentReplies(request: SandboxRequest) {
   const commentId = required(query, 'comment_id', 'Shortvideo comment ID is required', { endpoint: 'comment_replies' });
   const url = required(query, 'url');
   const resource = ['shortvideo/comment-replies', commentId, url].join('|');
-  const total = sizeOf(commentId);
+  const total = sizeOf(commentId) + request.growth;
   const cursorValue = optional(query, 'cursor') ?? '0';
   const offset = Number(cursorValue);
   if (!/^\d{1,16}$/.test(cursorValue) || offset > total) throw new SandboxValidationError('Invalid cursor');
   const awemeId = /(\d{6,})/.exec(url)?.[1] ?? String(hash(url));
-  const list = pageIndices(total, REPLIES_PAGE, offset, request.duplicates).map((index) => {
+  const list = pageIndices(total, REPLIES_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const cid = numericId(resource, index);
     const uid = rng.digits(19);

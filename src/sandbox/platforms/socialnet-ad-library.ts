@@ -46,9 +46,9 @@ function search(request: SandboxRequest) {
   const end = isoDate(query, 'end_date');
   if (start !== undefined && end !== undefined && end < start) invalid('end_date', end);
   const resource = ['socialnet-ad-library/search', text, searchType, adType, country, status, mediaType, start, end, sortBy].join('|');
-  const total = sizeOf(text);
+  const total = sizeOf(text) + request.growth;
   const offset = decodeCursor(resource, optional(query, 'cursor'));
-  const results = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) => {
+  const results = pageIndices(total, PAGE_SIZE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const pageId = rng.digits(15);
     const pageName = rng.words(2).replace(/\b\w/g, (c) => c.toUpperCase());

@@ -52,10 +52,10 @@ function search(request: SandboxRequest) {
   // The remaining filters have no value set in SPEC: any text is taken, and it shapes the result set.
   const filters = ['condition', 'delivery_method', 'date_listed', 'availability', 'sort_by'].map((name) => optional(query, name));
   const resource = ['socialnet-marketplace/search', lat, lng, text, radius, minPrice, maxPrice, ...filters].join('|');
-  const total = sizeOf(text ?? `${lat},${lng}`);
+  const total = sizeOf(text ?? `${lat},${lng}`) + request.growth;
   const offset = decodeCursor(resource, optional(query, 'cursor'));
   const place = PLACES[hash(`${lat},${lng}`) % PLACES.length];
-  const listings = pageIndices(total, PAGE_SIZE, offset, request.duplicates).map((index) => {
+  const listings = pageIndices(total, PAGE_SIZE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const id = serialId(resource, index, 6);
     const amount = Math.round((minPrice + rng.next() * (maxPrice - minPrice)) * 100) / 100;

@@ -2,7 +2,7 @@
  * The social network: a page's reels (E7, `cursor` and `next_page_id` always together, 10 a page)
  * and a public group's posts (E8, `cursor`, 3 a page).
  */
-import { Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, newestFirstSeconds, pageIndices, serialId, sizeOf } from '../data.ts';
+import { Rng, decodeCursor, encodeCursor, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, serialId, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -25,7 +25,8 @@ function reels(request: SandboxRequest) {
   if (cursor !== undefined && nextPageId === undefined) throw new SandboxValidationError('Missing required parameter: next_page_id');
   if (nextPageId !== undefined && cursor === undefined) throw new SandboxValidationError('Missing required parameter: cursor');
   const resource = ['socialnet/profile/reels', url].join('|');
-  const total = sizeOf(url);
+  const base = sizeOf(url);
+  const total = base + request.growth;
   const offset = decodeCursor(resource, cursor);
   if (nextPageId !== undefined && decodeCursor(`${resource}|page`, nextPageId) !== offset) {
     throw new SandboxValidationError('Invalid cursor');
@@ -38,7 +39,7 @@ function reels(request: SandboxRequest) {
     url,
     image: `${CDN}/v/t39.30808-1/${pageRng.token(24)}.jpg`,
   };
-  const list = pageIndices(total, REELS_PAGE, offset, request.duplicates).map((index) => {
+  const list = pageIndices(total, REELS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const videoId = numericId(resource, index);
     const postId = numericId(resource, index, '2');
@@ -51,8 +52,8 @@ function reels(request: SandboxRequest) {
       description: rng.sentence(),
       thumbnail: `${CDN}/v/t15.5256-10/${rng.token(24)}.jpg`,
       video_url: `${CDN}/o1/v/t2/f2/m69/${rng.token(32)}.mp4`,
-      creation_time: isoFromSeconds(newestFirstSeconds(rng, index, total, 86_400)),
-      view_count: rng.int(0, 5_000_000),
+      creation_time: isoFromSeconds(newestFirstSeconds(rng, index, base, 86_400)),
+      view_count: rng.int(0, 5_000_000) + grownBy(request.growth, index),
       play_time_in_ms: rng.int(3_000, 90_000),
       music: { track_title: rng.nullable(`${rng.words(2)} (Original audio)`, 0.4) },
       author: page,
@@ -73,13 +74,14 @@ function groupPosts(request: SandboxRequest) {
   const sortBy = oneOf(query, 'sort_by', SORTS, 'TOP_POSTS');
   const identifier = url ?? groupId ?? '';
   const resource = ['socialnet/group/posts', url, groupId, sortBy].join('|');
-  const total = sizeOf(identifier);
+  const base = sizeOf(identifier);
+  const total = base + request.growth;
   const offset = decodeCursor(resource, optional(query, 'cursor'));
   const group = groupId ?? new Rng(request.seed, 'socialnet/group', identifier).digits(15);
-  const list = pageIndices(total, POSTS_PAGE, offset, request.duplicates).map((index) => {
+  const list = pageIndices(total, POSTS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const id = numericId(resource, index);
-    const publishTime = newestFirstSeconds(rng, index, total, 7_200);
+    const publishTime = newestFirstSeconds(rng, index, base, 7_200);
     const video = rng.bool(0.25);
     const comments = Array.from({ length: rng.int(0, 3) }, (_, n) => ({
       id: Buffer.from(`comment:${id}_${n}`).toString('base64'),
@@ -97,7 +99,7 @@ function groupPosts(request: SandboxRequest) {
       text: rng.sentence(6, 30),
       url: `${SITE}/groups/${group}/posts/${id}/`,
       author: { __typename: 'User', name: rng.words(2), short_name: rng.words(1), id: rng.digits(15) },
-      reactionCount: rng.int(0, 20_000),
+      reactionCount: rng.int(0, 20_000) + grownBy(request.growth, index),
       commentCount: comments.length + rng.int(0, 500),
       videoViewCount: video ? rng.int(0, 1_000_000) : null,
       publishTime,

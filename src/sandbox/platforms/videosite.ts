@@ -3,7 +3,7 @@
  * at most 1,000 with `order=top` and 7,000 with `newest`) and a video's transcript (E13, one response).
  * Continuations are `data.continuationToken`, absent on the last page.
  */
-import { EPOCH_SECONDS, Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
+import { EPOCH_SECONDS, Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -26,7 +26,8 @@ function videoId(resource: string, index: number): string {
     }
     return out;
   };
-  return digits(hash(resource), 6) + digits(index, 5);
+  // Records added by `advance()` have negative indices: they take the top of the 5-character range.
+  return digits(hash(resource), 6) + digits(index < 0 ? 64 ** 5 + index : index, 5);
 }
 
 function relativeText(secondsAgo: number): string {
@@ -48,12 +49,13 @@ function shorts(request: SandboxRequest) {
   const sort = oneOf(query, 'sort', ['newest', 'popular'], 'newest');
   const identifier = handle ?? channelId ?? '';
   const resource = ['videosite/channel/shorts', handle, channelId, sort].join('|');
-  const total = sizeOf(identifier);
+  const base = sizeOf(identifier);
+  const total = base + request.growth;
   const offset = decodeCursor(resource, optional(query, 'continuationToken'));
-  const list = pageIndices(total, SHORTS_PAGE, offset, request.duplicates).map((index) => {
+  const list = pageIndices(total, SHORTS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const id = videoId(resource, index);
-    const views = rng.int(0, 50_000_000);
+    const views = rng.int(0, 50_000_000) + grownBy(request.growth, index);
     const comments = rng.int(0, 20_000);
     const likes = rng.int(0, 2_000_000);
     return {
@@ -68,7 +70,7 @@ function shorts(request: SandboxRequest) {
       commentCountInt: comments,
       likeCountText: compactCount(likes),
       likeCountInt: likes,
-      publishDate: isoFromSeconds(newestFirstSeconds(rng, index, total, 43_200)),
+      publishDate: isoFromSeconds(newestFirstSeconds(rng, index, base, 43_200)),
       genre: rng.pick(['Entertainment', 'Education', 'Music', 'Howto & Style', 'Sports', 'Comedy']),
     };
   });
@@ -89,13 +91,14 @@ function comments(request: SandboxRequest) {
   const url = required(query, 'url');
   const order = oneOf(query, 'order', ['top', 'newest'], 'top');
   const resource = ['videosite/video/comments', url, order].join('|');
-  const total = Math.min(sizeOf(url), COMMENT_CAPS[order]);
+  const base = sizeOf(url);
+  const total = Math.min(base + request.growth, COMMENT_CAPS[order]);
   const offset = decodeCursor(resource, optional(query, 'continuationToken'));
-  const list = pageIndices(total, COMMENTS_PAGE, offset, request.duplicates).map((index) => {
+  const list = pageIndices(total, COMMENTS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     // Newest first by index; top comments are spread over the video's life.
     const publishedAt =
-      order === 'newest' ? newestFirstSeconds(rng, index, total, 1_800) : EPOCH_SECONDS - rng.int(60, 86_400 * 400);
+      order === 'newest' ? newestFirstSeconds(rng, index, base, 1_800) : EPOCH_SECONDS - rng.int(60, 86_400 * 400);
     const secondsAgo = EPOCH_SECONDS - publishedAt;
     const name = `@${rng.words(1)}${rng.token(4)}`;
     const channelId = `UC${rng.token(22)}`;
@@ -113,7 +116,7 @@ function comments(request: SandboxRequest) {
         avatarUrl: `${CDN}/ytc/${rng.token(32)}=s88-c-k-c0x00ffffff-no-rj`,
         channelUrl: `${SITE}/${name}`,
       },
-      engagement: { likes: rng.int(0, 50_000), replies: rng.int(0, 300) },
+      engagement: { likes: rng.int(0, 50_000) + grownBy(request.growth, index), replies: rng.int(0, 300) },
     };
   });
   const next = offset + COMMENTS_PAGE;

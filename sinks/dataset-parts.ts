@@ -1,0 +1,108 @@
+/**
+ * A dataset's part files: written through the sinks' own writers with the dataset's pinned columns,
+ * and read back as records so a run can merge new versions of records into them. Parquet is read
+ * with parquetjs-lite's reader (the library that writes it), CSV with fast-csv, NDJSON with
+ * `fromNdjson`; a row becomes a record again by splitting its column names and `_extra`.
+ */
+import { parse } from 'fast-csv';
+import { createReadStream } from 'node:fs';
+import parquet, { type ParquetRow } from 'parquetjs-lite';
+import type { AnyIterable } from '../src/operators/types.ts';
+import { csvWriter } from './csv.ts';
+import type { SchemaColumn } from './dataset-schema.ts';
+import { fromNdjson } from './from-ndjson.ts';
+import { ndjsonWriter } from './ndjson.ts';
+import { COLUMNS_METADATA_KEY, parquetWriter } from './parquet.ts';
+import { splitColumnName, type ColumnKind } from './rows.ts';
+import { runSink, type SinkResult } from './run.ts';
+
+export type DatasetFormat = 'parquet' | 'ndjson' | 'csv';
+export const DATASET_FORMATS: readonly DatasetFormat[] = ['parquet', 'ndjson', 'csv'];
+export const PART_EXTENSION: Record<DatasetFormat, string> = { parquet: '.parquet', ndjson: '.ndjson', csv: '.csv' };
+
+type Record_ = Record<string, unknown>;
+
+/**
+ * Writes `records` to `path` (any name: staged parts must not end in the format's extension, or a
+ * reader globbing the dataset would see them) with the schema's columns and kinds, atomically.
+ */
+export function writePart(records: AnyIterable<unknown>, path: string, format: DatasetFormat, schema: readonly SchemaColumn[]): Promise<SinkResult> {
+  if (format === 'ndjson') return runSink(records, path, ndjsonWriter);
+  // Records with no field at all give no columns; the sinks then plan from the records themselves.
+  const pinned =
+    schema.length === 0
+      ? {}
+      : { columns: schema.map((column) => column.name), kinds: Object.fromEntries(schema.map((column) => [column.name, column.kind])) };
+  if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
+  return runSink(records, path, (destination) => parquetWriter(destination, pinned));
+}
+
+/** The records of a part file, as a run merges them. */
+export function readPart(path: string, format: DatasetFormat): AsyncIterable<Record_> {
+  if (format === 'ndjson') return fromNdjson(path);
+  return format === 'csv' ? readCsvPart(path) : readParquetPart(path);
+}
+
+async function* readParquetPart(path: string): AsyncGenerator<Record_> {
+  const reader = await parquet.ParquetReader.openFile(path);
+  try {
+    const described = JSON.parse(reader.getMetadata()[COLUMNS_METADATA_KEY] ?? '{}') as {
+      columns?: { name: string; kind: ColumnKind }[];
+      overflow?: string;
+    };
+    const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
+    const overflow = described.overflow ?? '_extra';
+    const cursor = reader.getCursor();
+    for (let row = await cursor.next(); row !== null; row = await cursor.next()) yield recordOf(row, kinds, overflow);
+  } finally {
+    await reader.close();
+  }
+}
+
+async function* readCsvPart(path: string): AsyncGenerator<Record_> {
+  const file = createReadStream(path);
+  const rows = parse<Record<string, string>, Record<string, string>>({ headers: true });
+  file.on('error', (error) => rows.destroy(error));
+  file.pipe(rows);
+  // CSV is text: cells come back as the strings they were written as, and are written so again.
+  for await (const row of rows as AsyncIterable<Record<string, string>>) {
+    const cells: Record<string, string> = {};
+    for (const [name, cell] of Object.entries(row)) if (cell !== '') cells[name] = cell;
+    yield recordOf(cells, new Map(), '_extra');
+  }
+}
+
+function recordOf(row: ParquetRow | Record<string, string>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string): Record_ {
+  const record: Record_ = {};
+  for (const [name, cell] of Object.entries(row)) {
+    if (name === overflow) {
+      for (const [path, value] of Object.entries(JSON.parse(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
+    } else {
+      setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
+    }
+  }
+  return record;
+}
+
+function valueOf(cell: ParquetRow[string], kind: ColumnKind | undefined): unknown {
+  if (typeof cell === 'bigint') return Number(cell);
+  if (cell instanceof Date) return cell.toISOString();
+  if (kind === 'json' && typeof cell === 'string') return JSON.parse(cell) as unknown;
+  return cell;
+}
+
+function setPath(record: Record_, keys: readonly string[], value: unknown): void {
+  let target = record;
+  keys.slice(0, -1).forEach((key) => {
+    const next = Object.hasOwn(target, key) ? target[key] : undefined;
+    if (typeof next === 'object' && next !== null && !Array.isArray(next)) target = next as Record_;
+    else target = define(target, key, {}) as Record_;
+  });
+  define(target, keys[keys.length - 1], value);
+}
+
+/** Like `target[key] = value`, also for a key named `__proto__`. */
+function define(target: Record_, key: string, value: unknown): unknown {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  return value;
+}

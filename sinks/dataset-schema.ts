@@ -1,0 +1,119 @@
+/**
+ * A dataset's schema per operation: the column names and kinds its part files use, recorded by the
+ * first run and kept across runs so every part types a column alike and DuckDB unions them as one
+ * table. A later run may add columns (`evolve`); a value whose kind a column cannot hold goes to
+ * `_extra`, as in every sink. Each page is compared with the schema as it stands, so `freeze` can
+ * stop at the first drifting page, before another is bought.
+ */
+import type { SchemaDrift } from '../src/errors.ts';
+import { RowLayout, type ColumnKind } from './rows.ts';
+
+export interface SchemaColumn {
+  /** Escaped, dotted column name, as the sinks write it. */
+  name: string;
+  kind: ColumnKind;
+}
+
+/** A page's new columns and conflicting values, measured against the schema before it. */
+export interface PageDrift {
+  added: SchemaColumn[];
+  conflicting: { column: string; recorded: ColumnKind; seen: ColumnKind }[];
+}
+
+/** Whether a column of kind `recorded` holds a value of kind `seen` unchanged. */
+function holds(recorded: ColumnKind, seen: ColumnKind): boolean {
+  return recorded === seen || recorded === 'json' || (recorded === 'double' && seen === 'integer');
+}
+
+/**
+ * parquetjs-lite, the reader a dataset merges with, cannot read TIMESTAMP columns back, so a dataset
+ * keeps ISO instants as text (DuckDB: `CAST(col AS TIMESTAMP)`).
+ */
+function datasetKind(kind: ColumnKind): ColumnKind {
+  return kind === 'timestamp' ? 'string' : kind;
+}
+
+export class SchemaTracker {
+  /** Columns by name: recorded ones, then those added this run; `undefined` until a non-null value is seen. */
+  readonly #columns = new Map<string, ColumnKind | undefined>();
+  readonly #recorded: ReadonlySet<string>;
+  /** Columns some record of this run carried (null or not). */
+  readonly #seen = new Set<string>();
+  readonly #added = new Map<string, ColumnKind | undefined>();
+  readonly #conflicting = new Map<string, { column: string; recorded: ColumnKind; seen: ColumnKind }>();
+
+  constructor(recorded: readonly SchemaColumn[]) {
+    for (const { name, kind } of recorded) this.#columns.set(name, kind);
+    this.#recorded = new Set(recorded.map((column) => column.name));
+  }
+
+  /** True when the dataset had no schema yet: this run records the first one, so nothing drifts. */
+  get first(): boolean {
+    return this.#recorded.size === 0;
+  }
+
+  /** Takes in one page; returns how it drifts from the schema as it stood before the page. */
+  observe(records: readonly unknown[], maxDepth: number): PageDrift {
+    const drift: PageDrift = { added: [], conflicting: [] };
+    for (const observed of RowLayout.observe(records, maxDepth)) {
+      const seen = observed.kind === undefined ? undefined : datasetKind(observed.kind);
+      this.#seen.add(observed.name);
+      if (!this.#columns.has(observed.name)) {
+        this.#columns.set(observed.name, seen);
+        if (!this.first) {
+          this.#added.set(observed.name, seen);
+          drift.added.push({ name: observed.name, kind: seen ?? 'string' });
+        }
+        continue;
+      }
+      const recorded = this.#columns.get(observed.name);
+      if (seen === undefined) continue;
+      // A column that only ever held null takes the first kind it is given.
+      if (recorded === undefined) {
+        this.#columns.set(observed.name, seen);
+        if (this.#added.has(observed.name)) this.#added.set(observed.name, seen);
+      } else if (!holds(recorded, seen)) {
+        const conflict = { column: observed.name, recorded, seen };
+        this.#conflicting.set(observed.name, conflict);
+        drift.conflicting.push(conflict);
+      }
+    }
+    return drift;
+  }
+
+  /** The schema to write with: recorded columns first; a column never given a value is text, as in the sinks. */
+  columns(): SchemaColumn[] {
+    return [...this.#columns].map(([name, kind]) => ({ name, kind: kind ?? 'string' }));
+  }
+
+  /** The whole run's drift (empty for the run that records the first schema). */
+  drift(): SchemaDrift {
+    if (this.first) return { added: [], missing: [], conflicting: [] };
+    return {
+      added: [...this.#added].map(([column, kind]) => ({ column, kind: kind ?? 'string' })),
+      missing: [...this.#recorded].filter((name) => !this.#seen.has(name)),
+      conflicting: [...this.#conflicting.values()],
+    };
+  }
+}
+
+/** Columns of `recorded` (kept as they are), then those of `run` it lacks: another writer may have added some meanwhile. */
+export function mergeSchemas(recorded: readonly SchemaColumn[], run: readonly SchemaColumn[]): SchemaColumn[] {
+  const names = new Set(recorded.map((column) => column.name));
+  return [...recorded, ...run.filter((column) => !names.has(column.name))];
+}
+
+export function hasDrift(drift: PageDrift | SchemaDrift): boolean {
+  return drift.added.length > 0 || drift.conflicting.length > 0;
+}
+
+/** One line for a summary: `2 new (views: integer), 1 missing (flair), 1 conflicting (score: integer ← string)`. */
+export function describeDrift(drift: SchemaDrift): string {
+  const parts: string[] = [];
+  if (drift.added.length > 0) parts.push(`${drift.added.length} new (${drift.added.map((a) => `${a.column}: ${a.kind}`).join(', ')})`);
+  if (drift.missing.length > 0) parts.push(`${drift.missing.length} missing (${drift.missing.join(', ')})`);
+  if (drift.conflicting.length > 0) {
+    parts.push(`${drift.conflicting.length} conflicting (${drift.conflicting.map((c) => `${c.column}: ${c.recorded} ← ${c.seen}`).join(', ')})`);
+  }
+  return parts.length === 0 ? 'no schema drift' : `schema drift: ${parts.join(', ')}`;
+}
