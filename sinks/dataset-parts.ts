@@ -34,7 +34,7 @@ export function writePart(records: AnyIterable<unknown>, path: string, format: D
       ? {}
       : { columns: schema.map((column) => column.name), kinds: Object.fromEntries(schema.map((column) => [column.name, column.kind])) };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
-  return runSink(records, path, (destination) => parquetWriter(destination, pinned));
+  return runSink(records, path, (destination) => parquetWriter(destination, pinned, { readable: 'parquetjs' }));
 }
 
 /** The records of a part file, as a run merges them. */

@@ -67,7 +67,11 @@ export function toParquet(
   return runSink(source, path, (destination) => parquetWriter(destination, options));
 }
 
-export function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
+/**
+ * `readable: 'parquetjs'` keeps to the encodings parquetjs-lite's reader knows (no DELTA_BINARY_PACKED),
+ * for files a dataset reads back to merge into.
+ */
+export function parquetWriter(destination: Destination, options: ParquetOptions, { readable = 'any' }: { readable?: 'any' | 'parquetjs' } = {}): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
   let group: RowGroupBuffer | undefined;
@@ -93,7 +97,7 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     {
       async begin(layout) {
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        const specs: ColumnSpec[] = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression }));
+        const specs: ColumnSpec[] = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression, delta: readable === 'any' }));
         schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
         group = new RowGroupBuffer(specs, rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
