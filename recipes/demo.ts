@@ -18,7 +18,7 @@ const files = ['posts.ndjson', 'posts.csv', 'posts.parquet'].map((name) => join(
 for (const file of files) {
   const args = ['export', 'forum/subforum', 'subforum=typescript-n750', 'sort=new', '--out', file, '--sandbox'];
   console.log(`$ socialstream ${args.join(' ').replace(root + '/', '')}`);
-  const run = spawnSync(process.execPath, [join(root, 'bin', 'socialstream.js'), ...args], { stdio: 'inherit' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`socialstream export exited with ${run.status ?? run.signal}`);
 }
 
