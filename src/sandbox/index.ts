@@ -7,6 +7,8 @@
  * const client = createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
  * await sandbox.close();
  * ```
+ *
+ * @module socialstream/sandbox
  */
 import type { AddressInfo } from 'node:net';
 import { Accounts, type AccountSpec, type CreditBalance } from './accounts.ts';
