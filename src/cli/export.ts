@@ -114,9 +114,11 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
     return finishExport(plan, state, spoolPath, checkpointPath, run);
   }
   await saveState(checkpointPath, state);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
   if (!isResumable(exitCodeOf(failure))) throw failure;
   const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: true });
   process.stderr.write(`stopped early; kept ${state.records} records (${state.pages} pages) in ${plan.out} (${written.bytes} bytes); ${run}\n`);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
   throw Object.assign(failure as object, {
     resumeHint: `The output so far is in ${plan.out}; run the same command with --resume to continue.`,
   });
@@ -198,6 +200,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
   } finally {
     await connection.close();
   }
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
   if (failure !== undefined) throw failure;
   const { pages, credits } = connection.client.stats;
   process.stderr.write(`wrote ${state.records} records (${pages} pages, ${credits} credits) to stdout\n`);
@@ -243,7 +246,7 @@ async function runPages(
   } finally {
     run.dispose();
   }
-  const failure = signal.aborted ? signal.reason : halt.failure;
+  const failure: unknown = signal.aborted ? signal.reason : halt.failure;
   return failure === LIMIT_REACHED ? undefined : failure;
 }
 
