@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     let out = '';
     child.stdout.on('data', (chunk: string) => {
       out += chunk;
-      if (out.includes('\n')) resolve(JSON.parse(out.slice(0, out.indexOf('\n'))));
+      if (out.includes('\n')) resolve(JSON.parse(out.slice(0, out.indexOf('\n'))) as { sandbox: string; baseline: string });
     });
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
   });

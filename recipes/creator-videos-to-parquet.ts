@@ -1,15 +1,22 @@
 /**
  * Recipe: every video of a few creators, to one Parquet file, then a DuckDB query over it.
  *
+ *   npm install @duckdb/node-api   # once: the query needs it
  *   npx tsx recipes/creator-videos-to-parquet.ts
  *
  * Without SOCIALSTREAM_API_KEY it runs on the built-in sandbox (synthetic data, no credits).
  * Edit HANDLES and the query; the videos of all creators are walked three at a time.
  */
-import { DuckDBInstance } from '@duckdb/node-api';
 import { createClient, map, mergeMap, pipe } from 'socialstream';
 import { startSandbox } from 'socialstream/sandbox';
 import { toParquet } from 'socialstream/sinks';
+
+// DuckDB only reads the result back; socialstream does not depend on it: `npm install @duckdb/node-api`.
+const { DuckDBInstance } = await import('@duckdb/node-api').catch((error: NodeJS.ErrnoException) => {
+  if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  console.error('This recipe reads its output with DuckDB, which is not installed: npm install @duckdb/node-api');
+  process.exit(1);
+});
 
 const HANDLES = ['creator-n95', 'baker-n40', 'traveller-n61'];
 const OUT = 'out/creator-videos.parquet';

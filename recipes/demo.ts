@@ -18,7 +18,7 @@ const files = ['posts.ndjson', 'posts.csv', 'posts.parquet'].map((name) => join(
 for (const file of files) {
   const args = ['export', 'forum/subforum', 'subforum=typescript-n750', 'sort=new', '--out', file, '--sandbox'];
   console.log(`$ socialstream ${args.join(' ').replace(root + '/', '')}`);
-  const run = spawnSync(process.execPath, [join(root, 'bin', 'socialstream.js'), ...args], { stdio: 'inherit' });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`socialstream export exited with ${run.status ?? run.signal}`);
 }
 
@@ -34,7 +34,7 @@ for (const [name, reader] of Object.entries(readers)) {
     `SELECT count(*) AS posts, count(DISTINCT id) AS distinct_ids, round(avg(score), 1) AS avg_score FROM ${reader}`,
   );
   const [posts, distinct, avgScore] = summary.getRows()[0];
-  console.log(`  ${name.padEnd(14)} ${String(posts).padStart(5)} posts, ${distinct} distinct ids, average score ${avgScore}`);
+  console.log(`  ${name.padEnd(14)} ${String(posts).padStart(5)} posts, ${String(distinct)} distinct ids, average score ${String(avgScore)}`);
 }
 const top = await duckdb.runAndReadAll(
   `SELECT score, num_comments, title FROM read_parquet('${files[2]}') ORDER BY score DESC LIMIT 5`,
@@ -46,5 +46,5 @@ for (const [score, comments, title] of top.getRows()) {
 const types = await duckdb.runAndReadAll(
   `SELECT column_type, count(*) AS columns FROM (DESCRIBE SELECT * FROM read_parquet('${files[2]}')) GROUP BY column_type ORDER BY columns DESC`,
 );
-console.log(`\nParquet column types: ${types.getRows().map(([type, count]) => `${count} ${type}`).join(', ')}`);
+console.log(`\nParquet column types: ${types.getRows().map(([type, count]) => `${String(count)} ${String(type)}`).join(', ')}`);
 console.log(`\nFiles are in ${outDir.replace(root + '/', '')}/`);

@@ -1,3 +1,8 @@
+/**
+ * Sinks: NDJSON, CSV and Parquet writers for record streams, and `fromNdjson` to read a file back.
+ *
+ * @module socialstream/sinks
+ */
 export { toNdjson } from './ndjson.ts';
 export { toCsv, type CsvOptions } from './csv.ts';
 export { toParquet, type ParquetOptions, type ParquetCompression } from './parquet.ts';

@@ -72,7 +72,7 @@ export function splitColumnName(name: string): string[] {
 
 function isPlainObject(value: unknown): value is PlainObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
+  const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
 
@@ -305,7 +305,7 @@ function pathTree(names: readonly string[]): Map<string, PathNode> {
       let node = children.get(key);
       if (node === undefined) children.set(key, (node = { name: prefix }));
       if (depth === keys.length - 1) node.index = index;
-      else children = node.children ??= new Map();
+      else children = node.children ??= new Map<string, PathNode>();
     });
   });
   return root;

@@ -46,7 +46,7 @@ export interface ClientOptions {
 /** The stream of one operation row: its records and raw pages typed from `records/`. */
 export type OperationStream<Id extends OperationId> = RecordStream<RecordsByOperation[Id], PagesByOperation[Id]>;
 
-type MethodOf<Op extends Operation> = {} extends ParamsOf<Op>
+type MethodOf<Op extends Operation> = Record<never, never> extends ParamsOf<Op>
   ? (params?: ParamsOf<Op>, options?: StreamOptions) => OperationStream<Op['id']>
   : (params: ParamsOf<Op>, options?: StreamOptions) => OperationStream<Op['id']>;
 

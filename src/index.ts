@@ -1,4 +1,8 @@
-/** socialstream: every operation of the Social Data Extraction API as a stream of typed records. */
+/**
+ * socialstream: every operation of the Social Data Extraction API as a stream of typed records.
+ *
+ * @module socialstream
+ */
 export { createClient } from './client.ts';
 export type { Client, ClientOptions, OperationGroups, OperationStream } from './client.ts';
 export { RecordStream } from './stream.ts';
@@ -7,9 +11,19 @@ export type { Checkpoint } from './checkpoint.ts';
 export type { ClientEvent, ClientStats } from './metering.ts';
 export type { RetryOptions } from './retry.ts';
 export { OPERATIONS as operations, findOperation } from './operations/table.ts';
-export type { Operation } from './operations/table.ts';
+export type { Operation, OperationId } from './operations/table.ts';
 export type { ParamsOf, ParamValue } from './operations/params.ts';
-export type { ContinuationSpec, NewestFirstSpec, OperationSpec, ParamSpec, RecordsSpec, RecordTimeSpec, TimeUnit } from './operations/spec.ts';
+export type {
+  ContinuationSpec,
+  NewestFirstSpec,
+  OperationSpec,
+  ParamDependency,
+  ParamSpec,
+  ParamType,
+  RecordsSpec,
+  RecordTimeSpec,
+  TimeUnit,
+} from './operations/spec.ts';
 export type * from './records/index.ts';
 export * from './errors.ts';
 export { STREAM_CONTROL, controlOf } from './control.ts';

@@ -45,7 +45,7 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
         parsed.flags[name] = true;
         continue;
       }
-      let raw: string | undefined = eq === -1 ? argv[++i] : word.slice(eq + 1);
+      const raw: string | undefined = eq === -1 ? argv[++i] : word.slice(eq + 1);
       if (raw === undefined || (eq === -1 && raw.startsWith('--'))) {
         throw new UsageError(`--${name} needs a value${spec.value ? ` (${spec.value})` : ''}`);
       }

@@ -19,7 +19,7 @@ export async function writeJsonAtomic(path: string, value: unknown): Promise<voi
   await rename(temporary, path);
 }
 
-export async function readJsonFile(path: string): Promise<unknown | undefined> {
+export async function readJsonFile(path: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

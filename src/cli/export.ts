@@ -118,6 +118,7 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
     return finishExport(plan, state, spoolPath, checkpointPath, run);
   }
   await saveState(checkpointPath, state);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
   if (!isResumable(exitCodeOf(failure))) throw failure;
   const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: true, escapeFormulae: plan.escapeFormulae });
   process.stderr.write(`stopped early; kept ${records(state)} in ${plan.out} (${counted(written.bytes, 'byte')}); ${run}\n`);
@@ -222,6 +223,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
     await connection.close();
   }
   const closed = failure instanceof StdoutClosedError && failure.code === 'EPIPE';
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
   if (failure !== undefined && !closed) throw failure;
   const { pages, credits } = connection.client.stats;
   const where = closed ? 'stdout, until its reader closed it' : 'stdout';
@@ -268,7 +270,7 @@ async function runPages(
   } finally {
     run.dispose();
   }
-  const failure = signal.aborted ? signal.reason : halt.failure;
+  const failure: unknown = signal.aborted ? signal.reason : halt.failure;
   return failure === LIMIT_REACHED ? undefined : failure;
 }
 

@@ -1,16 +1,13 @@
+#!/usr/bin/env node
 /**
  * `socialstream`: the command line. Each command lives in its own module; this one only picks the
  * command, and turns whatever it throws into one line on stderr and an exit code.
  */
 import { readFileSync } from 'node:fs';
-import { keyScrubber } from '../transport.ts';
+import { keyScrubber } from '../scrub.ts';
 import { explain, exitCodeOf } from './failure.ts';
 import { didYouMean, UsageError } from './args.ts';
 import { watchStdout } from './stdout.ts';
-import { runOps } from './ops.ts';
-import { runCredits } from './credits.ts';
-import { runExport } from './export.ts';
-import { runSandboxCommand } from '../sandbox/cli.ts';
 
 const USAGE = `socialstream: every page of the Social Data Extraction API, as records and files
 
@@ -18,19 +15,34 @@ usage:
   socialstream --version                             the version of socialstream
   socialstream ops                                   the operations, their parameters and paging
   socialstream credits                               the balance of the key in SOCIALSTREAM_API_KEY
-  socialstream export <op-id> key=value ... --out FILE.(ndjson|csv|parquet) [options]
-  socialstream sandbox [--port N] [--credits N] [--latency MS] [--fault-rate P] [--seed S]
+  socialstream export <op-id> key=value ... (--out FILE.(ndjson|csv|parquet) | --dataset DIR) [options]
+  socialstream sandbox [--port N] [--host H] [--credits N] [--latency MS] [--fault-rate P] [--seed S] [--dialect spec|service]
 
 Run 'socialstream <command> --help' for a command's options. Every command also takes
   --debug                                            on failure, print the stack trace after the message
 Environment: SOCIALSTREAM_API_KEY (your key) and SOCIALSTREAM_BASE_URL (the service address); --sandbox needs neither.`;
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number | void>> = {
-  ops: runOps,
-  credits: runCredits,
-  export: runExport,
-  sandbox: runSandboxCommand,
+type Command = (argv: string[]) => Promise<number | void>;
+
+// Each command's module is imported only when it runs: the client's dependencies (undici, rxjs) take
+// longer to load than `--help` or `--version` may take in all.
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  ops: async () => (await import('./ops.ts')).runOps,
+  credits: async () => (await import('./credits.ts')).runCredits,
+  export: async () => (await import('./export.ts')).runExport,
+  sandbox: async () => (await import('../sandbox/cli.ts')).runSandboxCommand,
 };
+
+/** The version in the package's own package.json: the nearest one above this module, in src/ or dist/. */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dir.pathname === '/') throw error;
+    }
+  }
+}
 
 async function main(argv: string[]): Promise<number> {
   const debug = argv.includes('--debug');
@@ -40,15 +52,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return command === undefined ? 2 : 0;
   }
-  if (command === '--version') {
-    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    process.stdout.write(`socialstream ${version}\n`);
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(packageVersion() + '\n');
     return 0;
   }
-  const run = COMMANDS[command];
+  const load = COMMANDS[command];
   try {
-    if (!run) throw new UsageError(`unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}`);
-    return (await run(rest)) ?? 0;
+    if (!load) throw new UsageError(`unknown command "${command}"${didYouMean(command, Object.keys(COMMANDS))}`);
+    return (await (await load())(rest)) ?? 0;
   } catch (error) {
     const code = exitCodeOf(error);
     const hint = (error as { resumeHint?: string }).resumeHint;

@@ -38,7 +38,7 @@ export function strategyFor(op: OperationSpec): Strategy<unknown> {
 
 /** Strategies are driven only through their own states, so their state type can be forgotten here. */
 function erase<S>(strategy: Strategy<S>): Strategy<unknown> {
-  return strategy as Strategy<unknown>;
+  return strategy;
 }
 
 function mismatch(op: OperationSpec): TypeError {

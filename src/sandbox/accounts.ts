@@ -37,7 +37,7 @@ export class Accounts {
     if (!Array.isArray(specs) || specs.length === 0) {
       throw new TypeError('accounts must be a non-empty array of { apiKey, credits }');
     }
-    specs.forEach((spec, index) => {
+    specs.forEach((spec: AccountSpec, index) => {
       const apiKey: unknown = spec?.apiKey;
       if (typeof apiKey !== 'string' || !/^sk_live_[\x21-\x7e]+$/.test(apiKey)) {
         throw new TypeError(`accounts[${index}].apiKey must be a string starting with sk_live_`);

@@ -2,6 +2,7 @@
  * Fault injection. Every kind is off by default. Probabilities are drawn from a PRNG seeded by the
  * sandbox seed, so a given seed and request sequence fails the same way on every run.
  */
+import { inspect } from 'node:util';
 import { Rng } from './data.ts';
 
 export interface SandboxFaults {
@@ -37,11 +38,11 @@ export function checkFaults(faults: unknown): SandboxFaults {
   for (const key of PROBABILITIES) {
     const value = record[key];
     if (value !== undefined && (typeof value !== 'number' || !(value >= 0 && value <= 1))) {
-      throw new TypeError(`faults.${key} must be a probability between 0 and 1, got ${String(value)}`);
+      throw new TypeError(`faults.${key} must be a probability between 0 and 1, got ${inspect(value)}`);
     }
   }
   if (record.duplicates !== undefined && typeof record.duplicates !== 'boolean') {
-    throw new TypeError(`faults.duplicates must be a boolean, got ${String(record.duplicates)}`);
+    throw new TypeError(`faults.duplicates must be a boolean, got ${inspect(record.duplicates)}`);
   }
   return { ...(record as SandboxFaults) };
 }

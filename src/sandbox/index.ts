@@ -7,8 +7,11 @@
  * const client = createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
  * await sandbox.close();
  * ```
+ *
+ * @module socialstream/sandbox
  */
 import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import { Accounts, type AccountSpec, type CreditBalance } from './accounts.ts';
 import { checkFaults, FaultInjector, type SandboxFaults } from './faults.ts';
 import { operations, operationTable } from './platforms/index.ts';
@@ -74,7 +77,7 @@ export interface Sandbox {
 function nonNegative(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`${name} must be a non-negative number of milliseconds, got ${String(value)}`);
+    throw new TypeError(`${name} must be a non-negative number of milliseconds, got ${inspect(value)}`);
   }
   return value;
 }

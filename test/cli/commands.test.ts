@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -41,6 +41,14 @@ describe('socialstream ops, credits and help', () => {
       expect(result.code, command).toBe(0);
       expect(result.stdout, command).toMatch(/usage/i);
     }
+  });
+
+  it('--version prints the version of package.json and nothing else', async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
+    const result = await runCli(['--version'], sandboxEnv(sandbox));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${version}\n`);
+    expect(result.stderr).toBe('');
   });
 
   it('an unknown command is a usage error with exit 2', async () => {

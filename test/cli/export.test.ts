@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { BIN, runCli, sandboxEnv, tempDir } from './helpers.ts';
+import { CLI, runCli, sandboxEnv, tempDir } from './helpers.ts';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';
 
 let sandbox: Sandbox;
@@ -182,7 +182,7 @@ describe('socialstream export', () => {
     try {
       const args = ['export', 'forum/subforum', 'subforum=tty-n500', 'trim=true', '--out', join(tempDir(), 'tty.ndjson')];
       // `script` runs the CLI on a pseudo-terminal, as a person at a shell would.
-      const command = [process.execPath, BIN, ...args].map((word) => `'${word}'`).join(' ');
+      const command = [process.execPath, ...CLI, ...args].map((word) => `'${word}'`).join(' ');
       const { stdout: terminal } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], { env: sandboxEnv(slow) });
       expect(terminal).toMatch(/\d+ records · \d+ pages · \d+ credits · \d+ rec\/s/);
       expect(terminal).toContain('wrote 500 records');

@@ -1,11 +1,15 @@
-/** Runs the real CLI (`bin/socialstream.js`) as a subprocess, against a sandbox the test started. */
+/**
+ * Runs the real CLI from its sources (`node --import tsx src/cli/main.ts`, one process, as the compiled
+ * bin runs under plain node) as a subprocess, against a sandbox the test started.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 
-export const BIN = resolve(import.meta.dirname, '../../bin/socialstream.js');
+/** The node arguments that run the CLI: `[process.execPath, ...CLI, ...args]`. */
+export const CLI = ['--import', 'tsx', resolve(import.meta.dirname, '../../src/cli/main.ts')];
 
 export interface CliResult {
   code: number | null;
@@ -20,7 +24,7 @@ export function sandboxEnv(sandbox: Sandbox, apiKey = sandbox.apiKey): NodeJS.Pr
 }
 
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [...CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 export function finished(child: ChildProcess): Promise<CliResult> {

@@ -93,7 +93,7 @@ describe('--version and --help', () => {
     const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
     const result = await runCli(['--version'], process.env);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`socialstream ${version}\n`);
+    expect(result.stdout).toBe(`${version}\n`);
   });
 
   it('--help lists --debug and --version', async () => {

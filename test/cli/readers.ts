@@ -20,7 +20,7 @@ export async function queryWithDuckDb(path: string, sql = 'SELECT * FROM FILE'):
   const connection = await (await DuckDBInstance.create(':memory:')).connect();
   try {
     const result = await connection.runAndReadAll(sql.replace('FILE', reader));
-    return result.getRowObjectsJS() as Record<string, unknown>[];
+    return result.getRowObjectsJS();
   } finally {
     connection.closeSync();
   }

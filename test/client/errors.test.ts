@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthError,
@@ -239,7 +240,7 @@ describe('the API key', () => {
       expect(message).not.toContain(KEY);
       expect(stack ?? '').not.toContain(KEY);
       expect(JSON.stringify(error)).not.toContain(KEY);
-      expect(String(cause ?? '')).not.toContain(KEY);
+      expect(inspect(cause)).not.toContain(KEY);
       expect(String((cause as Error | undefined)?.stack ?? '')).not.toContain(KEY);
     }
     expect(events.length).toBeGreaterThan(0);

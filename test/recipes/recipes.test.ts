@@ -94,7 +94,7 @@ describe('the recipes, run on the sandbox', () => {
     const printed = runRecipe('ad-library-sweep');
     const [row] = await queryWithDuckDb(join(out, 'company-ads.parquet'), 'SELECT count(*)::INTEGER AS n, count(DISTINCT domain)::INTEGER AS domains FROM FILE');
     expect(row.domains).toBe(5);
-    expect(printed).toContain(`${row.n} ads from 5 companies`);
+    expect(printed).toContain(`${String(row.n)} ads from 5 companies`);
   });
 
   it('the demo exports three formats with the CLI and summarises them with DuckDB', () => {

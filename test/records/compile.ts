@@ -17,7 +17,7 @@ export interface CompileError {
 }
 
 function projectOptions(): ts.CompilerOptions {
-  const configPath = ts.findConfigFile(recordsIndex, ts.sys.fileExists, 'tsconfig.json');
+  const configPath = ts.findConfigFile(recordsIndex, (path) => ts.sys.fileExists(path), 'tsconfig.json');
   if (configPath === undefined) throw new Error('tsconfig.json not found above src/records');
   const config = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
   if (config === undefined) throw new Error(`tsconfig at ${configPath} could not be read`);

@@ -113,7 +113,7 @@ let close: () => Promise<void> = async () => {};
 
 beforeAll(async () => {
   const sandbox = await startSandbox({ port: 0 });
-  close = sandbox.close;
+  close = () => sandbox.close();
   const sources = new Map<string, string>();
   for (const [index, { op, query, type }] of pageSamples.entries()) {
     const response = await fetch(`${sandbox.url}/v1/scrape/${op}?${new URLSearchParams(query)}`, {

@@ -24,7 +24,6 @@ async function readTree(base: string, url: string) {
   const moreDepths = new Set<number>();
   const queue: Array<{ cursor?: string; depth: number; parent: string }> = [];
   let requests = 0;
-  let postName = '';
 
   const visit = (comment: Body, depth: number, parent: string): void => {
     expect(comment.parent_id).toBe(parent);
@@ -44,7 +43,7 @@ async function readTree(base: string, url: string) {
   const first = await get(base, COMMENTS, { url });
   expect(first.status).toBe(200);
   requests += 1;
-  postName = first.body.data.post.name;
+  const postName: string = first.body.data.post.name;
   for (const comment of fromKeyed(first.body.data.comments)) visit(comment, 0, postName);
   while (queue.length > 0) {
     const { cursor, depth, parent } = queue.shift()!;

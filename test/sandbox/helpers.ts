@@ -60,9 +60,9 @@ export function fromKeyed(collection: Body): Body[] {
 
 export interface WalkOptions {
   /** The records of one page body. */
-  records(body: Body): Body[];
+  records: (body: Body) => Body[];
   /** The query of the next page, or `undefined` when the walk is over. */
-  next(body: Body, query: Record<string, string | number>): Record<string, string | number> | undefined;
+  next: (body: Body, query: Record<string, string | number>) => Record<string, string | number> | undefined;
   key?: string;
   /** A safety stop so that a broken continuation fails the test instead of hanging it. */
   maxPages?: number;

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Proves the package as users get it: packs the tarball (which builds dist/ on prepack), installs it
+# into a fresh project outside the repository, and uses it there the ways a user would. Tools that
+# only check (tsc, tsx, publint, attw, DuckDB) come from the repository's node_modules, so the
+# consumer project holds socialstream, its dependencies and @types/node, nothing else.
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+tools="$repo/node_modules/.bin"
+work="$(mktemp -d "${TMPDIR:-/tmp}/socialstream-tarball-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'tarball proof failed: %s\n' "$*" >&2; exit 1; }
+
+step "pack"
+(cd "$repo" && npm pack --json --pack-destination "$work" --loglevel=error) >"$work/pack.json"
+tarball="$work/$(node -p "require('$work/pack.json')[0].filename")"
+version="$(node -p "require('$repo/package.json').version")"
+
+step "6. the tarball holds the package and nothing else"
+node - "$work/pack.json" <<'EOF'
+const [{ files, size, unpackedSize }] = require(process.argv[2]);
+const paths = files.map((file) => file.path);
+const allowed = [
+  /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|docs\/wire\.md|sinks\/README\.md)$/,
+  /^dist\/(src|sinks)\/.+\.(js|d\.ts|js\.map|d\.ts\.map)$/,
+  /^(src|sinks)\/.+\.ts$/,
+  /^recipes\/[a-z-]+\.ts$/,
+];
+const stray = paths.filter((path) => !allowed.some((pattern) => pattern.test(path)) || /\.test\.ts$|^recipes\/demo\.ts$/.test(path));
+if (stray.length > 0) throw new Error(`files that do not belong in the package:\n  ${stray.join('\n  ')}`);
+for (const needed of ['LICENSE', 'CHANGELOG.md', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/main.js', 'dist/sinks/index.js', 'dist/src/sandbox/index.js']) {
+  if (!paths.includes(needed)) throw new Error(`${needed} is missing from the tarball`);
+}
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+console.log(`${paths.length} files, ${kB(size)} packed, ${kB(unpackedSize)} unpacked`);
+EOF
+
+step "install into a fresh project"
+consumer="$work/consumer"
+mkdir -p "$consumer"
+cd "$consumer"
+echo '{ "name": "consumer", "private": true, "type": "module" }' >package.json
+types_node="$(node -p "require('$repo/node_modules/@types/node/package.json').version")"
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "$tarball" "@types/node@$types_node" >/dev/null
+echo "node_modules: $(du -sk node_modules | cut -f1) kB ($(ls node_modules | wc -l) top-level entries)"
+
+step "1. an ESM consumer walks the sandbox into Parquet; DuckDB reads it back"
+cat >app.mjs <<'EOF'
+import { createClient, pipe, dedupe } from 'socialstream';
+import { toParquet } from 'socialstream/sinks';
+import { startSandbox } from 'socialstream/sandbox';
+
+const sandbox = await startSandbox({ port: 0 });
+const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+const posts = pipe(client.forum.subforum({ subforum: 'tarball-n120', sort: 'new' }), dedupe('id'));
+const { records } = await toParquet(posts, 'posts.parquet');
+await sandbox.close();
+console.log(`${records} records`);
+EOF
+node app.mjs
+(cd "$repo" && node --input-type=module - "$consumer/posts.parquet") <<'EOF'
+import { DuckDBInstance } from '@duckdb/node-api';
+const connection = await (await DuckDBInstance.create(':memory:')).connect();
+const reader = await connection.runAndReadAll(`SELECT count(*)::INTEGER, count(DISTINCT id)::INTEGER FROM read_parquet('${process.argv[2]}')`);
+const [[rows, ids]] = reader.getRows();
+if (rows !== 120 || ids !== 120) throw new Error(`DuckDB read ${rows} rows with ${ids} distinct ids, expected 120`);
+console.log(`DuckDB: ${rows} rows, ${ids} distinct ids`);
+EOF
+
+step "2. a CommonJS consumer requires all three entry points"
+cat >app.cjs <<'EOF'
+const { createClient, take, pipe } = require('socialstream');
+const { toNdjson } = require('socialstream/sinks');
+const { startSandbox } = require('socialstream/sandbox');
+
+(async () => {
+  const sandbox = await startSandbox({ port: 0 });
+  const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+  const { records } = await toNdjson(pipe(client.forum.subforum({ subforum: 'tarball-n40' }), take(25)), 'posts.ndjson');
+  await sandbox.close();
+  if (records !== 25) throw new Error(`wrote ${records} records, expected 25`);
+  console.log(`${records} records`);
+})();
+EOF
+node app.cjs
+
+step "3. a strict TypeScript consumer compiles against the published declarations"
+cat >consumer.ts <<'EOF'
+import { createClient, pipe, map, take, AuthError, type Checkpoint, type SubforumPost } from 'socialstream';
+import { toParquet, writeRecords, fromNdjson, type SinkResult } from 'socialstream/sinks';
+import { startSandbox, type Sandbox } from 'socialstream/sandbox';
+
+const sandbox: Sandbox = await startSandbox({ port: 0 });
+const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url, retry: { retries: 2 } });
+const stream = client.forum.subforum({ subforum: 'typescript', sort: 'new' }, { limit: 10 });
+const posts: AsyncIterable<SubforumPost> = pipe(stream, take(5));
+const titles: AsyncIterable<string> = pipe(client.forum.subforum({ subforum: 'node' }), map((post) => post.title));
+const written: SinkResult = await toParquet(posts, 'posts.parquet');
+const again: SinkResult = await writeRecords(fromNdjson('posts.ndjson'), 'posts.csv');
+const checkpoint: Checkpoint = stream.checkpoint();
+console.log(written.records, again.bytes, checkpoint, titles, new AuthError('no key') instanceof Error);
+await sandbox.close();
+EOF
+for resolution in nodenext bundler; do
+  module="$([ "$resolution" = bundler ] && echo esnext || echo nodenext)"
+  cat >"tsconfig.$resolution.json" <<EOF
+{
+  "compilerOptions": {
+    "target": "ES2022", "module": "$module", "moduleResolution": "$resolution", "types": ["node"], "noEmit": true,
+    "strict": true, "exactOptionalPropertyTypes": true, "noUncheckedIndexedAccess": true, "skipLibCheck": false
+  },
+  "files": ["consumer.ts"]
+}
+EOF
+  "$tools/tsc" -p "tsconfig.$resolution.json"
+  echo "tsc --noEmit under $resolution: no errors"
+done
+
+step "4. the socialstream command"
+[ "$(npx --no -- socialstream --version)" = "$version" ] || fail "--version did not print $version"
+npx --no -- socialstream --help | grep -q '^usage:' || fail "--help printed no usage"
+npx --no -- socialstream export forum/subforum subforum=tarball-n60 --out exported.ndjson --sandbox
+[ "$(wc -l <exported.ndjson)" -eq 60 ] || fail "export wrote $(wc -l <exported.ndjson) lines, expected 60"
+
+step "a copied DuckDB recipe without DuckDB installed says what to install"
+cp node_modules/socialstream/recipes/creator-videos-to-parquet.ts .
+status=0
+node --import "$repo/node_modules/tsx/dist/loader.mjs" creator-videos-to-parquet.ts 2>recipe.err >/dev/null || status=$?
+cat recipe.err
+[ "$status" -eq 1 ] && [ "$(wc -l <recipe.err)" -eq 1 ] && grep -q 'npm install @duckdb/node-api' recipe.err ||
+  fail "the recipe exited $status without the one line naming @duckdb/node-api"
+
+step "5. publint and arethetypeswrong"
+"$tools/publint" --strict "$tarball"
+# ESM only by design: CommonJS callers use require(esm), proven by step 2 rather than by attw's model.
+"$tools/attw" --profile esm-only --no-emoji "$tarball"
+
+printf '\ntarball proof passed\n'
