@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   const runAsync = (scenario: string, url: string, arg: number): Promise<string> =>
     new Promise((resolve) => {
       const args = ['--import', 'tsx', fileURLToPath(import.meta.url), 'child', scenario, url, String(arg)];
-      execFile(process.execPath, args, (error, stdout, stderr) => resolve((stdout || stderr || String(error)).trim()));
+      execFile(process.execPath, args, (error, stdout, stderr) => resolve((stdout || stderr || (error?.message ?? '')).trim()));
     });
   cursorPages = 1;
   console.log(`baseline, one small page:                   ${await runAsync('cursors', cursorsUrl, 1)}`);

@@ -500,7 +500,7 @@ export async function toDataset(source: AnyIterable<unknown>, dir: string, optio
   // The library cannot resume another process's walk (its source starts where it starts): begin afresh.
   if (run.interrupted) await run.discard();
   const walk = run.walk(params);
-  let failure: unknown;
+  let failure: { error: unknown } | undefined;
   try {
     let page: unknown[] = [];
     let stopped = false;
@@ -518,15 +518,15 @@ export async function toDataset(source: AnyIterable<unknown>, dir: string, optio
     }
     if (!stopped) await walk.addPage(page, stream?.checkpoint(), true);
   } catch (error) {
-    failure = error;
+    failure = { error };
   } finally {
     await walk.close();
   }
-  if (failure instanceof SchemaDriftError) {
-    await run.abandon(failure);
-    throw failure;
+  if (failure?.error instanceof SchemaDriftError) {
+    await run.abandon(failure.error);
+    throw failure.error;
   }
   const summary = await run.publish();
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) throw failure.error;
   return summary;
 }

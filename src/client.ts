@@ -197,15 +197,19 @@ function checkedParams(op: OperationSpec, params: unknown, apiKey: string): Reco
 function checkApiKey(value: string | undefined): string {
   const key = typeof value === 'string' ? value.trim() : '';
   if (key === '') throw new AuthError('No API key: pass createClient({ apiKey }) or set the SOCIALSTREAM_API_KEY environment variable');
-  const control = CONTROL.exec(key);
-  if (control !== null) {
-    const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-    throw new AuthError(`The API key holds a control character (U+${code} at position ${control.index + 1}); copy the key again`);
+  for (let index = 0; index < key.length; index++) {
+    const code = key.charCodeAt(index);
+    if (!isControl(code)) continue;
+    const hex = code.toString(16).toUpperCase().padStart(4, '0');
+    throw new AuthError(`The API key holds a control character (U+${hex} at position ${index + 1}); copy the key again`);
   }
   return key;
 }
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** C0 and C1 control characters, DEL included: none belongs in a key or an HTTP header. */
+function isControl(code: number): boolean {
+  return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
+}
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 

@@ -19,7 +19,8 @@ import { SchemaDriftError } from '../errors.ts';
 import { UsageError, type ParsedArgs } from './args.ts';
 import { connect } from './connection.ts';
 import { parameterSets } from './export-plan.ts';
-import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
+import { EXIT, InterruptedError, exitCodeOf, isResumable, stopWith } from './failure.ts';
+import { counted } from './progress.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 
 interface DatasetPlan {
@@ -109,9 +110,9 @@ export async function runDatasetExport(args: ParsedArgs): Promise<number> {
     throw failure;
   }
   if (failure !== undefined) {
-    if (!isResumable(exitCodeOf(failure))) throw failure;
-    process.stderr.write(`stopped early after ${pages} pages (${credits} credits); the dataset is unchanged and the pages are staged\n`);
-    throw Object.assign(failure as object, { resumeHint: 'Run the same command with --resume to continue without buying the staged pages again.' });
+    if (!isResumable(exitCodeOf(failure))) stopWith(failure);
+    process.stderr.write(`stopped early after ${counted(pages, 'page')} (${counted(credits, 'credit')}); the dataset is unchanged and the pages are staged\n`);
+    stopWith(failure, 'Run the same command with --resume to continue without buying the staged pages again.');
   }
   const summary = await run.publish();
   process.stderr.write(describeSummary(summary, pages, credits) + '\n');

@@ -19,7 +19,7 @@ import { fileSize, removeIfPresent, Spool } from './durable.ts';
 import { runDatasetExport } from './export-dataset.ts';
 import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
 import { assertSameExport, freshState, loadState, saveState, type ExportState } from './export-state.ts';
-import { EXIT, InterruptedError, exitCodeOf, isResumable } from './failure.ts';
+import { EXIT, InterruptedError, exitCodeOf, isResumable, stopWith } from './failure.ts';
 import { publishOutput } from './output.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 import { counted, Progress } from './progress.ts';
@@ -118,13 +118,10 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
     return finishExport(plan, state, spoolPath, checkpointPath, run);
   }
   await saveState(checkpointPath, state);
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
-  if (!isResumable(exitCodeOf(failure))) throw failure;
+  if (!isResumable(exitCodeOf(failure))) stopWith(failure);
   const written = await publishOutput(spoolPath, plan.out, plan.format, { keepSpool: true, escapeFormulae: plan.escapeFormulae });
   process.stderr.write(`stopped early; kept ${records(state)} in ${plan.out} (${counted(written.bytes, 'byte')}); ${run}\n`);
-  throw Object.assign(failure as object, {
-    resumeHint: `The output so far is in ${plan.out}; run the same command with --resume to continue.`,
-  });
+  stopWith(failure, `The output so far is in ${plan.out}; run the same command with --resume to continue.`);
 }
 
 /** Writes the output from the spool (unless a crash came after that), then drops the spool and checkpoint. */
@@ -223,8 +220,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
     await connection.close();
   }
   const closed = failure instanceof StdoutClosedError && failure.code === 'EPIPE';
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- the walk's own failure, rethrown as it came
-  if (failure !== undefined && !closed) throw failure;
+  if (failure !== undefined && !closed) stopWith(failure);
   const { pages, credits } = connection.client.stats;
   const where = closed ? 'stdout, until its reader closed it' : 'stdout';
   process.stderr.write(`wrote ${counted(state.records, 'record')} (${counted(pages, 'page')}, ${counted(credits, 'credit')}) to ${where}${repeatsNote(plan)}\n`);

@@ -38,6 +38,15 @@ export function isResumable(code: number): boolean {
   return code === EXIT.auth || code === EXIT.credits || code === EXIT.upstream || code === EXIT.interrupted;
 }
 
+/**
+ * Ends a run with what stopped it, unchanged (an error of ours, an abort's reason), with `resumeHint`
+ * attached for the message when one is given.
+ */
+export function stopWith(failure: unknown, resumeHint?: string): never {
+  if (resumeHint !== undefined && typeof failure === 'object' && failure !== null) Object.assign(failure, { resumeHint });
+  throw failure;
+}
+
 export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError || error instanceof ValidationError || error instanceof TypeError) return EXIT.usage;
   if (error instanceof AuthError) return EXIT.auth;

@@ -21,9 +21,13 @@ export function watchStdout(): void {
 
 /** Writes `text`, waiting while the pipe is full; rejects with `StdoutClosedError` once stdout failed. */
 export async function writeStdout(text: string): Promise<void> {
-  if (failure) throw failure;
+  throwIfClosed();
   if (!process.stdout.write(text)) await drained();
-  if (failure) throw failure;
+  throwIfClosed();
+}
+
+function throwIfClosed(): void {
+  if (failure !== undefined) throw failure;
 }
 
 /** Resolves when stdout drains, or fails or closes (then `failure` says why). */

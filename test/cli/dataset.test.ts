@@ -90,7 +90,6 @@ describe('export --dataset against a growing resource', () => {
 
       const resumed = await runCli(exportTo(dir, params, '--resume'), sandboxEnv(sandbox, key));
       expect(resumed.code, `kill ${index}: ${resumed.stderr}`).toBe(0);
-      const after = await rows(dir);
       expect(await rows(dir), `kill ${index}`).toEqual(reference);
       // Every page is bought once, except the one in flight when the kill came.
       expect(charged(key), `kill ${index}: pages bought again`).toBeLessThanOrEqual(11 + 1);
