@@ -36,6 +36,9 @@ After 3, 4, 5 and 130 the output so far is a valid file and --resume continues w
 export interface ExportPlan {
   opId: OperationId;
   inputs: Record<string, string>[];
+  /** The `--inputs` file, when there is one, and the line of each parameter set in it. */
+  inputsFile: string | undefined;
+  lines: number[];
   out: string;
   format: OutputFormat;
   limit: number | undefined;
@@ -73,6 +76,8 @@ export async function planExport(
   const plan: ExportPlan = {
     opId: op.id as OperationId,
     inputs,
+    inputsFile: typeof flags.inputs === 'string' ? flags.inputs : undefined,
+    lines: lines.map((input) => input.line),
     out,
     format: out === '-' ? 'ndjson' : formatOf(out),
     limit: optionalNumber(flags.limit),
