@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadState, StateJournal } from '../../src/cli/export-state.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';
@@ -144,7 +145,9 @@ describe('an interrupted export resumed with --resume', () => {
       // As if the run had ended right after recording that every page is in the spool, and died
       // before the output was written from it.
       const checkpoint = `${out}.checkpoint.json`;
-      writeFileSync(checkpoint, JSON.stringify({ ...JSON.parse(readFileSync(checkpoint, 'utf8')), finished: true }));
+      const state = await loadState(checkpoint);
+      const journal = await StateJournal.start(checkpoint, { ...state!, finished: true });
+      await journal.close();
       rmSync(out);
       const charged = poor.requests.charged[key];
       const finished = await runCli([...WALK, '--out', out, '--resume'], env);
