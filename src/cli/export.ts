@@ -156,7 +156,8 @@ async function exportLocked(plan: ExportPlan, controller: AbortController): Prom
     await journal.close();
     return finishExport(plan, state, runText);
   }
-  await journal.save().catch(() => undefined);
+  // On a full disk this may fail too: the journal then holds the last page that fitted, still whole.
+  await Promise.all([journal.save(), ...rejected.map((index) => journal!.save(index))]).catch(() => undefined);
   await journal.close();
   // A run that got nothing and may have spent nothing (no key, unreachable, a rejected parameter set)
   // leaves nothing behind: a plain re-run then works without --resume.

@@ -182,7 +182,8 @@ describe('--max-pages and --limit', () => {
 
 /**
  * A service that speaks forum/subforum with exact bodies: `ok-nN` walks N posts 25 a page, `bad` is
- * rejected with a 400, `loop` serves the same page forever under new cursors. Counts every request.
+ * rejected with a 400, `loop` serves the same page forever under new cursors. Counts every request
+ * for pages; anything else (the free `/v1/credits`) is a 404.
  */
 async function fakeService(): Promise<{ url: string; requests: Map<string, number>; close(): Promise<void> }> {
   const requests = new Map<string, number>();
@@ -190,10 +191,11 @@ async function fakeService(): Promise<{ url: string; requests: Map<string, numbe
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const name = url.searchParams.get('subforum') ?? '';
-    requests.set(name, (requests.get(name) ?? 0) + 1);
     const send = (status: number, body: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
+    if (url.pathname !== '/v1/scrape/forum/subforum') return send(404, { success: false, error: 'Not found' });
+    requests.set(name, (requests.get(name) ?? 0) + 1);
     if (name === 'bad') return send(400, { success: false, error: 'Invalid value for subforum: bad' });
     const from = Number(url.searchParams.get('after') ?? '0');
     if (name === 'loop') {
@@ -241,7 +243,7 @@ describe('--inputs with a parameter set the service rejects', () => {
 });
 
 describe('a walk that keeps yielding records it already read', () => {
-  it('is stopped after 5 repeated pages under new cursors, with exit 5 and no cursor in the message', async () => {
+  it('is stopped after 5 repeated pages under new cursors, with exit 5 and what it read kept', async () => {
     const service = await fakeService();
     try {
       const out = join(tempDir(), 'loop.ndjson');
