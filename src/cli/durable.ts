@@ -95,7 +95,7 @@ export class Spool {
     await unlink(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error;
     });
-    return new Spool(path, await open(path, OPEN.create, 0o600), createHash('sha256'), 0);
+    return new Spool(path, await open(path, OPEN.create, 0o666), createHash('sha256'), 0);
   }
 
   /**
