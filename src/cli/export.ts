@@ -172,9 +172,11 @@ async function exportLocked(plan: ExportPlan, controller: AbortController): Prom
   const held = `${countOf(state.records, 'record')} (${countOf(state.pages, 'page')})`;
   if (failure !== undefined) {
     process.stderr.write(`stopped early; ${held} in all, ${kept}; ${runText}\n`);
-    throw Object.assign(failure as object, {
-      resumeHint: `The output so far is in ${plan.out}; run the same command with --resume to continue.`,
-    });
+    const resumeHint =
+      (await fileSize(plan.out)) === undefined
+        ? 'Run the same command with --resume to continue.'
+        : `The output so far is in ${plan.out}; run the same command with --resume to continue.`;
+    throw Object.assign(failure as object, { resumeHint });
   }
   if (rejected.length > 0) {
     process.stderr.write(`${held} in all, ${kept}; ${runText}\n`);
