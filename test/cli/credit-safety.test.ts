@@ -242,6 +242,19 @@ describe('--inputs with a parameter set the service rejects', () => {
   });
 });
 
+describe('--inputs at width', () => {
+  it('runs 30 walks at --concurrency 16 without a MaxListenersExceededWarning', async () => {
+    const dir = tempDir();
+    const inputs = join(dir, 'wide.txt');
+    writeFileSync(inputs, Array.from({ length: 30 }, (_, index) => `subforum=wide${index}-n30\n`).join(''));
+    const out = join(dir, 'wide.ndjson');
+    const result = await runCli(['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--concurrency', '16', '--out', out], sandboxEnv(sandbox));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('MaxListenersExceededWarning');
+    expect(readNdjson(out)).toHaveLength(30 * 30);
+  });
+});
+
 describe('a walk that keeps yielding records it already read', () => {
   it('is stopped after 5 repeated pages under new cursors, with exit 5 and what it read kept', async () => {
     const service = await fakeService();
