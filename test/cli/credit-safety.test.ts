@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -236,6 +236,26 @@ describe('--inputs with a parameter set the service rejects', () => {
       expect(new Set(ids).size).toBe(130);
       // Every finished walk kept: 3 + 2 pages bought once, the rejected line once, the fixed line's 2.
       expect(Object.fromEntries(service.requests)).toEqual({ 'ok-n60': 3, bad: 1, 'ok-n40': 2, 'ok-n30': 2 });
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('a single parameter set the service rejects', () => {
+  it('exits 2 naming the error and leaves nothing behind, so a plain re-run works', async () => {
+    const service = await fakeService();
+    try {
+      const dir = tempDir();
+      const out = join(dir, 'posts.ndjson');
+      const env = { ...process.env, SOCIALSTREAM_BASE_URL: service.url, SOCIALSTREAM_API_KEY: 'sk_live_sandbox_fake' };
+      const rejected = await runCli(['export', 'forum/subforum', 'subforum=bad', '--out', out], env);
+      expect(rejected.code).toBe(2);
+      expect(rejected.stderr).toContain('Invalid value for subforum: bad');
+      expect(readdirSync(dir)).toEqual([]);
+      const plain = await runCli(['export', 'forum/subforum', 'subforum=ok-n30', '--out', out], env);
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(readNdjson(out)).toHaveLength(30);
     } finally {
       await service.close();
     }

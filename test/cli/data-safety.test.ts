@@ -83,6 +83,19 @@ describe('a failed re-run', () => {
   }, 120_000);
 });
 
+describe('a run that never got a page', () => {
+  it('leaves nothing behind after a refused key, and a plain re-run works', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'posts.ndjson');
+    const refused = await runCli([...SHORT, '--out', out], sandboxEnv(sandbox, 'sk_live_sandbox_unknown'));
+    expect(refused.code).toBe(3);
+    expect(readdirSync(dir)).toEqual([]);
+    const plain = await runCli([...SHORT, '--out', out], sandboxEnv(sandbox));
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(readNdjson(out)).toHaveLength(230);
+  });
+});
+
 describe('side files', () => {
   it('never follow a link planted at the spool name: the link is replaced and its target untouched', async () => {
     const dir = tempDir();
