@@ -28,9 +28,11 @@ export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... --o
 
 ${describeFlags(EXPORT_FLAGS)}
 
-exit codes: 0 done (also when --limit or --max-credits ended it), 2 usage or invalid parameters,
-3 key refused, 4 out of credits, 5 service failure after retries, 130 interrupted.
-After 3, 4, 5 and 130 the output so far is a valid file and --resume continues where it stopped.
+exit codes: 0 done (also when --limit, --max-pages or --max-credits ended it: --resume with a higher
+one continues), 2 usage, invalid parameters, an output in use or state that does not verify,
+3 key refused, 4 out of credits, 5 service failure after retries, 6 disk full,
+129/130/143 stopped by SIGHUP/SIGINT/SIGTERM.
+After 3, 4, 5, 6 and 129-143 the output so far is a valid file and --resume continues where it stopped.
 `;
 
 export interface ExportPlan {
