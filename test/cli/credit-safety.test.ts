@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { readNdjson } from './readers.ts';
 
 // 2,000 trimmed posts, 25 a page: 80 pages, slowed down so that a kill lands mid-walk.
@@ -31,22 +31,6 @@ async function account(credits: number, latencyMs = 0): Promise<{ service: Sandb
   const key = 'sk_live_sandbox_credits';
   const service = await startSandbox({ port: 0, latencyMs, accounts: [{ apiKey: key, credits }] });
   return { service, env: sandboxEnv(service, key), charged: () => service.requests.charged[key] ?? 0 };
-}
-
-function randomDelays(seed: number, count: number, maxMs: number): number[] {
-  let state = seed;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state % maxMs;
-  });
-}
-
-async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 describe('--max-credits', () => {

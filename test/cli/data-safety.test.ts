@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadState, StateJournal } from '../../src/cli/export-state.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { readCsvWithPython, readNdjson } from './readers.ts';
 
 // 230 trimmed posts, 25 a page: 10 pages.
@@ -17,14 +17,6 @@ beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, latencyMs: 8, accounts: [{ apiKey: 'sk_live_sandbox_safety', credits: 100_000 }] });
 });
 afterAll(() => sandbox.close());
-
-async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** A sandbox of its own with a small balance, so an export stops half-way with a 402. */
 async function poorAccount(credits: number): Promise<{ service: Sandbox; env: NodeJS.ProcessEnv }> {

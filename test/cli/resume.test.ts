@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadState, StateJournal } from '../../src/cli/export-state.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';
 
 // 2,000 trimmed posts, 25 a page: 80 pages, slowed down so that a kill lands mid-walk.
@@ -27,23 +27,6 @@ beforeAll(async () => {
   }
 });
 afterAll(() => sandbox.close());
-
-/** A seeded sequence, so a failing kill point can be replayed. */
-function randomDelays(seed: number, count: number, maxMs: number): number[] {
-  let state = seed;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state % maxMs;
-  });
-}
-
-async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function sameContent(format: string, out: string): Promise<void> {
   if (format === 'parquet') {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { readNdjson } from './readers.ts';
 
 // 2,000 trimmed posts (about 1.1 MB of NDJSON), 25 a page, slowed down so that a signal lands mid-walk.
@@ -19,14 +19,6 @@ beforeAll(async () => {
   reference = readFileSync(out, 'utf8');
 });
 afterAll(() => sandbox.close());
-
-async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** Starts the walk, sends `signals` once it is under way, and checks what a signal must leave. */
 async function interrupt(signals: NodeJS.Signals[], code: number): Promise<string> {
