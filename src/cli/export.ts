@@ -93,6 +93,8 @@ async function exportToFile(plan: ExportPlan): Promise<number> {
   const run = runController();
   try {
     return await exportLocked(plan, run.controller);
+  } catch (error) {
+    throw onDisk(plan.out, error);
   } finally {
     run.dispose();
     await lock.release();
@@ -138,7 +140,7 @@ async function exportLocked(plan: ExportPlan, controller: AbortController): Prom
     }
   } catch (error) {
     await journal?.close();
-    throw onDisk(plan.out, error);
+    throw error;
   } finally {
     await connection.close();
   }

@@ -102,7 +102,9 @@ export function explain(error: unknown, resumeHint: string | undefined): string 
   if (error instanceof InsufficientCreditsError) {
     return (
       `socialstream: out of credits: the balance is ${error.available}, the next request needs ${error.required}. ` +
-      `Buy credits, then run the same command with --resume to continue without paying again for finished pages.`
+      (resumeHint
+        ? `Buy credits, then run the same command with --resume to continue without paying again for finished pages.`
+        : `Buy credits, then run the command again.`)
     );
   }
   if (error instanceof InterruptedError) return `socialstream: interrupted (${error.signal}).${resume}`;
