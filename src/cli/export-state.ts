@@ -146,7 +146,8 @@ export function matchWalks(state: ExportState, op: string, inputs: Record<string
 /** Saves an export's state as it moves: whole at first, then one patch per save (see the top of this file). */
 export class StateJournal {
   #digest = GENESIS;
-  #bytes = 0;
+  /** Bytes in the file; none written yet, so the first save writes the state whole. */
+  #bytes = Infinity;
   #wholeBytes = 0;
   /** Lines waiting for the next write; every save waiting on them is woken by it. */
   #queue: string[] = [];
@@ -158,11 +159,12 @@ export class StateJournal {
     private handle: FileHandle | undefined,
   ) {}
 
-  /** Writes `state` whole at `path` (replacing any journal there) and keeps it up to date from then on. */
-  static async start(path: string, state: ExportState): Promise<StateJournal> {
-    const journal = new StateJournal(path, state, undefined);
-    await journal.#compact();
-    return journal;
+  /**
+   * Keeps `state` at `path`. The first save writes it whole, replacing any journal there; until then
+   * the file is left as it is, so a run that saves nothing changes nothing.
+   */
+  static start(path: string, state: ExportState): StateJournal {
+    return new StateJournal(path, state, undefined);
   }
 
   /** Records the totals and, when given, where walk `index` stands; resolves once that is on disk. */

@@ -133,7 +133,7 @@ async function exportLocked(plan: ExportPlan, controller: AbortController): Prom
     const opened = state;
     const spool = await trusted(plan.out, () => (resumed ? Spool.reopen(spoolPath, opened.spool) : Spool.create(spoolPath)));
     try {
-      journal = await StateJournal.start(checkpointPath, state);
+      journal = StateJournal.start(checkpointPath, state);
       outcome = await fillSpool(plan, state, connection, spool, journal, controller);
     } finally {
       await spool.close();
@@ -241,7 +241,8 @@ function refusal(out: string, error: TamperedStateError): TamperedStateError {
 
 /** A full disk, wherever it surfaced (spool, checkpoint, output), named as such. */
 function onDisk(out: string, error: unknown): unknown {
-  return isDiskFull(error) ? new DiskFullError(dirname(resolve(out)), { cause: error }) : error;
+  if (error instanceof DiskFullError || !isDiskFull(error)) return error;
+  return new DiskFullError(dirname(resolve(out)), { cause: error });
 }
 
 function isDiskFull(error: unknown): boolean {

@@ -129,7 +129,8 @@ describe('an interrupted export resumed with --resume', () => {
       // before the output was written from it.
       const checkpoint = `${out}.checkpoint.json`;
       const state = await loadState(checkpoint);
-      const journal = await StateJournal.start(checkpoint, { ...state!, finished: true });
+      const journal = StateJournal.start(checkpoint, { ...state!, finished: true });
+      await journal.save();
       await journal.close();
       rmSync(out);
       const charged = poor.requests.charged[key];
