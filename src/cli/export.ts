@@ -3,8 +3,10 @@
  * to a spool (NDJSON beside the output), one whole page at a time, flushed to disk, and only then does
  * the checkpoint move past that page. So after a crash, a 402 or Ctrl-C the spool and the checkpoint
  * agree, and `--resume` neither loses a record nor buys a finished page again. The output file in the
- * asked format is made from the spool: at the end, and also when a run fails, so the output written
- * so far is always a valid file.
+ * asked format is made from the spool: at the end, and also when a run that got records fails, so the
+ * output written so far is always a valid file and a run that got nothing never replaces a good one.
+ * One run at a time writes an output (`lock.ts`); the checkpoint and spool are checked before they
+ * are trusted (`export-state.ts`, `durable.ts`).
  */
 import { setMaxListeners } from 'node:events';
 import { access, constants, lstat, mkdir, readdir } from 'node:fs/promises';
