@@ -1,9 +1,9 @@
 /**
  * The CLI over a wide `--inputs` file: what saving the checkpoint costs as the number of walks grows.
  * Each size runs the real CLI (`bin/socialstream.js`) as a child process against an in-process
- * sandbox, one parameter set per line (2 pages each), `--concurrency 16`, and reports wall time and
- * the bytes the child wrote (`/proc/self/io`, read as it exits: `wchar` counts every write call,
- * `write_bytes` what reached the block device). Checkpoint cost per page should not depend on the
+ * sandbox, one parameter set per line (2 pages each), `--concurrency 16`, and reports wall time, the
+ * child's CPU time (less swayed by other work on the machine) and the bytes it wrote (`/proc/self/io`,
+ * read as it exits: `wchar` counts every write call, `write_bytes` what reached the block device). Checkpoint cost per page should not depend on the
  * number of walks, so 3,000 lines should take about 3× the time of 1,000, not more.
  *
  *   npx tsx bench/cli.ts [lines ...]     (default 1000 3000)
@@ -18,7 +18,8 @@ const BIN = resolve(import.meta.dirname, '../bin/socialstream.js');
 // Written by the child as it exits: its own I/O counters.
 const REPORT_IO = `data:text/javascript,${encodeURIComponent(
   'import { readFileSync, writeFileSync } from "node:fs";' +
-    'process.on("exit", () => writeFileSync(process.env.BENCH_IO_REPORT, readFileSync("/proc/self/io")));',
+    'process.on("exit", () => { const { user, system } = process.cpuUsage();' +
+    'writeFileSync(process.env.BENCH_IO_REPORT, `${readFileSync("/proc/self/io", "utf8")}cpu_us: ${user + system}\\n`); });',
 )}`;
 
 const sizes = process.argv.slice(2).map(Number);
@@ -28,6 +29,7 @@ const dir = mkdtempSync(join(tmpdir(), 'socialstream-bench-cli-'));
 interface Run {
   lines: number;
   seconds: number;
+  cpuSeconds: number;
   wchar: number;
   writeBytes: number;
   outBytes: number;
@@ -57,6 +59,7 @@ async function run(lines: number): Promise<Run> {
   return {
     lines,
     seconds,
+    cpuSeconds: Number(counters.cpu_us) / 1e6,
     wchar: Number(counters.wchar),
     writeBytes: Number(counters.write_bytes),
     outBytes: statSync(out).size,
@@ -71,13 +74,14 @@ try {
     const result = await run(lines);
     results.push(result);
     console.log(
-      `${String(lines).padStart(6)} lines: ${result.seconds.toFixed(1)} s, wrote ${mb(result.wchar)} (block device ${mb(result.writeBytes)}) ` +
+      `${String(lines).padStart(6)} lines: ${result.seconds.toFixed(1)} s (CPU ${result.cpuSeconds.toFixed(1)} s), wrote ${mb(result.wchar)} (block device ${mb(result.writeBytes)}) ` +
         `for a ${mb(result.outBytes)} output${result.warnings ? ', MaxListenersExceededWarning printed' : ''}`,
     );
   }
   const [first, last] = [results[0], results.at(-1)!];
   if (results.length > 1) {
-    console.log(`${last.lines / first.lines}× the lines: ${(last.seconds / first.seconds).toFixed(1)}× the time, ${(last.wchar / first.wchar).toFixed(1)}× the bytes written`);
+    const times = (key: 'seconds' | 'cpuSeconds' | 'wchar'): string => (last[key] / first[key]).toFixed(1);
+    console.log(`${last.lines / first.lines}× the lines: ${times('seconds')}× the time (CPU ${times('cpuSeconds')}×), ${times('wchar')}× the bytes written`);
   }
 } finally {
   await sandbox.close();
