@@ -35,7 +35,8 @@ async function fileDestination(path: string): Promise<Destination> {
   try {
     // Like `mkdir -p`: an export into `out/2026/` should not fail for want of the folder.
     await mkdir(dirname(path), { recursive: true });
-    stream = createWriteStream(temp);
+    // A new file under a fresh name ('wx': O_EXCL), never a link someone planted there.
+    stream = createWriteStream(temp, { flags: 'wx' });
   } catch (error) {
     throw new SinkError(`Cannot write ${path}: ${messageOf(error)}`, 0, path, { cause: error });
   }

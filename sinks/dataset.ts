@@ -14,7 +14,7 @@
 import { mkdir, readdir, rename, rm, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Checkpoint } from '../src/checkpoint.ts';
-import { readJsonFile, Spool, writeJsonAtomic } from '../src/cli/durable.ts';
+import { readJsonFile, Spool, writeJsonAtomic, type SpoolMark } from '../src/cli/durable.ts';
 import { DatasetError, SchemaDriftError, type SchemaDrift } from '../src/errors.ts';
 import { isNewestFirst, keyOf, timeOf } from '../src/operations/record-meta.ts';
 import type { OperationSpec } from '../src/operations/spec.ts';
@@ -89,8 +89,8 @@ interface WalkFile {
   params: Record<string, string>;
   /** The client checkpoint after the last staged page. */
   checkpoint?: Checkpoint;
-  /** Spool bytes that hold exactly the staged pages. */
-  bytes: number;
+  /** Length and hash of the spool bytes that hold exactly the staged pages. */
+  spool: SpoolMark;
   records: number;
   pages: number;
   done: boolean;
@@ -197,7 +197,7 @@ export class DatasetRun {
     const name = walkName(params);
     let file = this.#walks.get(name);
     if (file === undefined) {
-      file = { params: { ...params }, bytes: 0, records: 0, pages: 0, done: false, stoppedAtMark: false };
+      file = { params: { ...params }, spool: { bytes: 0, sha256: '' }, records: 0, pages: 0, done: false, stoppedAtMark: false };
       this.#walks.set(name, file);
     }
     const mark = this.#marks.walks[name]?.mark;
@@ -259,7 +259,7 @@ export class DatasetRun {
       if (!match) continue;
       const file = (await readJsonFile(this.paths.walkState(match[1]))) as WalkFile;
       // Bytes past what the walk vouched for come from a page that was being written when the run died.
-      if (file.bytes > 0) await truncate(this.paths.walkSpool(match[1]), file.bytes);
+      if (file.spool.bytes > 0) await truncate(this.paths.walkSpool(match[1]), file.spool.bytes);
       this.#walks.set(match[1], file);
     }
   }
@@ -274,7 +274,7 @@ export class DatasetRun {
     for (const [name, walk] of this.#walks) {
       records += walk.records;
       pages += walk.pages;
-      if (walk.bytes === 0) continue;
+      if (walk.spool.bytes === 0) continue;
       let position = 0;
       let chunk: Record<string, unknown>[] = [];
       for await (const raw of fromNdjson(this.paths.walkSpool(name))) {
@@ -403,7 +403,8 @@ export class DatasetWalk {
   async addPage(records: readonly unknown[], checkpoint: Checkpoint | undefined, last: boolean): Promise<'more' | 'stop'> {
     if (records.length > 0) this.run.checkPage(records);
     await this.run.beginStaging();
-    this.#spool ??= await Spool.open(this.run.paths.walkSpool(this.name), this.file.bytes);
+    const path = this.run.paths.walkSpool(this.name);
+    this.#spool ??= this.file.spool.bytes === 0 ? await Spool.create(path) : await Spool.reopen(path, this.file.spool);
     await this.#spool.appendPage(records);
     let reached = false;
     for (const record of records) {
@@ -412,7 +413,7 @@ export class DatasetWalk {
       if (this.file.newest === undefined || time > this.file.newest) this.file.newest = time;
       if (this.stopAt !== undefined && time <= this.stopAt) reached = true;
     }
-    this.file.bytes = this.#spool.bytes;
+    this.file.spool = this.#spool.mark();
     this.file.records += records.length;
     if (records.length > 0) this.file.pages++;
     if (checkpoint !== undefined) this.file.checkpoint = checkpoint;

@@ -12,6 +12,7 @@ import type { Meter } from './metering.ts';
 import type { OperationSpec } from './operations/spec.ts';
 import { PageReader } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
+import { REPEATED_PAGES_LIMIT, RepeatedPages } from './pagination/repeats.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
 
 export interface StreamOptions {
@@ -91,6 +92,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   readonly #gates: RequestGate[] = [];
   /** Digests of the continuation values this walk has spent (a cursor may be megabytes): one coming back means a loop. */
   readonly #spent = new Set<string>();
+  /** Pages this walk read, by content: ever-new cursors over the same pages mean a loop too. */
+  readonly #repeats = new RepeatedPages();
   /** State of the next page to fetch once `#page` is done; null when there is none. */
   #pending: unknown;
   #skip: number;
@@ -269,6 +272,14 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       throw error instanceof SocialstreamError ? this.#failed(error) : error;
     }
     if (spends !== undefined) this.#spent.add(spends);
+    if (this.#repeats.repeated(read.records)) {
+      throw this.#failed(
+        new PaginationLoopError(
+          `${op.id}: ${REPEATED_PAGES_LIMIT} pages in a row repeated records of earlier pages under new continuation values; stopping instead of buying more of them`,
+          { endpoint: op.id },
+        ),
+      );
+    }
     this.#pagesRead++;
     this.#lastBody = body;
     meter.page(op.id, read.records.length, creditsOf(body, true));

@@ -1,28 +1,59 @@
 /**
- * The two files that make an export crash-safe: the spool (NDJSON lines, appended a page at a time
- * and flushed to disk) and the checkpoint (JSON, replaced atomically). The checkpoint names the
- * spool length it vouches for; whatever lies past it was written by a run that died before it could
- * vouch for it, so a resumed run cuts it off and fetches those pages again.
+ * The files that make an export crash-safe, and how they are opened. The spool holds NDJSON lines,
+ * appended a page at a time and flushed to disk; the checkpoint (see `export-state.ts`) names the
+ * spool length and hash it vouches for; whatever lies past that length was written by a run that
+ * died before it could vouch for it, so a resumed run cuts it off and fetches those pages again.
+ *
+ * These files sit beside an output in a folder other people may write to, so none of them is ever
+ * opened through a symbolic link (`O_NOFOLLOW`), and every new file is created, never reused
+ * (`O_EXCL`): a link planted at a side file's name makes the export fail, never overwrite its target.
  */
-import { open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
+import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
-/** Writes `value` as JSON so that a reader sees either the old file or the new one, never half of one. */
-export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
-  const handle = await open(temporary, 'w');
-  try {
-    await handle.writeFile(JSON.stringify(value, null, 1));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, path);
+const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_RDWR, O_WRONLY, O_APPEND } = constants;
+
+/** Flags for opening a side file: never through a link; `create` makes a new file or fails. */
+export const OPEN = {
+  read: O_RDONLY | O_NOFOLLOW,
+  update: O_RDWR | O_NOFOLLOW,
+  append: O_WRONLY | O_APPEND | O_NOFOLLOW,
+  create: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+} as const;
+
+/** A fresh, unguessable name beside `path`, for a file that is renamed over `path` once complete. */
+export function temporaryName(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** Writes `text` so that a reader sees either the old file or the new one, never half of one. */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const temporary = temporaryName(path);
+  const handle = await open(temporary, OPEN.create, 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+    await handle.close();
+    await rename(temporary, path);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** Writes `value` as JSON, atomically (see `writeFileAtomic`). */
+export function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  return writeFileAtomic(path, JSON.stringify(value, null, 1));
+}
+
+/** The JSON in `path` (never read through a link), or undefined when there is no such file. */
 export async function readJsonFile(path: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readFile(path, { encoding: 'utf8', flag: OPEN.read });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
@@ -43,46 +74,114 @@ export async function fileSize(path: string): Promise<number | undefined> {
   }
 }
 
+/** The SHA-256 of the first `bytes` bytes of `path` as a running hash, to go on hashing what follows. */
+export async function hashPrefix(path: string, bytes: number): Promise<Hash> {
+  const hash = createHash('sha256');
+  if (bytes === 0) return hash;
+  const handle = await open(path, OPEN.read);
+  try {
+    for await (const chunk of createReadStream('', { fd: handle, autoClose: false, start: 0, end: bytes - 1 })) hash.update(chunk as Buffer);
+  } finally {
+    await handle.close();
+  }
+  return hash;
+}
+
+/** What the checkpoint records about the spool at each save, and checks on resume. */
+export interface SpoolMark {
+  bytes: number;
+  /** SHA-256 (hex) of those bytes. */
+  sha256: string;
+}
+
 /** An append-only NDJSON file whose length only grows by whole, flushed pages. */
 export class Spool {
   private constructor(
     readonly path: string,
     private readonly handle: FileHandle,
+    private readonly hash: Hash,
     /** Bytes known to be on disk. */
     public bytes: number,
   ) {}
 
-  /** Opens `path` for appending; with `keepBytes`, first cuts it back to that many bytes. */
-  static async open(path: string, keepBytes?: number): Promise<Spool> {
-    // Nothing to keep (a fresh run, or a resume before the first page) starts an empty spool.
-    const handle = await open(path, keepBytes ? 'r+' : 'w');
-    if (keepBytes) {
-      const { size } = await handle.stat();
-      if (size < keepBytes) {
-        await handle.close();
-        throw new Error(`the spool ${path} is shorter (${size} bytes) than its checkpoint says (${keepBytes}); it was changed by hand`);
-      }
-      await handle.truncate(keepBytes);
-    }
-    return new Spool(path, handle, keepBytes ?? 0);
+  /**
+   * A new, empty spool at `path`. Whatever is there was left by a run with no checkpoint (or is
+   * someone else's link): it vouches for nothing, so it is unlinked, never opened.
+   */
+  static async create(path: string): Promise<Spool> {
+    await unlink(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+    return new Spool(path, await open(path, OPEN.create, 0o666), createHash('sha256'), 0);
   }
 
-  /** Appends one page of records and waits until they are on disk. */
+  /**
+   * Reopens the spool of an interrupted export, checks that its first `mark.bytes` bytes are the ones
+   * the checkpoint vouched for, and cuts off anything after them.
+   */
+  static async reopen(path: string, mark: SpoolMark): Promise<Spool> {
+    if (mark.bytes === 0) return Spool.create(path);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, OPEN.update);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new TamperedStateError(path, 'is missing');
+      if (code === 'ELOOP') throw new TamperedStateError(path, 'is a symbolic link, not a spool this program wrote');
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size < mark.bytes) throw new TamperedStateError(path, `is shorter (${size} bytes) than its checkpoint says (${mark.bytes})`);
+      const hash = await hashPrefix(path, mark.bytes);
+      if (hash.copy().digest('hex') !== mark.sha256) throw new TamperedStateError(path, 'does not hold the records its checkpoint vouches for');
+      await handle.truncate(mark.bytes);
+      return new Spool(path, handle, hash, mark.bytes);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  mark(): SpoolMark {
+    return { bytes: this.bytes, sha256: this.hash.copy().digest('hex') };
+  }
+
+  /** Appends one page of records and waits until they are on disk; a failed write is cut off again. */
   async appendPage(records: readonly unknown[]): Promise<void> {
     if (records.length === 0) return;
     let text = '';
     for (const record of records) text += JSON.stringify(record) + '\n';
     const buffer = Buffer.from(text, 'utf8');
-    let written = 0;
-    while (written < buffer.length) {
-      const { bytesWritten } = await this.handle.write(buffer, written, buffer.length - written, this.bytes + written);
-      written += bytesWritten;
+    try {
+      let written = 0;
+      while (written < buffer.length) {
+        const { bytesWritten } = await this.handle.write(buffer, written, buffer.length - written, this.bytes + written);
+        written += bytesWritten;
+      }
+      await this.handle.datasync();
+    } catch (error) {
+      // A full disk may have taken half the page: the spool must stay whole pages.
+      await this.handle.truncate(this.bytes).catch(() => undefined);
+      throw error;
     }
-    await this.handle.datasync();
+    this.hash.update(buffer);
     this.bytes += buffer.length;
   }
 
   async close(): Promise<void> {
     await this.handle.close();
+  }
+}
+
+/** A side file that is not what the export left there: it was edited, truncated or replaced. */
+export class TamperedStateError extends Error {
+  override readonly name = 'TamperedStateError';
+
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path} ${reason}`);
   }
 }

@@ -19,8 +19,9 @@ import { SchemaDriftError } from '../errors.ts';
 import { UsageError, type ParsedArgs } from './args.ts';
 import { connect } from './connection.ts';
 import { parameterSets } from './export-plan.ts';
-import { EXIT, InterruptedError, exitCodeOf, isResumable, stopWith } from './failure.ts';
+import { EXIT, exitCodeOf, isResumable, stopWith } from './failure.ts';
 import { counted } from './progress.ts';
+import { runController } from './run-controller.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 
 interface DatasetPlan {
@@ -121,10 +122,8 @@ export async function runDatasetExport(args: ParsedArgs): Promise<number> {
 
 /** Walks every unfinished parameter set, staging each page before its walk may buy the next. Returns what ended the run early. */
 async function stageWalks(plan: DatasetPlan, walks: DatasetWalk[], client: Client): Promise<unknown> {
-  const controller = new AbortController();
-  const onSignal = (): void => controller.abort(new InterruptedError('interrupted'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const run = runController();
+  const { controller } = run;
   const { signal } = controller;
   const halt = new WalkHalt();
   /** Walks that reached the high-water mark: their streams request nothing more. */
@@ -153,8 +152,7 @@ async function stageWalks(plan: DatasetPlan, walks: DatasetWalk[], client: Clien
   } catch (error) {
     if (!signal.aborted) return error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    run.dispose();
   }
   return signal.aborted ? signal.reason : halt.failure;
 }

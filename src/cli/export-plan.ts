@@ -42,9 +42,11 @@ ${describeFlags(EXPORT_FLAGS)}
 
 With --out -, a reader that stops early (| head) ends the export quietly, with exit code 0.
 
-exit codes: 0 done (also when --limit or --max-credits ended it), 2 usage or invalid parameters,
-3 key refused, 4 out of credits, 5 service failure after retries, 130 interrupted.
-After 3, 4, 5 and 130 the output so far is a valid file and --resume continues where it stopped.
+exit codes: 0 done (also when --limit, --max-pages or --max-credits ended it: --resume with a higher
+one continues), 2 usage, invalid parameters, an output in use or state that does not verify,
+3 key refused, 4 out of credits, 5 service failure after retries, 6 disk full,
+129/130/143 stopped by SIGHUP/SIGINT/SIGTERM.
+After 3, 4, 5, 6 and 129-143 the output so far is a valid file and --resume continues where it stopped.
 `;
 
 export interface ExportPlan {
@@ -52,6 +54,9 @@ export interface ExportPlan {
   inputs: Record<string, string>[];
   /** `--inputs` lines skipped because an earlier line holds the same parameter set. */
   repeatedLines: number[];
+  /** The `--inputs` file, when there is one, and the line of each parameter set in it. */
+  inputsFile: string | undefined;
+  lines: number[];
   out: string;
   format: OutputFormat;
   limit: number | undefined;
@@ -79,11 +84,13 @@ export async function planExport(
   if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
   const out = flags.out;
   if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
-  const { inputs, repeated } = await parameterSets(op, params, flags.inputs);
+  const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
   const plan: ExportPlan = {
     opId: op.id as OperationId,
     inputs,
     repeatedLines: repeated,
+    inputsFile: typeof flags.inputs === 'string' ? flags.inputs : undefined,
+    lines,
     out,
     format: out === '-' ? 'ndjson' : formatOf(out),
     limit: optionalNumber(flags.limit),
@@ -109,7 +116,7 @@ export async function parameterSets(
   op: OperationSpec,
   params: Record<string, string>,
   inputsPath: string | number | boolean | undefined,
-): Promise<{ inputs: Record<string, string>[]; repeated: number[] }> {
+): Promise<{ inputs: Record<string, string>[]; lines: number[]; repeated: number[] }> {
   const { sets: lines, repeated } = typeof inputsPath === 'string' ? await readInputs(inputsPath, params) : { sets: [{ params, line: 0 }], repeated: [] };
   // Every parameter set is checked before the first request, so a typo on line 90 costs nothing.
   for (const { params: set, line } of lines) {
@@ -120,7 +127,7 @@ export async function parameterSets(
       throw error;
     }
   }
-  return { inputs: lines.map((input) => input.params), repeated };
+  return { inputs: lines.map((input) => input.params), lines: lines.map((input) => input.line), repeated };
 }
 
 function optionalNumber(value: string | number | boolean | undefined): number | undefined {

@@ -1,11 +1,21 @@
 /**
  * What an export remembers between runs, in `<out>.checkpoint.json` beside the output: which walks
  * there are, where each one stands (the client's own checkpoint of its last finished page), how much
- * of the spool is vouched for, and the running totals. It holds no key and no service address.
+ * of the spool is vouched for (its length and SHA-256), and the running totals. It holds no key and
+ * no service address.
+ *
+ * The file is a journal, one JSON line per save: a whole state first, then one small patch per
+ * finished page (the totals and the one walk that moved). So a save costs the same with 10 walks or
+ * 10,000; once the patches outweigh the whole state, the journal is rewritten as one line again.
+ * Each line carries a SHA-256 chained over the lines before it, so a hand-edited checkpoint is
+ * refused rather than trusted; only a last line cut short by a crash is dropped (its page is then
+ * bought again, as the spool is cut back to the length the line before vouched for).
  */
+import { createHash } from 'node:crypto';
+import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../index.ts';
 import { UsageError } from './args.ts';
-import { readJsonFile, writeJsonAtomic } from './durable.ts';
+import { OPEN, TamperedStateError, writeFileAtomic, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
   params: Record<string, string>;
@@ -13,64 +23,213 @@ export interface WalkState {
   done: boolean;
   /** The client checkpoint after the walk's last finished page, once it has one. */
   checkpoint?: Checkpoint;
+  /** The service rejected this parameter set (400/404), with this message: it is tried again on `--resume`. */
+  rejected?: string;
 }
 
-export interface ExportState {
-  version: 1;
-  op: string;
-  out: string;
-  walks: WalkState[];
-  /** Spool bytes that hold exactly the records of the finished pages above. */
-  spoolBytes: number;
+interface Totals {
+  /** What of the spool holds exactly the records of the finished pages. */
+  spool: SpoolMark;
   records: number;
   /** Pages read, over every run (a page read twice after a crash counts twice). */
   pages: number;
-  /** Request attempts that could have been charged, over every run of this export. */
+  /** Request attempts that may have been charged, over every run of this export. */
   credits: number;
   /** Every page is in the spool; only writing the output from it is left. */
   finished?: boolean;
 }
 
+export interface ExportState extends Totals {
+  version: 2;
+  op: string;
+  out: string;
+  walks: WalkState[];
+}
+
+/** A journal line: the whole state, or the totals and at most one walk. */
+type Entry = { state: ExportState } | { totals: Totals; walk?: [number, WalkState] };
+
 export function freshState(op: string, out: string, inputs: Record<string, string>[]): ExportState {
   return {
-    version: 1,
+    version: 2,
     op,
     out,
     walks: inputs.map((params) => ({ params, done: false })),
-    spoolBytes: 0,
+    spool: { bytes: 0, sha256: createHash('sha256').digest('hex') },
     records: 0,
     pages: 0,
     credits: 0,
   };
 }
 
-export async function loadState(path: string): Promise<ExportState | undefined> {
-  let value: unknown;
-  try {
-    value = await readJsonFile(path);
-  } catch {
-    throw new UsageError(`the checkpoint ${path} is not valid JSON; delete it to start over`);
-  }
-  if (value === undefined) return undefined;
-  const state = value as Partial<ExportState>;
-  if (state.version !== 1 || typeof state.op !== 'string' || !Array.isArray(state.walks) || typeof state.spoolBytes !== 'number') {
-    throw new UsageError(`the checkpoint ${path} is not an export checkpoint of this version; delete it to start over`);
-  }
-  return state as ExportState;
+const GENESIS = '';
+
+function digestOf(previous: string, entry: string): string {
+  return createHash('sha256').update(previous).update('\n').update(entry).digest('hex');
 }
 
-/** A checkpoint may only continue the export that wrote it: same operation, same parameter sets. */
-export function assertSameExport(state: ExportState, op: string, inputs: Record<string, string>[], path: string): void {
-  const before = JSON.stringify(state.walks.map((walk) => walk.params));
-  const now = JSON.stringify(inputs);
-  if (state.op !== op || before !== now) {
+/** The state a checkpoint file holds, verified line by line; undefined when there is no file. */
+export async function loadState(path: string): Promise<ExportState | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, { encoding: 'utf8', flag: OPEN.read });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new TamperedStateError(path, 'is a symbolic link, not a checkpoint this program wrote');
+    throw error;
+  }
+  const lines = text.split('\n');
+  // A file that ends in a newline has a last, empty element; one that does not ends in a torn line.
+  const torn = lines.pop();
+  if (torn !== '' && lines.length === 0) throw new TamperedStateError(path, 'is not a checkpoint this program wrote');
+  let state: ExportState | undefined;
+  let digest = GENESIS;
+  for (const [index, line] of lines.entries()) {
+    const parsed = parseLine(line);
+    if (parsed === undefined || parsed.digest !== digestOf(digest, parsed.entry)) {
+      throw new TamperedStateError(path, `was changed after it was written (line ${index + 1} does not verify)`);
+    }
+    digest = parsed.digest;
+    state = apply(state, JSON.parse(parsed.entry) as Entry, path);
+  }
+  if (state === undefined) throw new TamperedStateError(path, 'is not a checkpoint this program wrote');
+  return state;
+}
+
+function parseLine(line: string): { entry: string; digest: string } | undefined {
+  try {
+    const value = JSON.parse(line) as { entry?: unknown; digest?: unknown };
+    if (typeof value.digest !== 'string' || typeof value.entry !== 'object' || value.entry === null) return undefined;
+    return { entry: JSON.stringify(value.entry), digest: value.digest };
+  } catch {
+    return undefined;
+  }
+}
+
+function apply(state: ExportState | undefined, entry: Entry, path: string): ExportState {
+  if ('state' in entry) {
+    if (entry.state.version !== 2) throw new TamperedStateError(path, 'is not an export checkpoint of this version');
+    return entry.state;
+  }
+  if (state === undefined) throw new TamperedStateError(path, 'does not start with a whole state');
+  Object.assign(state, entry.totals);
+  if (entry.walk) state.walks[entry.walk[0]] = entry.walk[1];
+  return state;
+}
+
+/**
+ * On `--resume`: the walks of the checkpoint, matched to the parameter sets asked for now. The
+ * operation must be the same and every walk the checkpoint holds must still be asked for, except
+ * those the service rejected: the user may fix or remove their lines, and new lines start afresh.
+ */
+export function matchWalks(state: ExportState, op: string, inputs: Record<string, string>[], path: string): void {
+  const held = new Map<string, WalkState[]>();
+  for (const walk of state.walks) {
+    const key = JSON.stringify(walk.params);
+    held.set(key, [...(held.get(key) ?? []), walk]);
+  }
+  const walks = inputs.map((params): WalkState => {
+    const { rejected: _, ...walk } = held.get(JSON.stringify(params))?.shift() ?? { params, done: false };
+    return walk;
+  });
+  const dropped = [...held.values()].flat().filter((walk) => walk.rejected === undefined);
+  if (state.op !== op || dropped.length > 0) {
     throw new UsageError(
       `the checkpoint ${path} belongs to another export (${state.op} with ${state.walks.length} parameter set(s)); ` +
         `run that command with --resume, or delete the checkpoint to start this one`,
     );
   }
+  state.walks = walks;
 }
 
-export function saveState(path: string, state: ExportState): Promise<void> {
-  return writeJsonAtomic(path, state);
+/** Saves an export's state as it moves: whole at first, then one patch per save (see the top of this file). */
+export class StateJournal {
+  #digest = GENESIS;
+  /** Bytes in the file; none written yet, so the first save writes the state whole. */
+  #bytes = Infinity;
+  #wholeBytes = 0;
+  /** Lines waiting for the next write; every save waiting on them is woken by it. */
+  #queue: string[] = [];
+  #writing: Promise<void> | undefined;
+
+  private constructor(
+    readonly path: string,
+    private readonly state: ExportState,
+    private handle: FileHandle | undefined,
+  ) {}
+
+  /**
+   * Keeps `state` at `path`. The first save writes it whole, replacing any journal there; until then
+   * the file is left as it is, so a run that saves nothing changes nothing.
+   */
+  static start(path: string, state: ExportState): StateJournal {
+    return new StateJournal(path, state, undefined);
+  }
+
+  /** Records the totals and, when given, where walk `index` stands; resolves once that is on disk. */
+  save(index?: number): Promise<void> {
+    const { spool, records, pages, credits, finished } = this.state;
+    const totals: Totals = { spool, records, pages, credits, ...(finished ? { finished } : {}) };
+    const entry: Entry = index === undefined ? { totals } : { totals, walk: [index, this.state.walks[index]] };
+    return this.#append(entry);
+  }
+
+  async close(): Promise<void> {
+    await this.#writing?.catch(() => undefined);
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+
+  async #append(entry: Entry): Promise<void> {
+    // Serialised now: the state moves on while the line waits for the write before it.
+    this.#queue.push(JSON.stringify(entry));
+    // Saves that come while a write is under way go out together in the next one: one flush for all.
+    while (this.#queue.length > 0) {
+      if (this.#writing) {
+        await this.#writing;
+        continue;
+      }
+      this.#writing = this.#write(this.#queue.splice(0)).finally(() => (this.#writing = undefined));
+      await this.#writing;
+    }
+  }
+
+  async #write(entries: string[]): Promise<void> {
+    // The whole state is at least as new as every patch waiting, so it can stand in for them.
+    if (this.#bytes > Math.max(64 * 1024, 2 * this.#wholeBytes)) return this.#compact();
+    let digest = this.#digest;
+    let text = '';
+    for (const entry of entries) {
+      digest = digestOf(digest, entry);
+      text += lineOf(entry, digest);
+    }
+    const handle = (this.handle ??= await open(this.path, OPEN.append));
+    try {
+      await handle.write(text);
+      await handle.datasync();
+    } catch (error) {
+      // A full disk may have taken part of the lines: the journal must stay whole lines.
+      await handle.truncate(this.#bytes).catch(() => undefined);
+      throw error;
+    }
+    this.#digest = digest;
+    this.#bytes += Buffer.byteLength(text);
+  }
+
+  /** Rewrites the journal as one line holding the whole state, replacing the file atomically. */
+  async #compact(): Promise<void> {
+    const entry = JSON.stringify({ state: this.state } satisfies Entry);
+    const digest = digestOf(GENESIS, entry);
+    const line = lineOf(entry, digest);
+    await writeFileAtomic(this.path, line);
+    await this.handle?.close();
+    this.handle = undefined;
+    this.#digest = digest;
+    this.#bytes = this.#wholeBytes = Buffer.byteLength(line);
+  }
+}
+
+function lineOf(entry: string, digest: string): string {
+  return `{"entry":${entry},"digest":"${digest}"}\n`;
 }

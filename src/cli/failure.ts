@@ -12,7 +12,10 @@ import {
   UpstreamError,
   ValidationError,
 } from '../errors.ts';
+import { constants } from 'node:os';
 import { UsageError } from './args.ts';
+import { TamperedStateError } from './durable.ts';
+import { OutputLockedError } from './lock.ts';
 
 export const EXIT = {
   ok: 0,
@@ -21,6 +24,8 @@ export const EXIT = {
   auth: 3,
   credits: 4,
   upstream: 5,
+  diskFull: 6,
+  /** 128 + the signal's number, as shells report a process a signal ended: SIGHUP 129, SIGINT 130, SIGTERM 143. */
   interrupted: 130,
 } as const;
 
@@ -29,13 +34,35 @@ export class EnvironmentError extends UsageError {
   override readonly name = 'EnvironmentError';
 }
 
+/** The run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP); it saved what it had first. */
 export class InterruptedError extends Error {
   override readonly name = 'InterruptedError';
+
+  constructor(readonly signal: NodeJS.Signals = 'SIGINT') {
+    super('interrupted');
+  }
+}
+
+/** No room left to save a page: the export stopped where its files were still whole. */
+export class DiskFullError extends Error {
+  override readonly name = 'DiskFullError';
+
+  constructor(
+    readonly folder: string,
+    options: ErrorOptions,
+  ) {
+    super(`no space left on the disk holding ${folder}`, options);
+  }
+}
+
+/** Some parameter sets of `--inputs` were rejected by the service; the others were exported. */
+export class RejectedInputsError extends Error {
+  override readonly name = 'RejectedInputsError';
 }
 
 /** Whether the output written so far was kept and `--resume` can continue after this failure. */
 export function isResumable(code: number): boolean {
-  return code === EXIT.auth || code === EXIT.credits || code === EXIT.upstream || code === EXIT.interrupted;
+  return code === EXIT.auth || code === EXIT.credits || code === EXIT.upstream || code === EXIT.diskFull || code > 128;
 }
 
 /**
@@ -48,7 +75,16 @@ export function stopWith(failure: unknown, resumeHint?: string): never {
 }
 
 export function exitCodeOf(error: unknown): number {
-  if (error instanceof UsageError || error instanceof ValidationError || error instanceof TypeError) return EXIT.usage;
+  if (
+    error instanceof UsageError ||
+    error instanceof ValidationError ||
+    error instanceof TypeError ||
+    error instanceof TamperedStateError ||
+    error instanceof OutputLockedError ||
+    error instanceof RejectedInputsError
+  ) {
+    return EXIT.usage;
+  }
   if (error instanceof AuthError) return EXIT.auth;
   if (error instanceof InsufficientCreditsError) return EXIT.credits;
   if (
@@ -60,7 +96,8 @@ export function exitCodeOf(error: unknown): number {
   ) {
     return EXIT.upstream;
   }
-  if (error instanceof InterruptedError) return EXIT.interrupted;
+  if (error instanceof InterruptedError) return 128 + constants.signals[error.signal];
+  if (error instanceof DiskFullError) return EXIT.diskFull;
   return EXIT.failure;
 }
 
@@ -80,10 +117,13 @@ export function explain(error: unknown, resumeHint: string | undefined): string 
   if (error instanceof InsufficientCreditsError) {
     return (
       `socialstream: out of credits: the balance is ${error.available}, the next request needs ${error.required}. ` +
-      `Buy credits, then run the same command with --resume to continue without paying again for finished pages.`
+      (resumeHint
+        ? `Buy credits, then run the same command with --resume to continue without paying again for finished pages.`
+        : `Buy credits, then run the command again.`)
     );
   }
-  if (error instanceof InterruptedError) return `socialstream: interrupted.${resume}`;
+  if (error instanceof InterruptedError) return `socialstream: interrupted (${error.signal}).${resume}`;
+  if (error instanceof DiskFullError) return `socialstream: ${message}: free some space there.${resume}`;
   if (exitCodeOf(error) === EXIT.upstream) return `socialstream: the service failed after retries: ${message}.${resume}`;
   return `socialstream: ${message}`;
 }

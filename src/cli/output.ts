@@ -3,10 +3,11 @@
  * while a later `--resume` still needs the spool); CSV and Parquet are written from it by the sinks,
  * which write to a temporary name and rename, so the output path only ever holds a whole file.
  */
-import { copyFile, rename, rm, stat } from 'node:fs/promises';
+import { constants, copyFile, rename, rm, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fromNdjson, toCsv, toParquet } from '../../sinks/index.ts';
 import { UsageError } from './args.ts';
+import { temporaryName } from './durable.ts';
 
 export type OutputFormat = 'ndjson' | 'csv' | 'parquet';
 
@@ -25,8 +26,10 @@ export function formatOf(path: string): OutputFormat {
 }
 
 /**
- * Writes `out` from the spool; with `keepSpool`, leaves the spool in place for `--resume`. Returns the
- * output's size. `escapeFormulae` is the CSV sink's option (`--csv-escape-formulae`).
+ * Writes `out` from the spool, replacing whatever `out` was (a link included: it is replaced, never
+ * written through). NDJSON without `keepSpool` takes the spool's place; otherwise the spool stays,
+ * for `--resume` or for the caller to drop once the checkpoint is gone. Returns the output's size.
+ * `escapeFormulae` is the CSV sink's option (`--csv-escape-formulae`).
  */
 export async function publishOutput(
   spoolPath: string,
@@ -36,8 +39,14 @@ export async function publishOutput(
 ): Promise<{ bytes: number }> {
   if (format === 'ndjson') {
     if (options.keepSpool) {
-      await copyFile(spoolPath, `${out}.tmp`);
-      await rename(`${out}.tmp`, out);
+      const temporary = temporaryName(out);
+      try {
+        await copyFile(spoolPath, temporary, constants.COPYFILE_EXCL);
+        await rename(temporary, out);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw error;
+      }
     } else {
       await rename(spoolPath, out);
     }
@@ -45,6 +54,5 @@ export async function publishOutput(
   }
   const records = fromNdjson(spoolPath);
   const result = format === 'csv' ? await toCsv(records, out, { escapeFormulae: options.escapeFormulae }) : await toParquet(records, out);
-  if (!options.keepSpool) await rm(spoolPath, { force: true });
   return { bytes: result.bytes };
 }

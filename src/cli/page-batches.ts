@@ -6,6 +6,7 @@
  */
 import { STREAM_CONTROL, type Checkpoint, type RecordStream, type RequestGate } from '../index.ts';
 import { derive } from '../operators/derive.ts';
+import { NetworkError, ValidationError, type SocialstreamError } from '../errors.ts';
 
 export interface PageBatch {
   /** Which parameter set (walk) the page belongs to. */
@@ -13,6 +14,8 @@ export interface PageBatch {
   records: unknown[];
   /** Where the walk stands once these records are written. */
   checkpoint: Checkpoint;
+  /** Where the walk stands once only the first `count` of these records are written (`--limit`). */
+  checkpointAfter(count: number): Checkpoint;
   /** The walk has nothing left to fetch. */
   last: boolean;
   /** Call once the page is on disk and its checkpoint saved: lets the walk buy its next page. */
@@ -33,13 +36,22 @@ export function pageBatches(stream: RecordStream<unknown>, walk: number, halt: W
 
 async function* batches(stream: RecordStream<unknown>, walk: number, durability: SavedPagesGate, halt: WalkHalt): AsyncGenerator<PageBatch> {
   let records: unknown[] = [];
+  // Taken after the first record of the page: one record past where the page's records begin.
+  let first: Checkpoint | undefined;
   const batch = (checkpoint: Checkpoint, last: boolean): PageBatch => {
     durability.produced();
-    return { walk, records, checkpoint, last, saved: () => durability.saved() };
+    const start = first;
+    const checkpointAfter = (count: number): Checkpoint =>
+      start === undefined || count >= records.length
+        ? checkpoint
+        : { ...start, skip: start.skip - 1 + count, recordsYielded: start.recordsYielded - 1 + count };
+    first = undefined;
+    return { walk, records, checkpoint, checkpointAfter, last, saved: () => durability.saved() };
   };
   try {
     for await (const record of stream) {
       records.push(record);
+      first ??= stream.checkpoint();
       // `skip` is 0 exactly when the record just received was the last of its page.
       const checkpoint = stream.checkpoint();
       if (checkpoint.skip === 0) {
@@ -48,7 +60,7 @@ async function* batches(stream: RecordStream<unknown>, walk: number, durability:
       }
     }
   } catch (error) {
-    halt.fail(error);
+    halt.fail(walk, error);
     return;
   }
   const checkpoint = stream.checkpoint();
@@ -59,14 +71,21 @@ async function* batches(stream: RecordStream<unknown>, walk: number, durability:
  * Stops every walk of an export once one fails, without losing what the others already bought: they
  * request no further page (this gate refuses, so they end cleanly, their checkpoints at their next
  * page), and the pages they had in flight still arrive and are saved. Ending them by aborting instead
- * would drop those paid pages, to be bought again on `--resume`.
+ * would drop those paid pages, to be bought again on `--resume`. A parameter set the service rejects
+ * (400, 404) fails alone: the other walks go on.
  */
 export class WalkHalt implements RequestGate {
-  /** The first failure of any walk. */
+  /** The first failure of any walk, other than a rejected parameter set. */
   failure: unknown;
+  /** The walks whose parameters the service rejected, with its error. */
+  readonly rejected = new Map<number, ValidationError>();
   #halted = false;
 
-  fail(error: unknown): void {
+  fail(walk: number, error: unknown): void {
+    if (error instanceof ValidationError) {
+      this.rejected.set(walk, error);
+      return;
+    }
     if (this.#halted) return;
     this.#halted = true;
     this.failure = error;
@@ -76,6 +95,54 @@ export class WalkHalt implements RequestGate {
     return Promise.resolve(!this.#halted);
   }
 }
+
+/**
+ * Counts the attempts of an export that may be charged and, under `--max-credits`, records each one
+ * on disk before it is sent, then refuses every attempt past the cap: a crash can lose the page an
+ * attempt bought, never the count of it, so no number of crashes lets the cap be passed. Attempts
+ * known to have cost nothing (see `isFree`) are given back. It must be the last gate of a walk's
+ * stream: an attempt it lets through is sent.
+ */
+export class AttemptLedger implements RequestGate {
+  /** Attempts refused for the cap. */
+  refused = 0;
+
+  constructor(
+    /** Attempts that may have been charged so far, over every run. */
+    public credits: number,
+    readonly max: number | undefined,
+    private readonly record: () => Promise<void>,
+  ) {}
+
+  async acquire(): Promise<boolean> {
+    if (this.max === undefined) {
+      this.credits++;
+      return true;
+    }
+    // Counted synchronously, before any await: concurrent walks can never both take the last credit.
+    if (this.credits >= this.max) {
+      this.refused++;
+      return false;
+    }
+    this.credits++;
+    await this.record();
+    return true;
+  }
+
+  /** An attempt was answered with an error or never reached the service: it cost nothing. */
+  giveBack(): void {
+    this.credits--;
+  }
+}
+
+/** Only a 200 costs a credit (docs/wire.md): an error answer did not, nor did a connection never made. */
+export function isFree(error: SocialstreamError): boolean {
+  if (error.status !== undefined) return error.status !== 200;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return error instanceof NetworkError && typeof code === 'string' && NEVER_CONNECTED.has(code);
+}
+
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
 /** Holds a walk's next request while one of its pages is not yet saved. */
 class SavedPagesGate implements RequestGate {

@@ -3,7 +3,7 @@
  * bin runs under plain node) as a subprocess, against a sandbox the test started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -44,4 +44,22 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise
 
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'socialstream-cli-'));
+}
+
+/** Resolves once `path` exists (e.g. the checkpoint of an export that has started buying pages). */
+export async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A seeded sequence of delays below `maxMs`, so a failing kill point can be replayed. */
+export function randomDelays(seed: number, count: number, maxMs: number): number[] {
+  let state = seed;
+  return Array.from({ length: count }, () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % maxMs;
+  });
 }

@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadState, StateJournal } from '../../src/cli/export-state.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';
 
 // 2,000 trimmed posts, 25 a page: 80 pages, slowed down so that a kill lands mid-walk.
@@ -26,23 +27,6 @@ beforeAll(async () => {
   }
 });
 afterAll(() => sandbox.close());
-
-/** A seeded sequence, so a failing kill point can be replayed. */
-function randomDelays(seed: number, count: number, maxMs: number): number[] {
-  let state = seed;
-  return Array.from({ length: count }, () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state % maxMs;
-  });
-}
-
-async function waitFor(path: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!existsSync(path)) {
-    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function sameContent(format: string, out: string): Promise<void> {
   if (format === 'parquet') {
@@ -144,7 +128,10 @@ describe('an interrupted export resumed with --resume', () => {
       // As if the run had ended right after recording that every page is in the spool, and died
       // before the output was written from it.
       const checkpoint = `${out}.checkpoint.json`;
-      writeFileSync(checkpoint, JSON.stringify({ ...JSON.parse(readFileSync(checkpoint, 'utf8')), finished: true }));
+      const state = await loadState(checkpoint);
+      const journal = StateJournal.start(checkpoint, { ...state!, finished: true });
+      await journal.save();
+      await journal.close();
       rmSync(out);
       const charged = poor.requests.charged[key];
       const finished = await runCli([...WALK, '--out', out, '--resume'], env);
