@@ -21,6 +21,8 @@ export interface ClientStats {
   retries: number;
   /** Records operators reported as duplicates (e.g. `dedupe`). */
   duplicates: number;
+  /** Walks that met a continuation their rule does not follow (once per walk): their output may be short. */
+  ignoredContinuations: number;
 }
 
 export type ClientEvent =
@@ -28,10 +30,12 @@ export type ClientEvent =
   | { type: 'retry'; endpoint: string; attempt: number; delayMs: number; error: SocialstreamError }
   | { type: 'page'; endpoint: string; records: number; credits: number }
   | { type: 'error'; endpoint: string; error: SocialstreamError }
-  | { type: 'duplicate'; operator: string; count: number };
+  | { type: 'duplicate'; operator: string; count: number }
+  /** A page offered a continuation the operation's rule does not follow (`detail`: what and where); once per walk. */
+  | { type: 'ignored-continuation'; endpoint: string; detail: string };
 
 export class Meter {
-  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0 };
+  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0, ignoredContinuations: 0 };
   readonly #events = new Subject<ClientEvent>();
   readonly events$: Observable<ClientEvent> = this.#events.asObservable();
 
@@ -61,6 +65,11 @@ export class Meter {
 
   records(count: number): void {
     this.#stats.records += count;
+  }
+
+  ignoredContinuation(endpoint: string, detail: string): void {
+    this.#stats.ignoredContinuations++;
+    this.#events.next({ type: 'ignored-continuation', endpoint, detail });
   }
 
   error(endpoint: string, error: SocialstreamError): void {

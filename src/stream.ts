@@ -68,6 +68,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   #pagesRead = 0;
   #recordsOut = 0;
   #busy = false;
+  /** An ignored continuation is reported once per walk. */
+  #reportedIgnored = false;
 
   constructor(parts: StreamParts, start: WalkStart, options: StreamOptions = {}) {
     const { limit = Infinity, maxPages = Infinity } = options;
@@ -162,7 +164,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         this.#recordsYielded += fresh;
         this.#recordsOut += fresh;
         this.#parts.meter.records(fresh);
-        this.#finishPage(page);
+        this.#finishPage(page, true);
         yield page.body as P;
       }
     } finally {
@@ -215,6 +217,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     if (spends !== undefined) this.#spent.add(spends);
     this.#pagesRead++;
     meter.page(op.id, read.records.length, creditsOf(body, true));
+    if (read.ignored !== undefined && !this.#reportedIgnored) {
+      this.#reportedIgnored = true;
+      meter.ignoredContinuation(op.id, read.ignored);
+    }
     const page: Page = { state, body, records: read.records, next: read.next };
     this.#page = page;
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
@@ -228,8 +234,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     return error;
   }
 
-  #finishPage(page: Page): void {
-    this.#pending = page.next;
+  /** `bodyTaken`: the caller took the raw body (`pages()`), so every record it holds counts as handed out. */
+  #finishPage(page: Page, bodyTaken = false): void {
+    const { strategy } = this.#parts;
+    this.#pending = bodyTaken && page.next !== null && strategy.bodyTaken !== undefined ? strategy.bodyTaken(page.next) : page.next;
     this.#page = undefined;
     this.#yieldedInPage = 0;
     this.#pagesDone++;

@@ -1,5 +1,5 @@
 /** Picks the continuation strategy of an operation row. */
-import { plainRecords } from '../operations/extract.ts';
+import { payloadOf, payloadPath, plainRecords } from '../operations/extract.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { commentTreeWalk } from './comment-tree.ts';
 import { cursorPairWalk } from './cursor-pair.ts';
@@ -11,28 +11,44 @@ import { timelineWalk } from './timeline.ts';
 
 export type { PageRead, Query, Strategy } from './strategy.ts';
 
-/** The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`. */
+/**
+ * The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`.
+ * It is given whole bodies and hands each strategy the payload, in either envelope (`payloadOf`),
+ * with the row's paths made relative to it.
+ */
 export function strategyFor(op: OperationSpec): Strategy<unknown> {
+  const at = payloadPath(op.records.at);
+  return onPayload(pick(op, at), at);
+}
+
+function pick(op: OperationSpec, at: string): Strategy<unknown> {
   const { records, continuation } = op;
   if (records.kind === 'timeline' || continuation.kind === 'timeline') {
     if (records.kind !== 'timeline' || continuation.kind !== 'timeline') throw mismatch(op);
-    return erase(timelineWalk({ at: records.at, from: continuation.from, param: continuation.param }, op.id));
+    return erase(timelineWalk({ at, from: payloadPath(continuation.from), param: continuation.param }, op.id));
   }
   if (records.kind === 'tree' || continuation.kind === 'tree') {
     if (records.kind !== 'tree' || continuation.kind !== 'tree') throw mismatch(op);
-    return erase(commentTreeWalk({ at: records.at, param: continuation.param }, op.id));
+    return erase(commentTreeWalk({ at, param: continuation.param }, op.id));
   }
-  const read = (body: unknown): unknown[] => plainRecords(body, records, op.id);
+  const kind = records.kind;
+  const read = (payload: unknown): unknown[] => plainRecords(payload, kind, at, op.id);
   switch (continuation.kind) {
     case 'none':
       return erase(singlePage(read));
     case 'cursor':
-      return erase(cursorWalk(continuation, read));
+      return erase(cursorWalk({ ...continuation, from: payloadPath(continuation.from), while: continuation.while && payloadPath(continuation.while) }, read));
     case 'cursorPair':
-      return erase(cursorPairWalk(continuation, read));
+      return erase(cursorPairWalk({ ...continuation, from: [payloadPath(continuation.from[0]), payloadPath(continuation.from[1])] }, read));
     case 'page':
-      return erase(pageNumberWalk(continuation, read));
+      return erase(pageNumberWalk({ ...continuation, while: continuation.while && payloadPath(continuation.while) }, read));
   }
+}
+
+/** `strategy` reading the payload of each body rather than the body. */
+function onPayload(strategy: Strategy<unknown>, at: string): Strategy<unknown> {
+  const read = strategy.read;
+  return { ...strategy, read: (body, state) => read(payloadOf(body, at), state) };
 }
 
 /** Strategies are driven only through their own states, so their state type can be forgotten here. */

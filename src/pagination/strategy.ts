@@ -1,18 +1,24 @@
 /**
  * What every continuation strategy provides. A strategy's state is plain JSON (it goes into
  * checkpoints as it is): the continuation(s) still to fetch. `null` means the walk is over.
+ * Strategies read the payload (`payloadOf`), with paths relative to it.
  */
 
 /** Query parameters, as sent. */
 export type Query = Record<string, string>;
 
-/** Reads the records of a page. */
-export type ListRecords = (body: unknown) => unknown[];
+/** Reads the records of a page's payload. */
+export type ListRecords = (payload: unknown) => unknown[];
 
 export interface PageRead<S> {
   records: unknown[];
   /** The state of the next page, or null when the walk ends with this page. */
   next: S | null;
+  /**
+   * A continuation the page offered that the rule does not follow and no end signal explains
+   * (`cursor = "abc"`): the walk reports it rather than end short in silence.
+   */
+  ignored?: string;
 }
 
 export interface Strategy<S> {
@@ -26,8 +32,24 @@ export interface Strategy<S> {
   read(body: unknown, state: S): PageRead<S>;
   /** Whether `value` (from a checkpoint) is a state of this strategy. */
   isState(value: unknown): value is S;
+  /**
+   * The state after `next` when the caller took the page's raw body (`pages()`) rather than its
+   * records. Only a walk whose body holds more records than its page (the comment tree) needs it:
+   * those records were handed out with the body and must not be yielded again.
+   */
+  bodyTaken?(next: S): S;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
+export function isCursor(value: unknown): value is string | number {
+  return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
+}
+
+/** `field = value`, for the report of a continuation the walk did not follow. */
+export function described(field: string, value: unknown): string {
+  return `${field} = ${JSON.stringify(value)?.slice(0, 80)}`;
 }

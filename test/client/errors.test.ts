@@ -125,7 +125,7 @@ describe('errors from the service', () => {
     const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });
     const error = await failure(client.forum.subforum({ subforum: 'x' }));
     expect(error).toBeInstanceOf(ResponseFormatError);
-    expect(error.message).toMatch(/data\.posts/);
+    expect(error.message).toMatch(/payload has no collection at posts/);
     await client.close();
     await server.close();
   });
