@@ -221,6 +221,11 @@ async function runPages(
   const run = runController();
   const { signal } = run.controller;
   const halt = new WalkHalt();
+  // A continuation no rule follows may mean missing records: the summary says so (DESIGN, tolerant reader).
+  const warnings: string[] = [];
+  const ignored = client.events$.subscribe((event) => {
+    if (event.type === 'ignored-continuation') warnings.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
+  });
   try {
     for await (const page of pagesOf(plan, state, client, signal, halt)) {
       try {
@@ -242,6 +247,8 @@ async function runPages(
     if (!signal.aborted) return error;
   } finally {
     run.dispose();
+    ignored.unsubscribe();
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}; the output may be incomplete\n`);
   }
   const failure = signal.aborted ? signal.reason : halt.failure;
   return failure === LIMIT_REACHED ? undefined : failure;
