@@ -2,6 +2,7 @@
  * `socialstream sandbox`: runs the sandbox in the foreground until SIGINT or SIGTERM, printing
  * where it listens and how to point the client at it.
  */
+import { DIALECTS, type SandboxDialect } from './dialects/index.ts';
 import { DEFAULT_API_KEY, startSandbox, type SandboxOptions } from './index.ts';
 
 const DEFAULT_PORT = 8787;
@@ -17,9 +18,10 @@ options:
   --latency MS     delay added to every response (default 0)
   --fault-rate P   probability (0 to 1) of an upstream failure (500) per request (default 0)
   --seed S         seed of the synthetic data (default sandbox)
+  --dialect D      spec (default): bodies as SPEC reads; service: as the service answers in practice
   --help           this text`;
 
-const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed'] as const;
+const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Splits `--flag value` and `--flag=value` words; throws `TypeError` naming a bad or incomplete flag. */
@@ -72,6 +74,13 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: numbe
   }
   const seed = flags.get('--seed');
   if (seed !== undefined) options.seed = seed;
+  const dialect = flags.get('--dialect');
+  if (dialect !== undefined) {
+    if (!(DIALECTS as readonly string[]).includes(dialect)) {
+      throw new TypeError(`--dialect must be ${DIALECTS.join(' or ')}, got "${dialect}"`);
+    }
+    options.dialect = dialect as SandboxDialect;
+  }
   return options;
 }
 
