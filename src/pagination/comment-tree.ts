@@ -16,10 +16,10 @@
  * follows their cursors but yields none of them again.
  */
 import type { ForumComment } from '../records/index.ts';
-import { collectionAt } from '../operations/extract.ts';
+import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { Strategy } from './strategy.ts';
-import { described, isObject } from './strategy.ts';
+import { described, isCursor, isObject } from './strategy.ts';
 
 interface Frame {
   /** Depth of the comments listed in this frame. */
@@ -108,13 +108,15 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
 }
 
 /**
- * The cursor of a `{ has_more, cursor }` (or `next_cursor`) object when it says there is more; a
- * `has_more: true` without a cursor cannot be followed and is reported.
+ * The cursor of a `{ has_more, cursor }` (or `next_cursor`) object unless its flag says no; without
+ * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor cannot be
+ * followed and is reported.
  */
 function continuation(more: unknown): string | { ignored: string } | undefined {
-  if (!isObject(more) || (more.has_more !== true && more.has_more !== 1)) return undefined;
+  if (!isObject(more)) return undefined;
+  const flag = flagOf(more.has_more);
+  if (flag === false) return undefined;
   const cursor = more.cursor ?? more.next_cursor;
-  if (typeof cursor === 'string' && cursor !== '') return cursor;
-  if (typeof cursor === 'number' && Number.isFinite(cursor)) return String(cursor);
-  return { ignored: 'more.has_more = true without a cursor' };
+  if (isCursor(cursor)) return String(cursor);
+  return flag === true ? { ignored: 'more.has_more = true without a cursor' } : undefined;
 }
