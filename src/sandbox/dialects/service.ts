@@ -177,10 +177,16 @@ function arraysIn(object: Json): Json {
   return Object.fromEntries(Object.entries(object).map(([key, item]) => [key, arrays(item, key)]));
 }
 
-/** A tag of the request without its cursors: the end marker a flagless last page carries is good for that walk only. */
+/** SPEC-dialect cursors are base64url, so they never start with this. */
+const END_MARKER = 'end.';
+
+/**
+ * What the cursor of a flagless last page wraps: a tag of the request without its cursors, so the
+ * marker is good for that walk only.
+ */
 function endMarker(id: string, query: URLSearchParams, cursorParams: readonly string[]): string {
   const rest = [...query].filter(([name]) => !cursorParams.includes(name)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `end.${hash(`${id}|${JSON.stringify(rest)}`).toString(36)}`;
+  return `${END_MARKER}${hash(`${id}|${JSON.stringify(rest)}`).toString(36)}`;
 }
 
 function without(query: URLSearchParams, names: readonly string[]): URLSearchParams {
@@ -199,91 +205,107 @@ function payloadOf(body: Json): Json {
   return typeof body.data === 'object' && body.data !== null && 'credits_used' in body ? (body.data as Json) : body;
 }
 
-/** The operation as the service answers it. */
-function serviceOperation(operation: SandboxOperation, rule: ServiceRule): SandboxOperation {
+/** What a service request asks of the SPEC-dialect handler. */
+interface Translated {
+  /** The query with every service cursor turned back into the SPEC-dialect cursor it wraps. */
+  query: URLSearchParams;
+  /** The request follows a flagless last page: it is answered with an empty page. */
+  ended: boolean;
+  /** The page asked for, for page-like cursors (1 without a cursor). */
+  page: number;
+}
+
+/** Reads a request's service cursors; `400 Invalid cursor` for any value the dialect did not issue for this walk. */
+function translate(operation: SandboxOperation, rule: ServiceRule, request: SandboxRequest): Translated {
+  const { query } = request;
   const cursors = rule.cursors ?? [];
   const cursorParams = cursors.map((cursor) => cursor.param);
-
-  function handle(request: SandboxRequest): unknown {
-    const { query } = request;
-    const sent = cursors.filter((cursor) => (query.get(cursor.param) ?? '') !== '');
-    let specQuery = query;
-    /** The request is the one after a flagless last page: answered with an empty page. */
-    let ended = false;
-    let page = 1;
-    if (sent.length > 0) {
-      specQuery = new URLSearchParams(query);
-      for (const cursor of sent) {
-        const value = query.get(cursor.param) as string;
-        if (cursor.form === 'page') {
-          page = pageNumber(value);
-          const first = payloadOf(operation.handle({ ...request, query: without(query, cursorParams) }) as Json);
-          const next = get(first, cursor.path as string);
-          // The first page's cursor names the resource; page N starts N-1 pages of its size further.
-          if (typeof next === 'string') specQuery.set(cursor.param, moveCursor(next, cursorOffset(next) * (page - 1)));
-          else ended = true;
-          continue;
-        }
-        const decoded = decodeServiceCursor(cursor.form, value);
-        if (rule.emptyPageEnd === true && decoded.startsWith('end.')) {
-          if (decoded !== endMarker(operation.id, query, cursorParams)) throw new SandboxValidationError('Invalid cursor');
-          ended = true;
-        } else {
-          specQuery.set(cursor.param, decoded);
-        }
-      }
-      if (ended) specQuery = without(query, cursorParams);
+  const translated: Translated = { query: new URLSearchParams(query), ended: false, page: 1 };
+  for (const cursor of cursors) {
+    const value = query.get(cursor.param) ?? '';
+    if (value === '') continue;
+    if (cursor.form === 'page') {
+      translated.page = pageNumber(value);
+      const first = payloadOf(operation.handle({ ...request, query: without(query, cursorParams) }) as Json);
+      const next = get(first, cursor.path as string);
+      // The first page's cursor names the resource; page N starts N-1 pages of its size further.
+      if (typeof next === 'string') translated.query.set(cursor.param, moveCursor(next, cursorOffset(next) * (translated.page - 1)));
+      else translated.ended = true;
+      continue;
     }
+    const decoded = decodeServiceCursor(cursor.form, value);
+    if (rule.emptyPageEnd === true && decoded.startsWith(END_MARKER)) {
+      if (decoded !== endMarker(operation.id, query, cursorParams)) throw new SandboxValidationError('Invalid cursor');
+      translated.ended = true;
+    } else {
+      translated.query.set(cursor.param, decoded);
+    }
+  }
+  if (translated.ended) translated.query = without(query, cursorParams);
+  return translated;
+}
 
-    const body = operation.handle({ ...request, query: specQuery }) as Json;
+/** Writes a payload's continuations in the service's forms (`payload` already has arrays). */
+function continuations(operation: SandboxOperation, rule: ServiceRule, query: URLSearchParams, payload: Json, page: number): void {
+  const cursors = rule.cursors ?? [];
+  const hasRecords = rule.records !== undefined && (get(payload, rule.records) as Json[]).length > 0;
+  for (const cursor of cursors) {
+    if (cursor.path === undefined) continue;
+    const [parent, key] = parentOf(payload, cursor.path);
+    const value = parent[key];
+    if (cursor.form === 'page') {
+      if (hasRecords) parent[key] = String(page + 1);
+      else delete parent[key];
+    } else if (typeof value === 'string') {
+      parent[key] = encodeServiceCursor(cursor.form, value);
+    } else if (value === undefined && rule.emptyPageEnd === true && hasRecords) {
+      const cursorParams = cursors.map((item) => item.param);
+      parent[key] = encodeServiceCursor(cursor.form, endMarker(operation.id, query, cursorParams));
+    } else if (value === undefined && rule.nullAtEnd === true) {
+      parent[key] = null;
+    }
+  }
+  if (rule.custom !== undefined) {
+    const form = cursors[0]?.form;
+    rule.custom(payload, (cursor) => (form === undefined || form === 'page' ? cursor : encodeServiceCursor(form, cursor)));
+  }
+}
+
+/** Nulls, dropped and unnamed fields (`payload` already has arrays). */
+function fields(rule: ServiceRule, query: URLSearchParams, payload: Json): void {
+  const records = rule.records === undefined ? [] : (get(payload, rule.records) as Json[]);
+  for (const record of records) {
+    // Chosen by content, not position, so a record is nulled alike on every page it appears on.
+    if (hash(JSON.stringify(record)) % 3 === 0) for (const field of rule.nulls ?? []) record[field] = null;
+    Object.assign(record, rule.extras);
+  }
+  for (const field of rule.drop ?? []) delete payload[field];
+  if (query.get('trim') === 'true' || query.get('trim') === '1') {
+    for (const field of rule.trimDrops ?? []) delete payload[field];
+  }
+}
+
+/** The operation as the service answers it. */
+function serviceOperation(operation: SandboxOperation, rule: ServiceRule): SandboxOperation {
+  function handle(request: SandboxRequest): unknown {
+    const { query, ended, page } = translate(operation, rule, request);
+    const body = operation.handle({ ...request, query }) as Json;
     const specPayload = payloadOf(body);
     if (ended) {
       const [parent, key] = parentOf(specPayload, rule.records as string);
       parent[key] = [];
-      for (const cursor of cursors) {
-        if (cursor.path === undefined) continue;
-        const [holder, name] = parentOf(specPayload, cursor.path);
+      for (const { path } of rule.cursors ?? []) {
+        if (path === undefined) continue;
+        const [holder, name] = parentOf(specPayload, path);
         delete holder[name];
       }
     }
     const payload = arraysIn(specPayload);
     delete payload.success;
+    fields(rule, request.query, payload);
+    continuations(operation, rule, request.query, payload, page);
 
-    const records = rule.records === undefined ? [] : (get(payload, rule.records) as Json[]);
-    for (const record of records) {
-      // Chosen by content, not position, so a record is nulled alike on every page it appears on.
-      if (hash(JSON.stringify(record)) % 3 === 0) for (const field of rule.nulls ?? []) record[field] = null;
-      Object.assign(record, rule.extras);
-    }
-    for (const field of rule.drop ?? []) delete payload[field];
-    if (query.get('trim') === 'true' || query.get('trim') === '1') {
-      for (const field of rule.trimDrops ?? []) delete payload[field];
-    }
-
-    for (const cursor of cursors) {
-      if (cursor.form === 'page' || cursor.path === undefined) continue;
-      const [parent, key] = parentOf(payload, cursor.path);
-      const value = parent[key];
-      if (typeof value === 'string') parent[key] = encodeServiceCursor(cursor.form, value);
-      else if (typeof value === 'number') continue;
-      else if (rule.emptyPageEnd === true && records.length > 0) {
-        parent[key] = encodeServiceCursor(cursor.form, endMarker(operation.id, query, cursorParams));
-      } else if (rule.nullAtEnd === true) parent[key] = null;
-    }
-    const pageCursor = cursors.find((cursor) => cursor.form === 'page');
-    if (pageCursor !== undefined) {
-      const [parent, key] = parentOf(payload, pageCursor.path as string);
-      if (records.length > 0) parent[key] = String(page + 1);
-      else delete parent[key];
-    }
-    if (rule.custom !== undefined) {
-      const form = cursors[0]?.form;
-      rule.custom(payload, (cursor) => (form === undefined || form === 'page' ? cursor : encodeServiceCursor(form, cursor)));
-    }
-
-    if (rule.dataEnvelope === true) {
-      return { ...arraysIn(body), data: { success: true, ...payload } };
-    }
+    if (rule.dataEnvelope === true) return { ...arraysIn(body), data: { success: true, ...payload } };
     // Fields a SPEC body carries beside its envelope (photoshare's `note`) stay at the top.
     const outside = specPayload === body ? {} : Object.fromEntries(Object.entries(body).filter(([key]) => !ENVELOPE_ONLY.has(key)));
     return {
