@@ -217,11 +217,17 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     if (spends !== undefined) this.#spent.add(spends);
     this.#pagesRead++;
     meter.page(op.id, read.records.length, creditsOf(body, true));
-    if (read.ignored !== undefined && !this.#reportedIgnored) {
-      this.#reportedIgnored = true;
-      meter.ignoredContinuation(op.id, read.ignored);
+    let { next, ignored } = read;
+    const again = next !== null && read.followIfNew === true ? strategy.spends(next) : undefined;
+    if (again !== undefined && this.#spent.has(again)) {
+      ignored ??= `${JSON.stringify(again.slice(0, 80))} came back in a body without its has-more flag`;
+      next = null;
     }
-    const page: Page = { state, body, records: read.records, next: read.next };
+    if (ignored !== undefined && !this.#reportedIgnored) {
+      this.#reportedIgnored = true;
+      meter.ignoredContinuation(op.id, ignored);
+    }
+    const page: Page = { state, body, records: read.records, next };
     this.#page = page;
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
     this.#skip = 0;

@@ -2,8 +2,8 @@
  * A single continuation value sent back as one parameter: `cursor`, `after`, `continuationToken`,
  * `max_cursor` (integer). With a `while` flag (`has_more`, `has_next_page`) a flag that says no ends
  * the walk even when a cursor is still given (last pages often carry one). A body without the flag
- * (trimmed bodies) goes on while the page had records and a cursor. An absent cursor or an empty
- * page ends the walk; an empty page whose flag still says yes is reported, not followed.
+ * (trimmed bodies) goes on while the page had records and a cursor this walk has not used. An absent
+ * cursor or an empty page ends the walk; an empty page whose flag still says yes is reported, not followed.
  */
 import { flagOf, valueAt } from '../operations/extract.ts';
 import type { ListRecords, PageRead, Strategy } from './strategy.ts';
@@ -34,7 +34,7 @@ export function cursorWalk(rule: CursorRule, records: ListRecords): Strategy<Cur
         return { records: found, next: null, ignored };
       }
       if (found.length === 0) return { records: found, next: null, ignored: more === true ? described(rule.from, cursor) : undefined };
-      return { records: found, next: { cursor } };
+      return { records: found, next: { cursor }, followIfNew: rule.while !== undefined && more === undefined };
     },
     isState: (value): value is CursorState =>
       isObject(value) && (value.cursor === undefined || typeof value.cursor === 'string' || typeof value.cursor === 'number'),

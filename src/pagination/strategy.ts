@@ -19,6 +19,12 @@ export interface PageRead<S> {
    * (`cursor = "abc"`): the walk reports it rather than end short in silence.
    */
   ignored?: string;
+  /**
+   * `next` was chosen without the flag the rule reads (a trimmed body): follow it only if this walk
+   * has not spent its value yet; one that came back ends the walk, reported, where a flag that says
+   * more would make it a `PaginationLoopError`.
+   */
+  followIfNew?: boolean;
 }
 
 export interface Strategy<S> {

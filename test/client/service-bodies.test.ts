@@ -128,6 +128,21 @@ describe('the end of a walk', () => {
     expect(server?.received).toHaveLength(3);
   });
 
+  it('of trimmed short videos whose cursor comes back ends there, reported, without buying the page again', async () => {
+    const c = await serving((query) =>
+      query.has('max_cursor')
+        ? topLevel({ aweme_list: [{ aweme_id: '2' }], max_cursor: 1_700_000_000_200 })
+        : topLevel({ aweme_list: [{ aweme_id: '1' }], max_cursor: 1_700_000_000_200 }),
+    );
+    const events = ignoredEvents(c);
+    const videos = await collect(c.shortvideo.videos({ handle: 'someone', trim: true }));
+    expect(videos.map((video) => video.aweme_id)).toEqual(['1', '2']);
+    expect(server?.received).toHaveLength(2);
+    expect(events).toEqual([
+      { type: 'ignored-continuation', endpoint: 'shortvideo/videos', detail: '"1700000000200" came back in a body without its has-more flag' },
+    ]);
+  });
+
   it('of popular videos without pagination.has_more goes on to the empty page', async () => {
     const c = await serving((query) => (query.get('page') === '3' ? topLevel({ videos: [] }) : topLevel({ videos: [{ id: query.get('page') }] })));
     expect((await collect(c.shortvideo.popularVideos())).map((video) => video.id)).toEqual(['1', '2']);
