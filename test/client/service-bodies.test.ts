@@ -86,6 +86,11 @@ describe('a payload at the top level beside success', () => {
     expect(await collect(c.photoshare.postInfo({ url: 'https://photoshare.example/p/abc' }))).toEqual([{ id: '42' }]);
   });
 
+  it('finds a payload under data that lacks SPEC\'s marks (no credits_used, endpoint or inner success)', async () => {
+    const c = await serving(() => ({ success: true, data: { aweme_list: [{ aweme_id: '1' }], has_more: 0 }, credits_remaining: 5, credits_charged: 1 }));
+    expect((await collect(c.shortvideo.videos({ handle: 'someone' }))).map((video) => video.aweme_id)).toEqual(['1']);
+  });
+
   it('refuses a body whose records are in neither place with a ResponseFormatError', async () => {
     const c = await serving(() => topLevel({ something_else: [] }));
     await expect(collect(c.shortvideo.videos({ handle: 'someone' }))).rejects.toBeInstanceOf(ResponseFormatError);
