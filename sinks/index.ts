@@ -18,6 +18,6 @@ export {
   type DatasetMode,
   type SchemaPolicy,
 } from './dataset.ts';
-export type { SinkResult } from './run.ts';
+export { partialOf, type SinkResult } from './run.ts';
 export type { RowOptions } from './rows.ts';
 export { SinkError } from '../src/errors.ts';

@@ -1,10 +1,12 @@
 /**
  * What every sink does around its format: open the destination, feed it each record, and end in one
- * of three ways. The source ended: the file is closed, renamed into place, and its size returned.
- * The source threw (402, abort, upstream failure) or a record could not be mapped: the file is
- * still closed and renamed — a valid file of every record received so far, which the CLI's resume
- * keeps — and a SinkError carrying that count is thrown. The disk failed: the temporary file is
- * dropped and a SinkError with 0 records is thrown.
+ * of four ways. The source ended: the file is closed, renamed into place, and its size returned.
+ * The source threw (402, abort, upstream failure): the file is still closed and renamed — a valid
+ * file of every record received so far — and the sink rejects with the source's own error, as Node's
+ * `pipeline` does, so `instanceof InsufficientCreditsError` still works; `partialOf(error)` tells
+ * where that file is and how many records it holds. A record could not be mapped: the same file is
+ * kept and a SinkError carrying that count is thrown. The disk failed: the temporary file is dropped
+ * and a SinkError with 0 records is thrown.
  */
 import { SinkError } from '../src/errors.ts';
 import type { AnyIterable } from '../src/operators/types.ts';
@@ -26,6 +28,19 @@ export interface RecordWriter {
   write(record: unknown): Promise<void>;
   /** Writes whatever is buffered and the format's trailer (CSV nothing, Parquet its footer). */
   close(): Promise<void>;
+}
+
+/** Where the partial file of a sink whose source threw is told, on the source's error (`Symbol.for`, so copies of this module agree). */
+const PARTIAL: unique symbol = Symbol.for('socialstream.sinks.partial');
+
+/**
+ * The file a sink kept when its source threw `error`: `{ path, records, bytes }` of that valid
+ * partial file, or undefined when `error` did not come out of a sink this way (or is not an object
+ * the sink could mark, such as a frozen object or a string).
+ */
+export function partialOf(error: unknown): SinkResult | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  return (error as { [PARTIAL]?: SinkResult })[PARTIAL];
 }
 
 export function checkSource(source: unknown): void {
@@ -57,19 +72,22 @@ export async function runSink(
 ): Promise<SinkResult> {
   const destination = await openDestination(path);
   let records = 0;
-  let failure: unknown;
-  let failed = false;
+  let failure: { error: unknown; fromSource: boolean } | undefined;
   let bytes: number;
   try {
     const writer = await open(destination);
     try {
       for await (const record of source) {
-        await writer.write(record);
+        try {
+          await writer.write(record);
+        } catch (error) {
+          failure = { error, fromSource: false };
+          break;
+        }
         records++;
       }
     } catch (error) {
-      failed = true;
-      failure = error;
+      failure ??= { error, fromSource: true };
     }
     if (destination.ioError === undefined) await writer.close();
     if (destination.ioError !== undefined) throw destination.ioError;
@@ -78,9 +96,16 @@ export async function runSink(
     await destination.abandon();
     throw new SinkError(`Writing ${path} failed, no file written: ${messageOf(error)}`, 0, path, { cause: error });
   }
-  if (failed) {
-    throw new SinkError(`Stopped after ${records} record${records === 1 ? '' : 's'}, all kept in ${path}: ${messageOf(failure)}`, records, path, {
-      cause: failure,
+  if (failure?.fromSource === true) {
+    const { error } = failure;
+    if (typeof error === 'object' && error !== null && Object.isExtensible(error)) {
+      Object.defineProperty(error, PARTIAL, { value: { path, records, bytes }, configurable: true });
+    }
+    throw error;
+  }
+  if (failure !== undefined) {
+    throw new SinkError(`Stopped after ${records} record${records === 1 ? '' : 's'}, all kept in ${path}: ${messageOf(failure.error)}`, records, path, {
+      cause: failure.error,
     });
   }
   return { path, records, bytes };

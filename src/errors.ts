@@ -30,7 +30,7 @@ export class AuthError extends SocialstreamError {
 
 /** 402: the key is valid but the balance cannot pay for the request. */
 export class InsufficientCreditsError extends SocialstreamError {
-  readonly code = 'INSUFFICIENT_CREDITS';
+  readonly code: string = 'INSUFFICIENT_CREDITS';
   constructor(
     message: string,
     readonly required: number,
@@ -56,12 +56,16 @@ export class ValidationError extends SocialstreamError {
 
 /** The service could not fetch from the source platform (`Failed to fetch …`), or answered 5xx; raised after retries. */
 export class UpstreamError extends SocialstreamError {
-  readonly code = 'UPSTREAM';
+  readonly code: string = 'UPSTREAM';
 }
 
-/** Network failure (reset, refused, timeout) that outlasted every retry. */
-export class NetworkError extends SocialstreamError {
-  readonly code = 'NETWORK';
+/**
+ * The service could not be reached or did not answer (reset, refused, timeout) through every retry:
+ * an `UpstreamError`, so one `instanceof UpstreamError` covers every failure on the service's side.
+ * (A body cut short after its headers is a `ResponseFormatError`.)
+ */
+export class NetworkError extends UpstreamError {
+  override readonly code: string = 'NETWORK';
 }
 
 /** `Service configuration error`: the service itself is misconfigured; retrying does not help. */
@@ -79,22 +83,27 @@ export class PaginationLoopError extends SocialstreamError {
   readonly code = 'PAGINATION_LOOP';
 }
 
-/** A credit cap was reached and the cap was told to throw (`creditCap(n, { onCap: 'throw' })`). */
-export class CreditCapError extends SocialstreamError {
-  readonly code = 'CREDIT_CAP';
+/**
+ * A credit cap was reached and the cap was told to throw (`creditCap(n, { onCap: 'throw' })`): the
+ * budget the caller set cannot pay for the next request, so it is an `InsufficientCreditsError`
+ * (`required` 1, `available` 0) that never reached the service.
+ */
+export class CreditCapError extends InsufficientCreditsError {
+  override readonly code: string = 'CREDIT_CAP';
   constructor(
     message: string,
     readonly cap: number,
   ) {
-    super(message);
+    super(message, 1, 0);
   }
 }
 
 /**
- * A sink stopped before its source ended. When the source threw (402, abort, upstream failure) or a
- * record could not be written, the file at `path` is valid and holds the `recordsWritten` records
- * received before, and `cause` is the original error. When the file system failed, nothing was
- * written (`recordsWritten` is 0) and whatever was at `path` before is untouched.
+ * A sink's own failure. When a record could not be written (not a plain object, a `bigint`), the
+ * file at `path` is valid and holds the `recordsWritten` records received before, and `cause` is the
+ * original error. When the file system failed, nothing was written (`recordsWritten` is 0) and
+ * whatever was at `path` before is untouched. (When the source throws, the sink rejects with the
+ * source's own error instead; `partialOf(error)` from `socialstream/sinks` tells the file it kept.)
  */
 export class SinkError extends SocialstreamError {
   readonly code = 'SINK';

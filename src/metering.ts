@@ -23,6 +23,8 @@ export interface ClientStats {
   duplicates: number;
   /** Credits spent on pages bought ahead that their walk never read (e.g. web search's empty pages past the end). */
   overfetched: number;
+  /** Walks that met a continuation their rule does not follow (once per walk): their output may be short. */
+  ignoredContinuations: number;
 }
 
 export type ClientEvent =
@@ -31,10 +33,12 @@ export type ClientEvent =
   | { type: 'page'; endpoint: string; records: number; credits: number }
   | { type: 'error'; endpoint: string; error: SocialstreamError }
   | { type: 'duplicate'; operator: string; count: number }
-  | { type: 'overfetch'; endpoint: string; pages: number; credits: number };
+  | { type: 'overfetch'; endpoint: string; pages: number; credits: number }
+  /** A page offered a continuation the operation's rule does not follow (`detail`: what and where); once per walk. */
+  | { type: 'ignored-continuation'; endpoint: string; detail: string };
 
 export class Meter {
-  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0, overfetched: 0 };
+  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0, overfetched: 0, ignoredContinuations: 0 };
   readonly #events = new Subject<ClientEvent>();
   readonly events$: Observable<ClientEvent> = this.#events.asObservable();
 
@@ -64,6 +68,11 @@ export class Meter {
 
   records(count: number): void {
     this.#stats.records += count;
+  }
+
+  ignoredContinuation(endpoint: string, detail: string): void {
+    this.#stats.ignoredContinuations++;
+    this.#events.next({ type: 'ignored-continuation', endpoint, detail });
   }
 
   error(endpoint: string, error: SocialstreamError): void {

@@ -68,11 +68,15 @@ export class Requester {
   }
 }
 
-/** Credits a 200 body says it cost: `credits_used`, else `data.credits_charged`, else 1 for a scrape. */
+/**
+ * Credits a 200 body says it cost: `credits_used` (SPEC 2.1), else `credits_charged` beside it (the
+ * service's top-level form), else `data.credits_charged` (E23, E25), else 1 for a scrape.
+ */
 export function creditsOf(body: unknown, chargeable: boolean): number {
   if (typeof body === 'object' && body !== null) {
-    const { credits_used, data } = body as { credits_used?: unknown; data?: { credits_charged?: unknown } };
+    const { credits_used, credits_charged, data } = body as { credits_used?: unknown; credits_charged?: unknown; data?: { credits_charged?: unknown } };
     if (typeof credits_used === 'number') return credits_used;
+    if (typeof credits_charged === 'number') return credits_charged;
     const charged = typeof data === 'object' && data !== null ? data.credits_charged : undefined;
     if (typeof charged === 'number') return charged;
   }

@@ -106,6 +106,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   #pagesRead = 0;
   #recordsOut = 0;
   #busy = false;
+  /** An ignored continuation is reported once per walk. */
+  #reportedIgnored = false;
 
   constructor(parts: StreamParts, start: WalkStart, options: StreamOptions = {}) {
     const { limit = Infinity, maxPages = Infinity, concurrency = DEFAULT_PAGE_CONCURRENCY, overfetch = false } = options;
@@ -213,7 +215,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         this.#recordsYielded += fresh;
         this.#recordsOut += fresh;
         this.#parts.meter.records(fresh);
-        this.#finishPage(page);
+        this.#finishPage(page, true);
         yield page.body as P;
       }
     } finally {
@@ -244,7 +246,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     const { op, strategy, meter, signal } = this.#parts;
     signal?.throwIfAborted();
     const value = strategy.spends(state);
-    const spends = value === undefined ? undefined : createHash('sha256').update(value).digest('base64');
+    const spends = value === undefined ? undefined : digestOf(value);
     if (spends !== undefined && this.#spent.has(spends)) {
       throw this.#failed(
         new PaginationLoopError(
@@ -283,7 +285,17 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     this.#pagesRead++;
     this.#lastBody = body;
     meter.page(op.id, read.records.length, creditsOf(body, true));
-    const page: Page = { state, body, records: read.records, next: read.next };
+    let { next, ignored } = read;
+    const again = next !== null && read.followIfNew === true ? strategy.spends(next) : undefined;
+    if (again !== undefined && this.#spent.has(digestOf(again))) {
+      ignored ??= `${preview(again)} came back in a body without its has-more flag`;
+      next = null;
+    }
+    if (ignored !== undefined && !this.#reportedIgnored) {
+      this.#reportedIgnored = true;
+      meter.ignoredContinuation(op.id, ignored);
+    }
+    const page: Page = { state, body, records: read.records, next };
     this.#page = page;
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
     this.#skip = 0;
@@ -333,8 +345,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     return error;
   }
 
-  #finishPage(page: Page): void {
-    this.#pending = page.next;
+  /** `bodyTaken`: the caller took the raw body (`pages()`), so every record it holds counts as handed out. */
+  #finishPage(page: Page, bodyTaken = false): void {
+    const { strategy } = this.#parts;
+    this.#pending = bodyTaken && page.next !== null && strategy.bodyTaken !== undefined ? strategy.bodyTaken(page.next) : page.next;
     this.#page = undefined;
     this.#yieldedInPage = 0;
     this.#pagesDone++;
@@ -347,6 +361,11 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/** What `#spent` keeps of a continuation value: a cursor may be megabytes, its digest is 44 characters. */
+function digestOf(value: string): string {
+  return createHash('sha256').update(value).digest('base64');
+}
 
 /** A cursor in a message: a short prefix and its length, never the whole value (it may echo anything). */
 function preview(value: string): string {

@@ -98,7 +98,7 @@ export class Transport {
 
   /** The request and its body, read up to the size limit. Never rejects. */
   async #attempt(path: string, query: Record<string, string>, endpoint: string, signal: AbortSignal): Promise<Attempt> {
-    const search = new URLSearchParams(query).toString();
+    const search = queryString(query);
     try {
       const response = await this.#pool.request({
         method: 'GET',
@@ -113,7 +113,8 @@ export class Transport {
         text = await readBounded(response.body, response.headers['content-length'], this.#maxBodyBytes);
       } catch (error) {
         response.body.destroy();
-        throw error;
+        if (signal.aborted) throw error;
+        return this.#cutShort(response.statusCode, error, endpoint);
       }
       if (text === undefined) {
         response.body.destroy();
@@ -174,6 +175,14 @@ export class Transport {
     }
   }
 
+  /** The headers came but the connection broke in the body: the answer is incomplete, and a 200 was charged. */
+  #cutShort(status: number, error: unknown, endpoint: string): Attempt {
+    const cause = error instanceof Error ? error : undefined;
+    const text = cause === undefined ? 'unknown failure' : this.#scrub(cause.message);
+    const message = `${endpoint}: the response body was cut short (HTTP ${status}): ${text}`;
+    return { ok: false, error: new ResponseFormatError(message, { endpoint, status, cause }), retry: true, charged: status === 200 };
+  }
+
   #networkError(error: unknown, endpoint: string): NetworkError {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
     const text = error instanceof Error ? this.#scrub(error.message) : 'unknown failure';
@@ -184,8 +193,18 @@ export class Transport {
   }
 }
 
-
 const TIMED_OUT = Symbol('timed out');
+
+/**
+ * The query as RFC 3986 percent-encoding of every name and value. Not `URLSearchParams`, which sends
+ * a space as `+`: a server that percent-decodes without form rules would read a literal `+`. Here a
+ * cursor the service sent (`a%2Fb+c=`) decodes back to exactly those bytes under either reading.
+ */
+function queryString(query: Record<string, string>): string {
+  let search = '';
+  for (const name in query) search += `${search === '' ? '' : '&'}${encodeURIComponent(name)}=${encodeURIComponent(query[name])}`;
+  return search;
+}
 
 function failed(error: SocialstreamError, retry: boolean): Attempt {
   return { ok: false, error, retry, charged: false };

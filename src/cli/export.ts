@@ -341,7 +341,7 @@ async function fillSpool(
   const balance: RunOutcome['balance'] = {};
   balance.before = await client.credits().catch(() => undefined);
   const halt = new WalkHalt();
-  const failure = await runPages(plan, state, pagesOf(plan, state, client, controller.signal, halt, ledger), halt, controller, seen, async (page, records, read) => {
+  const failure = await runPages(plan, state, client, pagesOf(plan, state, client, controller.signal, halt, ledger), halt, controller, seen, async (page, records, read) => {
     await spool.appendPage(records);
     const walk = state.walks[page.walk];
     walk.checkpoint = read < page.records.length ? page.checkpointAfter(read) : page.checkpoint;
@@ -373,7 +373,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
   const ledger = new AttemptLedger(0, plan.maxCredits, () => Promise.resolve());
   try {
     const pages = pagesOf(plan, state, connection.client, run.controller.signal, halt, ledger);
-    failure = (await runPages(plan, state, pages, halt, run.controller, new Set(), async (_page, records) => {
+    failure = (await runPages(plan, state, connection.client, pages, halt, run.controller, new Set(), async (_page, records) => {
       let text = '';
       for (const record of records) text += JSON.stringify(record) + '\n';
       await writeStdout(text);
@@ -400,6 +400,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
 async function runPages(
   plan: ExportPlan,
   state: ExportState,
+  client: Client,
   pages: AsyncIterable<PageBatch>,
   halt: WalkHalt,
   controller: AbortController,
@@ -408,6 +409,11 @@ async function runPages(
 ): Promise<unknown> {
   const keyOf = plan.dedupe ? keyReader(plan.dedupe) : undefined;
   const { signal } = controller;
+  // A continuation no rule follows may mean missing records: the summary says so (DESIGN, tolerant reader).
+  const warnings: string[] = [];
+  const ignored = client.events$.subscribe((event) => {
+    if (event.type === 'ignored-continuation') warnings.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
+  });
   try {
     for await (const page of pages) {
       try {
@@ -431,6 +437,9 @@ async function runPages(
     }
   } catch (error) {
     if (!signal.aborted) return error;
+  } finally {
+    ignored.unsubscribe();
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}; the output may be incomplete\n`);
   }
   const failure = signal.aborted ? signal.reason : halt.failure;
   return failure === LIMIT_REACHED ? undefined : failure;

@@ -5,7 +5,6 @@
 import {
   AuthError,
   InsufficientCreditsError,
-  NetworkError,
   PaginationLoopError,
   ResponseFormatError,
   ServiceConfigError,
@@ -89,7 +88,6 @@ export function exitCodeOf(error: unknown): number {
   if (error instanceof InsufficientCreditsError) return EXIT.credits;
   if (
     error instanceof UpstreamError ||
-    error instanceof NetworkError ||
     error instanceof ResponseFormatError ||
     error instanceof ServiceConfigError ||
     error instanceof PaginationLoopError

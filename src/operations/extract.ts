@@ -1,14 +1,45 @@
 /**
- * Reading a 200 body: following a dotted path, and taking the records of the plain `one` and
- * `list` kinds (the timeline and the comment tree read their own records, in `src/pagination/`).
- * A missing records field is a `ResponseFormatError`: the body does not have the promised shape.
+ * Reading a 200 body: finding its payload, following a dotted path, and taking the records of the
+ * plain `one` and `list` kinds (the timeline and the comment tree read their own records, in
+ * `src/pagination/`). A missing records field is a `ResponseFormatError`: the body does not have the
+ * promised shape.
+ *
+ * The payload sits under `data` (SPEC 2.1) or, as the service often answers, at the top level beside
+ * `success` and `credits_charged`. The table's paths are written from the top of a SPEC body
+ * (`data.aweme_list`); `payloadPath` makes them relative to the payload, so both forms read alike.
  */
 import { ResponseFormatError } from '../errors.ts';
-import type { RecordsSpec } from './spec.ts';
 import { unkey, unkeyCollection } from './unkey.ts';
 
-/** The value at a dotted path (`data.pagination.has_more`), or undefined when any step is missing. */
+/** Fields of the envelope, never of a record: a single-record payload is yielded without them. */
+const ENVELOPE_FIELDS: ReadonlySet<string> = new Set([
+  'success', 'credits_used', 'credits_remaining', 'credits_charged', 'endpoint', 'cached', 'cached_at',
+]);
+
+/** A table path made relative to the payload: `data.aweme_list` → `aweme_list`, `data` → `''`, `products` as it is. */
+export function payloadPath(path: string): string {
+  if (path === 'data') return '';
+  return path.startsWith('data.') ? path.slice('data.'.length) : path;
+}
+
+/**
+ * The payload of a 200 body: `body.data` when the body has SPEC 2.1's marks (`credits_used`,
+ * `endpoint`, or a `data` carrying its own `success`), else the body itself. When the records
+ * (`recordsPath`, payload-relative) are not in that one but are in the other, the other is the
+ * payload: an envelope missing its marks is still read.
+ */
+export function payloadOf(body: unknown, recordsPath: string): unknown {
+  if (!isRecord(body) || !isRecord(body.data)) return body;
+  const data = body.data;
+  const spec = data.success === true || body.credits_used !== undefined || body.endpoint !== undefined;
+  const [first, second] = spec ? [data, body] : [body, data];
+  if (recordsPath === '' || valueAt(first, recordsPath) !== undefined || valueAt(second, recordsPath) === undefined) return first;
+  return second;
+}
+
+/** The value at a dotted path (`pagination.has_more`; `''` is `body` itself), or undefined when any step is missing. */
 export function valueAt(body: unknown, path: string): unknown {
+  if (path === '') return body;
   let value = body;
   for (const step of path.split('.')) {
     if (typeof value !== 'object' || value === null) return undefined;
@@ -17,27 +48,41 @@ export function valueAt(body: unknown, path: string): unknown {
   return value;
 }
 
-/** A yes/no flag as the API sends it: `true` or `1` mean yes; anything else, or absence, means no. */
-export function isYes(flag: unknown): boolean {
-  return flag === true || flag === 1;
+/**
+ * A yes/no flag as the service sends it: `true`/`false`, `1`/`0` (also as text). Undefined when the
+ * body has no flag there (absent, null, anything else): the walk then goes by records and cursors.
+ */
+export function flagOf(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value !== 0;
+  if (value === '1' || value === 'true') return true;
+  if (value === '0' || value === 'false') return false;
+  return undefined;
 }
 
-/** The collection at `path` as an array of records (keyed collections unkeyed). */
+/** The collection at `path` as an array of records (keyed collections unkeyed; `null` is empty). */
 export function collectionAt(body: unknown, path: string, endpoint: string): unknown[] {
-  const items = unkeyCollection(valueAt(body, path));
-  if (items === undefined) throw new ResponseFormatError(`${endpoint}: the response has no collection at ${path}`, { endpoint });
+  const value = valueAt(body, path);
+  if (value === null) return [];
+  const items = unkeyCollection(value);
+  if (items === undefined) throw new ResponseFormatError(`${endpoint}: the response payload has no collection at ${path}`, { endpoint });
   return items;
 }
 
-/** The records of a page for the `one` and `list` kinds. */
-export function plainRecords(body: unknown, spec: RecordsSpec, endpoint: string): unknown[] {
-  if (spec.kind === 'list') return collectionAt(body, spec.at, endpoint);
-  const record = valueAt(body, spec.at);
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-    throw new ResponseFormatError(`${endpoint}: the response has no record at ${spec.at}`, { endpoint });
+/** The records of a payload for the `one` and `list` kinds; `at` is payload-relative (`payloadPath`). */
+export function plainRecords(payload: unknown, kind: 'one' | 'list', at: string, endpoint: string): unknown[] {
+  if (kind === 'list') return collectionAt(payload, at, endpoint);
+  const record = valueAt(payload, at);
+  if (!isRecord(record)) {
+    throw new ResponseFormatError(`${endpoint}: the response has no record at ${at === '' ? 'the payload' : at}`, { endpoint });
   }
-  if (spec.at !== 'data') return [unkey(record)];
-  // `data` carries the envelope's own `success` flag beside the payload (SPEC 2.1): not part of the record.
-  const { success: _envelopeFlag, ...payload } = record as Record<string, unknown>;
-  return [unkey(payload)];
+  if (at !== '') return [unkey(record)];
+  // The payload itself is the record: the envelope's fields beside it (either form) are not part of it.
+  const fields: Record<string, unknown> = {};
+  for (const name in record) if (!ENVELOPE_FIELDS.has(name)) fields[name] = record[name];
+  return [unkey(fields)];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,15 +5,21 @@
  * last comment of a batch continues its siblings. The walk keeps a stack of frames (one per depth
  * being listed) and fetches a cursor exactly when depth-first order reaches it.
  *
+ * The siblings' continuation may also sit beside `comments` at the top of the payload (`more`), as
+ * the service sends it; wherever a `more` sits, one whose `has_more` is true is fetched exactly once.
+ * `replies.more` may say `{ has_more: false, next_cursor: null }`; `next_cursor` is read like `cursor`.
+ *
  * A "page" of this walk is therefore the run of records between two fetches, and the state between
  * pages is the frame stack: the comments already bought but not yet yielded, and the cursor to fetch
- * next. A checkpoint holds that whole stack, so resuming never buys a fetched comment twice.
+ * next. A checkpoint holds that whole stack, so resuming never buys a fetched comment twice. A caller
+ * of `pages()` has taken whole bodies, so every buffered comment is marked `taken`: the walk still
+ * follows their cursors but yields none of them again.
  */
 import type { ForumComment } from '../records/index.ts';
-import { collectionAt } from '../operations/extract.ts';
+import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { Strategy } from './strategy.ts';
-import { isObject } from './strategy.ts';
+import { described, isCursor, isObject } from './strategy.ts';
 
 interface Frame {
   /** Depth of the comments listed in this frame. */
@@ -22,6 +28,8 @@ interface Frame {
   items: unknown[];
   /** Fetch this once `items` run out: the rest of the siblings. Null means the post's first page. */
   cursor?: string | null;
+  /** `items` (and their inline replies) went to the caller inside a raw body (`pages()`): walk them for their cursors only. */
+  taken?: boolean;
 }
 
 interface TreeState {
@@ -43,37 +51,48 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
       return typeof cursor === 'string' ? { [rule.param]: cursor } : {};
     },
     spends: (state) => top(state)?.cursor ?? undefined,
-    read(body, state) {
+    read(payload, state) {
       // States go into checkpoints and may be read again: copy, never mutate.
       const frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
       const fetched = frames[frames.length - 1];
       if (fetched === undefined) return { records: [], next: null };
-      fetched.items = collectionAt(body, rule.at, endpoint).concat(fetched.items);
+      fetched.items = collectionAt(payload, rule.at, endpoint).concat(fetched.items);
       delete fetched.cursor;
+      delete fetched.taken;
+      let ignored: string | undefined;
+      /** Sets the frame's sibling continuation; a second, different one is reported (a frame holds one). */
+      const continueSiblings = (frame: Frame, more: unknown): void => {
+        const found = continuation(more);
+        if (found === undefined || found === frame.cursor) return;
+        if (typeof found !== 'string') ignored ??= found.ignored;
+        else if (typeof frame.cursor === 'string') ignored ??= `${described('more.cursor', found)} beside ${JSON.stringify(frame.cursor)}`;
+        else frame.cursor = found;
+      };
+      continueSiblings(fetched, isObject(payload) ? payload.more : undefined);
       const records: ForumComment[] = [];
       while (frames.length > 0) {
         const frame = frames[frames.length - 1];
         const comment = frame.items.shift();
         if (comment === undefined) {
-          if (frame.cursor !== undefined) return { records, next: { frames } };
+          if (frame.cursor !== undefined) return { records, next: { frames }, ignored };
           frames.pop();
           continue;
         }
         if (!isObject(comment)) continue;
         const { replies, more, ...fields } = comment;
-        records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
-        const siblings = continuation(more);
-        if (siblings !== undefined) frame.cursor = siblings;
+        if (frame.taken !== true) records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
+        continueSiblings(frame, more);
         if (isObject(replies)) {
           const children = isObject(replies.items) || Array.isArray(replies.items) ? Object.values(replies.items) : [];
-          const rest = continuation(replies.more);
-          if (children.length > 0 || rest !== undefined) {
-            frames.push(rest === undefined ? { depth: frame.depth + 1, items: children } : { depth: frame.depth + 1, items: children, cursor: rest });
-          }
+          const child: Frame = { depth: frame.depth + 1, items: children };
+          if (frame.taken === true) child.taken = true;
+          continueSiblings(child, replies.more);
+          if (children.length > 0 || child.cursor !== undefined) frames.push(child);
         }
       }
-      return { records, next: null };
+      return { records, next: null, ignored };
     },
+    bodyTaken: (next) => ({ frames: next.frames.map((frame) => ({ ...frame, taken: true })) }),
     isState: (value): value is TreeState =>
       isObject(value) &&
       Array.isArray(value.frames) &&
@@ -82,13 +101,22 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
           isObject(frame) &&
           Number.isSafeInteger(frame.depth) &&
           Array.isArray(frame.items) &&
-          (frame.cursor === undefined || frame.cursor === null || typeof frame.cursor === 'string'),
+          (frame.cursor === undefined || frame.cursor === null || typeof frame.cursor === 'string') &&
+          (frame.taken === undefined || typeof frame.taken === 'boolean'),
       ),
   };
 }
 
-/** The cursor of a `{ has_more, cursor }` object when it says there is more. */
-function continuation(more: unknown): string | undefined {
-  if (!isObject(more) || more.has_more !== true) return undefined;
-  return typeof more.cursor === 'string' && more.cursor !== '' ? more.cursor : undefined;
+/**
+ * The cursor of a `{ has_more, cursor }` (or `next_cursor`) object unless its flag says no; without
+ * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor cannot be
+ * followed and is reported.
+ */
+function continuation(more: unknown): string | { ignored: string } | undefined {
+  if (!isObject(more)) return undefined;
+  const flag = flagOf(more.has_more);
+  if (flag === false) return undefined;
+  const cursor = more.cursor ?? more.next_cursor;
+  if (isCursor(cursor)) return String(cursor);
+  return flag === true ? { ignored: 'more.has_more = true without a cursor' } : undefined;
 }

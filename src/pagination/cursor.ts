@@ -1,11 +1,13 @@
 /**
- * A single continuation value sent back as one parameter: `data.cursor`, `data.after`,
- * `data.continuationToken`, `data.max_cursor` (integer). With a `while` flag (`has_more`,
- * `has_next_page`) the walk also stops when the flag says no. An absent value or an empty page ends it.
+ * A single continuation value sent back as one parameter: `cursor`, `after`, `continuationToken`,
+ * `max_cursor` (integer). With a `while` flag (`has_more`, `has_next_page`) a flag that says no ends
+ * the walk even when a cursor is still given (last pages often carry one). A body without the flag
+ * (trimmed bodies) goes on while the page had records and a cursor this walk has not used. An absent
+ * cursor or an empty page ends the walk; an empty page whose flag still says yes is reported, not followed.
  */
-import { isYes, valueAt } from '../operations/extract.ts';
-import type { ListRecords, Strategy } from './strategy.ts';
-import { isObject } from './strategy.ts';
+import { flagOf, valueAt } from '../operations/extract.ts';
+import type { ListRecords, PageRead, Strategy } from './strategy.ts';
+import { described, isCursor, isObject } from './strategy.ts';
 
 interface CursorState {
   /** Absent on the first page. Integer cursors stay numbers. */
@@ -23,12 +25,16 @@ export function cursorWalk(rule: CursorRule, records: ListRecords): Strategy<Cur
     start: () => ({}),
     query: (state) => (state.cursor === undefined ? {} : { [rule.param]: String(state.cursor) }),
     spends: (state) => (state.cursor === undefined ? undefined : String(state.cursor)),
-    read(body) {
-      const found = records(body);
-      const cursor = valueAt(body, rule.from);
-      const more = rule.while === undefined || isYes(valueAt(body, rule.while));
-      const usable = typeof cursor === 'string' ? cursor !== '' : typeof cursor === 'number' && Number.isFinite(cursor);
-      return { records: found, next: more && usable && found.length > 0 ? { cursor: cursor as string | number } : null };
+    read(payload): PageRead<CursorState> {
+      const found = records(payload);
+      const cursor = valueAt(payload, rule.from);
+      const more = rule.while === undefined ? undefined : flagOf(valueAt(payload, rule.while));
+      if (more === false || !isCursor(cursor)) {
+        const ignored = more === true ? `${rule.while} = true without a usable ${rule.from}` : undefined;
+        return { records: found, next: null, ignored };
+      }
+      if (found.length === 0) return { records: found, next: null, ignored: more === true ? described(rule.from, cursor) : undefined };
+      return { records: found, next: { cursor }, followIfNew: rule.while !== undefined && more === undefined };
     },
     isState: (value): value is CursorState =>
       isObject(value) && (value.cursor === undefined || typeof value.cursor === 'string' || typeof value.cursor === 'number'),

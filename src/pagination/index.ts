@@ -1,5 +1,5 @@
 /** Picks the continuation strategy of an operation row. */
-import { plainRecords } from '../operations/extract.ts';
+import { payloadOf, payloadPath, plainRecords } from '../operations/extract.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { withBranchesAhead, withKnownPagesAhead } from './ahead.ts';
 import { commentTreeWalk } from './comment-tree.ts';
@@ -12,28 +12,56 @@ import { timelineWalk } from './timeline.ts';
 
 export type { Lookahead, PageRead, Query, Strategy } from './strategy.ts';
 
-/** The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`. */
+/**
+ * The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`.
+ * It is given whole bodies and hands each strategy the payload, in either envelope (`payloadOf`),
+ * with the row's paths made relative to it.
+ */
 export function strategyFor(op: OperationSpec): Strategy<unknown> {
+  const at = payloadPath(op.records.at);
+  return onPayload(pick(op, at), at);
+}
+
+function pick(op: OperationSpec, at: string): Strategy<unknown> {
   const { records, continuation } = op;
   if (records.kind === 'timeline' || continuation.kind === 'timeline') {
     if (records.kind !== 'timeline' || continuation.kind !== 'timeline') throw mismatch(op);
-    return erase(timelineWalk({ at: records.at, from: continuation.from, param: continuation.param }, op.id));
+    return erase(timelineWalk({ at, from: payloadPath(continuation.from), param: continuation.param }, op.id));
   }
   if (records.kind === 'tree' || continuation.kind === 'tree') {
     if (records.kind !== 'tree' || continuation.kind !== 'tree') throw mismatch(op);
-    return erase(withBranchesAhead(commentTreeWalk({ at: records.at, param: continuation.param }, op.id), records.at));
+    return erase(withBranchesAhead(commentTreeWalk({ at, param: continuation.param }, op.id), at));
   }
-  const read = (body: unknown): unknown[] => plainRecords(body, records, op.id);
+  const kind = records.kind;
+  const read = (payload: unknown): unknown[] => plainRecords(payload, kind, at, op.id);
   switch (continuation.kind) {
     case 'none':
       return erase(singlePage(read));
     case 'cursor':
-      return erase(cursorWalk(continuation, read));
+      return erase(cursorWalk({ ...continuation, from: payloadPath(continuation.from), while: continuation.while && payloadPath(continuation.while) }, read));
     case 'cursorPair':
-      return erase(cursorPairWalk(continuation, read));
-    case 'page':
-      return erase(withKnownPagesAhead(pageNumberWalk(continuation, read), continuation));
+      return erase(cursorPairWalk({ ...continuation, from: [payloadPath(continuation.from[0]), payloadPath(continuation.from[1])] }, read));
+    case 'page': {
+      const rule = {
+        ...continuation,
+        while: continuation.while && payloadPath(continuation.while),
+        total: continuation.total && payloadPath(continuation.total),
+        perPage: continuation.perPage && payloadPath(continuation.perPage),
+      };
+      return erase(withKnownPagesAhead(pageNumberWalk(rule, read), rule));
+    }
   }
+}
+
+/** `strategy` reading the payload of each body rather than the body, also the bodies it looks ahead at. */
+function onPayload(strategy: Strategy<unknown>, at: string): Strategy<unknown> {
+  const { read, ahead } = strategy;
+  const payload = (body: unknown): unknown => (body === undefined ? undefined : payloadOf(body, at));
+  const reading: Strategy<unknown> = { ...strategy, read: (body, state) => read(payloadOf(body, at), state) };
+  if (ahead !== undefined) {
+    reading.ahead = (state, look) => ahead(state, { ...look, held: (query) => payload(look.held(query)), last: payload(look.last) });
+  }
+  return reading;
 }
 
 /** Strategies are driven only through their own states, so their state type can be forgotten here. */

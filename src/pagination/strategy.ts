@@ -1,18 +1,30 @@
 /**
  * What every continuation strategy provides. A strategy's state is plain JSON (it goes into
  * checkpoints as it is): the continuation(s) still to fetch. `null` means the walk is over.
+ * Strategies read the payload (`payloadOf`), with paths relative to it.
  */
 
 /** Query parameters, as sent. */
 export type Query = Record<string, string>;
 
-/** Reads the records of a page. */
-export type ListRecords = (body: unknown) => unknown[];
+/** Reads the records of a page's payload. */
+export type ListRecords = (payload: unknown) => unknown[];
 
 export interface PageRead<S> {
   records: unknown[];
   /** The state of the next page, or null when the walk ends with this page. */
   next: S | null;
+  /**
+   * A continuation the page offered that the rule does not follow and no end signal explains
+   * (`cursor = "abc"`): the walk reports it rather than end short in silence.
+   */
+  ignored?: string;
+  /**
+   * `next` was chosen without the flag the rule reads (a trimmed body): follow it only if this walk
+   * has not spent its value yet; one that came back ends the walk, reported, where a flag that says
+   * more would make it a `PaginationLoopError`.
+   */
+  followIfNew?: boolean;
 }
 
 export interface Strategy<S> {
@@ -33,6 +45,12 @@ export interface Strategy<S> {
    * every page needs the answer before it leave this out.
    */
   ahead?(state: S, look: Lookahead): Query[];
+  /**
+   * The state after `next` when the caller took the page's raw body (`pages()`) rather than its
+   * records. Only a walk whose body holds more records than its page (the comment tree) needs it:
+   * those records were handed out with the body and must not be yielded again.
+   */
+  bodyTaken?(next: S): S;
 }
 
 /** What a strategy may consult to list the pages ahead of a state. */
@@ -56,4 +74,16 @@ export interface Lookahead {
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
+export function isCursor(value: unknown): value is string | number {
+  return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
+}
+
+/** `field = value`, for the report of a continuation the walk did not follow. */
+export function described(field: string, value: unknown): string {
+  // A cursor may echo anything (the key included) and be megabytes long: a short prefix says enough.
+  const text = JSON.stringify(value) ?? String(value);
+  return `${field} = ${text.length <= 10 ? text : `${text.slice(0, 9)}…`}`;
 }

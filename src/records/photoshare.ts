@@ -176,7 +176,7 @@ export interface PostInfo {
 /** E19 response: every transcript of a post, and a top-level `note` that transcripts are AI-powered. */
 export type PhotoshareTranscriptPage = ScrapeEnvelope<{
   transcripts: KeyedCollection<PhotoshareTranscript>;
-}> & { note: string };
+}> & { note?: string };
 
 /** E20 response: a page of hashtag posts; `cursor` is absent on the last page (docs/wire.md). */
 export type HashtagPage = ScrapeEnvelope<{

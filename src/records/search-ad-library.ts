@@ -10,7 +10,8 @@ export interface CompanyAd {
   creativeId: string;
   adUrl: string;
   advertiserName: string;
-  domain: string;
+  /** Null on many ads the service returns. */
+  domain: string | null;
   format: 'image' | 'video' | 'text';
   imageUrl: string | null;
   /** ISO 8601. */

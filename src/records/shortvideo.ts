@@ -51,7 +51,8 @@ export interface ShortvideoUser {
   bioLink: { link: string; risk: number };
   commerceUserInfo: { commerceUser: boolean };
   profileTab: { showMusicTab: boolean; showQuestionTab: boolean; showPlayListTab: boolean };
-  eventList: JsonObject;
+  /** An object in SPEC; the service sends an empty one as `[]`. */
+  eventList: JsonObject | JsonValue[];
 }
 
 /** Profile counters (E2 `data.stats`), rounded for large values. */
@@ -72,7 +73,8 @@ export type ShortvideoStatsV2 = { [Counter in keyof ShortvideoStats]: string };
 export interface ShortvideoProfile {
   user: ShortvideoUser;
   stats: ShortvideoStats;
-  statsV2: ShortvideoStatsV2;
+  /** Absent from some service answers (bodies it publishes show profiles without it). */
+  statsV2?: ShortvideoStatsV2;
   /**
    * An object on the wire, empty in SPEC's example. Read as a keyed collection (SPEC 2.2; its name
    * says list), so the client yields an array; the item shape is not shown by SPEC.

@@ -74,7 +74,8 @@ export interface AdSearchResult {
   is_active: boolean;
   has_user_reported: boolean;
   page_is_deleted: boolean;
-  menu_items: JsonObject;
+  /** An object in SPEC; the service sends an empty one as `[]`. */
+  menu_items: JsonObject | JsonValue[];
   impressions_with_index: {
     impressions_text: string | null;
     impressions_index: number;

@@ -1,5 +1,5 @@
 /** Records of the social network's marketplace (SPEC 2.4): listings (E9) and locations (E10). */
-import type { JsonObject, KeyedCollection, ScrapeEnvelopeWithoutEndpoint, WireForm } from './common.ts';
+import type { JsonObject, JsonValue, KeyedCollection, ScrapeEnvelopeWithoutEndpoint, WireForm } from './common.ts';
 
 /** A listing's asking price. */
 export interface ListingPrice {
@@ -19,8 +19,8 @@ export interface MarketplaceListing {
   story_type: string;
   story_key: string;
   price: ListingPrice;
-  /** The earlier price, struck through; `null` when there is none. Its `amount` is a string. */
-  strikethrough_price: { formatted_amount: string; amount: string } | null;
+  /** The earlier price, struck through; `null` (or absent) when there is none. Its `amount` is a string. */
+  strikethrough_price?: { formatted_amount: string; amount: string } | null;
   location: {
     city: string;
     state: string;
@@ -35,6 +35,8 @@ export interface MarketplaceListing {
   is_viewer_seller: boolean;
   /** e.g. `IN_PERSON`. */
   delivery_types: string[];
+  /** Fields SPEC never names, kept as sent (the service adds e.g. `if_gk_just_listed_tag_on_search_feed`). */
+  readonly [field: string]: unknown;
 }
 
 /**
@@ -49,7 +51,8 @@ export interface MarketplaceLocation {
   postal_code: string;
   latitude: number;
   longitude: number;
-  multi_line_address: JsonObject;
+  /** An object in SPEC; the service sends an empty one as `[]`. */
+  multi_line_address: JsonObject | JsonValue[];
 }
 
 /** E9 response: a page of listings (no `endpoint`, SPEC 2.1). */

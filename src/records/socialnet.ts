@@ -45,7 +45,8 @@ export interface GroupPostComment {
 /** A post of a public group: a record of `socialnet.groupPosts` (E8 `data.posts` item). */
 export interface GroupPost {
   id: string;
-  text: string;
+  /** Null on posts without text (photos, shares), as the service sends them. */
+  text: string | null;
   url: string;
   author: {
     __typename: string;

@@ -42,6 +42,8 @@ export interface VideoComment {
     channelUrl: string;
   };
   engagement: { likes: number; replies: number };
+  /** Fields SPEC never names, kept as sent (the service adds e.g. `isPinned`). */
+  readonly [field: string]: unknown;
 }
 
 /**

@@ -3,6 +3,7 @@
  * where it listens and how to point the client at it. SIGUSR2 lets time pass (`sandbox.advance`):
  * a signal rather than an HTTP path, so nothing beside SPEC's own paths is served on the port.
  */
+import { DIALECTS, type SandboxDialect } from './dialects/index.ts';
 import { DEFAULT_API_KEY, startSandbox, type SandboxOptions } from './index.ts';
 
 const DEFAULT_PORT = 8787;
@@ -19,13 +20,14 @@ options:
   --latency MS     delay added to every response (default 0)
   --fault-rate P   probability (0 to 1) of an upstream failure (500) per request (default 0)
   --seed S         seed of the synthetic data (default sandbox)
+  --dialect D      spec (default): bodies as SPEC reads; service: as the service answers in practice
   --advance N      records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})
   --help           this text
 
 kill -USR2 <pid> lets time pass: every paginated resource gains --advance new newest records and
 counters of existing records grow, as sandbox.advance({ records }) does.`;
 
-const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--advance'] as const;
+const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Splits `--flag value` and `--flag=value` words; throws `TypeError` naming a bad or incomplete flag. */
@@ -80,6 +82,13 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: numbe
   if (seed !== undefined) options.seed = seed;
   const advance = flags.get('--advance');
   if (advance !== undefined) options.advance = whole('--advance', advance, 1_000_000);
+  const dialect = flags.get('--dialect');
+  if (dialect !== undefined) {
+    if (!(DIALECTS as readonly string[]).includes(dialect)) {
+      throw new TypeError(`--dialect must be ${DIALECTS.join(' or ')}, got "${dialect}"`);
+    }
+    options.dialect = dialect as SandboxDialect;
+  }
   return options;
 }
 

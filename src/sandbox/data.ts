@@ -180,3 +180,14 @@ export function newestFirstSeconds(rng: Rng, index: number, total: number, spaci
   const step = Math.min(spacing, 630_720_000 / Math.max(1, total));
   return EPOCH_SECONDS - Math.floor(index * step) - rng.int(0, Math.max(0, Math.floor(step * 0.8)));
 }
+
+/** The offset a cursor of `encodeCursor` points at (it is known valid: the sandbox issued it). */
+export function cursorOffset(cursor: string): number {
+  return (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { o: number }).o;
+}
+
+/** The cursor of the same resource as `cursor`, pointing at `offset` instead. */
+export function moveCursor(cursor: string, offset: number): string {
+  const { r } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { r: number };
+  return Buffer.from(JSON.stringify({ r, o: offset })).toString('base64url');
+}

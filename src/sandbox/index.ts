@@ -13,11 +13,13 @@
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { Accounts, type AccountSpec, type CreditBalance } from './accounts.ts';
+import { DIALECTS, dialectOperations, type SandboxDialect } from './dialects/index.ts';
 import { checkFaults, FaultInjector, type SandboxFaults } from './faults.ts';
 import { operations, operationTable } from './platforms/index.ts';
 import { createSandboxServer, type RequestCounters } from './server.ts';
 
 export type { AccountSpec, CreditBalance } from './accounts.ts';
+export type { SandboxDialect } from './dialects/index.ts';
 export type { SandboxFaults } from './faults.ts';
 export type { SandboxOperation, SandboxRequest } from './platform.ts';
 export { operations };
@@ -42,6 +44,11 @@ export interface SandboxOptions {
   seed?: string | number;
   /** Extra delay of the slow AI transcript operations (SPEC E14, E19), in milliseconds. Default 300. */
   slowMs?: number;
+  /**
+   * How bodies are written: `spec` (the default) as SPEC reads, `service` as the service answers in
+   * practice (docs/wire.md "Service dialect"). Both serve the same records for the same requests.
+   */
+  dialect?: SandboxDialect;
 }
 
 export interface SandboxRequestCounts {
@@ -88,6 +95,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     host = '127.0.0.1',
     accounts: accountSpecs = [{ apiKey: DEFAULT_API_KEY, credits: DEFAULT_CREDITS }],
     seed = 'sandbox',
+    dialect = 'spec',
   } = options;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new TypeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
@@ -95,6 +103,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (typeof host !== 'string' || host === '') throw new TypeError('host must be a non-empty string');
   if (typeof seed !== 'string' && !(typeof seed === 'number' && Number.isFinite(seed))) {
     throw new TypeError(`seed must be a string or a finite number, got ${String(seed)}`);
+  }
+  if (!(DIALECTS as readonly unknown[]).includes(dialect)) {
+    throw new TypeError(`dialect must be ${DIALECTS.join(' or ')}, got ${String(dialect)}`);
   }
   const latencyMs = nonNegative(options.latencyMs, 'latencyMs', 0);
   const slowMs = nonNegative(options.slowMs, 'slowMs', 300);
@@ -104,7 +115,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const growth = { records: 0 };
 
   const server = createSandboxServer({
-    operations: operationTable(),
+    operations: operationTable(dialectOperations(dialect, operations)),
     accounts,
     faults,
     seed: String(seed),

@@ -41,4 +41,6 @@ export interface SandboxOperation {
   slow?: boolean;
   /** Validates the query (throwing `SandboxValidationError`) and returns the whole 200 body. */
   handle(request: SandboxRequest): unknown;
+  /** Completes a body once its credit is charged, e.g. with the balance left (the `service` dialect). */
+  settle?(body: unknown, creditsRemaining: number): unknown;
 }

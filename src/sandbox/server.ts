@@ -110,15 +110,14 @@ export function createSandboxServer(config: ServerConfig): Server {
       await sendJson(res, 400, { error: 'Malformed query string', endpoint: operation.id, credits_required: 1 });
       return;
     }
-    let body: string;
+    let result: unknown;
     try {
-      const result = operation.handle({
+      result = operation.handle({
         query: new URLSearchParams(rawQuery),
         seed,
         duplicates: faults.duplicates,
         growth: config.growth.records,
       });
-      body = JSON.stringify(result);
     } catch (error) {
       if (error instanceof SandboxValidationError) {
         await sendJson(res, 400, {
@@ -138,6 +137,7 @@ export function createSandboxServer(config: ServerConfig): Server {
       return;
     }
 
+    let body = JSON.stringify(operation.settle === undefined ? result : operation.settle(result, credit.available - 1));
     const delayMs = config.latencyMs + (operation.slow === true ? config.slowMs : 0);
     switch (faults.draw()) {
       case 'upstream':

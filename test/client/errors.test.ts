@@ -126,7 +126,7 @@ describe('errors from the service', () => {
     const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });
     const error = await failure(client.forum.subforum({ subforum: 'x' }));
     expect(error).toBeInstanceOf(ResponseFormatError);
-    expect(error.message).toMatch(/data\.posts/);
+    expect(error.message).toMatch(/payload has no collection at posts/);
     await client.close();
     await server.close();
   });
@@ -139,6 +139,33 @@ describe('errors from the service', () => {
     expect(await failure(client.forum.subforum({ subforum: 'x' }))).toBeInstanceOf(NetworkError);
     expect(client.stats.retries).toBe(2);
     await client.close();
+  });
+
+  it('a connection reset through every retry is a NetworkError, which is an UpstreamError', async () => {
+    const server = await testServer((request) => request.socket.destroy());
+    const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });
+    const error = await failure(client.forum.subforum({ subforum: 'x' }));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: 'NETWORK', endpoint: 'forum/subforum' });
+    expect(server.received).toHaveLength(3);
+    await client.close();
+    await server.close();
+  });
+
+  it('a 200 body cut short through every retry is a ResponseFormatError, each attempt counted as charged', async () => {
+    const server = await testServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+      response.write('{"success":true,"data":{"posts":{"0":');
+      setImmediate(() => response.socket?.destroy());
+    });
+    const client = createClient({ baseUrl: server.url, apiKey: KEY, retry: FAST });
+    const error = await failure(client.forum.subforum({ subforum: 'x' }));
+    expect(error).toBeInstanceOf(ResponseFormatError);
+    expect(error.message).toMatch(/cut short \(HTTP 200\)/);
+    expect(client.stats).toMatchObject({ requests: 3, credits: 3 });
+    await client.close();
+    await server.close();
   });
 
   it('a response slower than timeoutMs is a NetworkError', async () => {

@@ -71,6 +71,20 @@ export function identity(record: unknown): string {
   return JSON.stringify(record);
 }
 
+/** Fields that name a record, most specific first (a comment reply's `aweme_id` is its video's). */
+const ID_FIELDS = ['cid', 'aweme_id', 'product_id', 'ad_archive_id', 'creativeId', 'rest_id', 'id', 'startMs', 'url', 'transcript'];
+
+/** A record's id, read the same way whichever dialect it came from. */
+export function idOf(record: unknown): string {
+  const fields = record as Record<string, unknown>;
+  for (const name of ID_FIELDS) {
+    const value = fields[name];
+    if (typeof value === 'string' || typeof value === 'number') return String(value);
+  }
+  const user = fields.user as { id?: unknown } | undefined;
+  return String(user?.id);
+}
+
 export interface TestServer {
   url: string;
   /** What the server received: path with query, and headers. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreditCapError } from '../../src/errors.ts';
+import { CreditCapError, InsufficientCreditsError } from '../../src/errors.ts';
 import { CreditBudgetGate } from '../../src/gates.ts';
 import { creditCap, map, mergeMap, pipe } from '../../src/operators/index.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
@@ -98,6 +98,8 @@ describe('creditCap against the sandbox', () => {
       failure = error;
     }
     expect(failure).toBeInstanceOf(CreditCapError);
+    // Within DESIGN's classes: the caller's own budget could not pay, as a 402 says of the balance.
+    expect(failure).toBeInstanceOf(InsufficientCreditsError);
     expect((failure as CreditCapError).cap).toBe(3);
     expect((failure as Error).message).toMatch(/Credit cap of 3/);
     expect(titles).toHaveLength(3 * PAGE);

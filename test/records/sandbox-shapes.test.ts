@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox } from '../../src/sandbox/index.ts';
+import { type SandboxDialect, startSandbox } from '../../src/sandbox/index.ts';
 import { compile, recordsIndex, type CompileError } from './compile.ts';
 
 interface PageSample {
@@ -98,7 +98,8 @@ const recordSamples: RecordSample[] = [
 
 const virtualDir = fileURLToPath(new URL('./sandbox-shapes/', import.meta.url));
 const pageFile = (index: number) => `${virtualDir}page${index}.ts`;
-const recordsFile = (index: number) => `${virtualDir}records${index}.ts`;
+const recordsFile = (index: number, dialect: SandboxDialect = 'spec') => `${virtualDir}${dialect}-records${index}.ts`;
+const DIALECTS: readonly SandboxDialect[] = ['spec', 'service'];
 
 /** A source declaring `value` as a constant of `type`; `PagesByOperation['x']` imports its map. */
 function declaration(type: string, value: string): string {
@@ -107,13 +108,13 @@ function declaration(type: string, value: string): string {
 }
 
 const pages: Array<{ status: number; body: string }> = [];
-const yielded: Array<{ count: number; error: string }> = [];
+const yielded: Record<SandboxDialect, Array<{ count: number; error: string }>> = { spec: [], service: [] };
 let errors: CompileError[] = [];
-let close: () => Promise<void> = async () => {};
+const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
   const sandbox = await startSandbox({ port: 0 });
-  close = () => sandbox.close();
+  closers.push(() => sandbox.close());
   const sources = new Map<string, string>();
   for (const [index, { op, query, type }] of pageSamples.entries()) {
     const response = await fetch(`${sandbox.url}/v1/scrape/${op}?${new URLSearchParams(query)}`, {
@@ -123,23 +124,29 @@ beforeAll(async () => {
     pages[index] = { status: response.status, body: body.slice(0, 300) };
     if (response.ok) sources.set(pageFile(index), declaration(type, body));
   }
-  const client = createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
-  for (const [index, { type, records: walk }] of recordSamples.entries()) {
-    const collected: unknown[] = [];
-    try {
-      for await (const record of walk(client)) collected.push(record);
-      yielded[index] = { count: collected.length, error: '' };
-      sources.set(recordsFile(index), declaration(`${type}[]`, JSON.stringify(collected)));
-    } catch (error) {
-      yielded[index] = { count: collected.length, error: String(error) };
+  // The records are the same types whichever envelope and collection forms the service answers in.
+  for (const dialect of DIALECTS) {
+    const server = dialect === 'spec' ? sandbox : await startSandbox({ port: 0, dialect });
+    if (server !== sandbox) closers.push(() => server.close());
+    const client = createClient({ baseUrl: server.url, apiKey: server.apiKey });
+    for (const [index, { type, records: walk }] of recordSamples.entries()) {
+      const collected: unknown[] = [];
+      try {
+        for await (const record of walk(client)) collected.push(record);
+        yielded[dialect][index] = { count: collected.length, error: '' };
+        sources.set(recordsFile(index, dialect), declaration(`${type}[]`, JSON.stringify(collected)));
+      } catch (error) {
+        yielded[dialect][index] = { count: collected.length, error: String(error) };
+      }
     }
+    await client.close();
   }
   // One program for every value keeps the suite fast.
   errors = compile(sources);
 });
 
 afterAll(async () => {
-  await close();
+  for (const close of closers) await close();
 });
 
 function errorsIn(file: string): string[] {
@@ -156,17 +163,18 @@ describe('a raw sandbox page', () => {
   );
 });
 
-describe('the records the client yields', () => {
+describe.each(DIALECTS)('the records the client yields from the %s dialect', (dialect) => {
   it.each(recordSamples.map((sample, index) => ({ index, label: sample.label })))('of $label match their record type', ({ index }) => {
-    expect(yielded[index].error).toBe('');
-    expect(yielded[index].count).toBeGreaterThan(0);
-    expect(errorsIn(recordsFile(index))).toEqual([]);
+    expect(yielded[dialect][index].error).toBe('');
+    expect(yielded[dialect][index].count).toBeGreaterThan(0);
+    expect(errorsIn(recordsFile(index, dialect))).toEqual([]);
   });
 });
 
 describe('the generated sources', () => {
   it('compile with no error outside the values checked above', () => {
-    const checked = new Set([...pageSamples.keys()].map(pageFile).concat([...recordSamples.keys()].map(recordsFile)));
+    const records = DIALECTS.flatMap((dialect) => [...recordSamples.keys()].map((index) => recordsFile(index, dialect)));
+    const checked = new Set([...pageSamples.keys()].map(pageFile).concat(records));
     expect(errors.filter((error) => !checked.has(error.file))).toEqual([]);
   });
 });

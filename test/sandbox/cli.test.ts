@@ -18,6 +18,11 @@ describe('sandbox command arguments', () => {
     });
   });
 
+  it('reads --dialect service and --dialect spec', () => {
+    expect(parseSandboxArgs(['--dialect', 'service'])).toEqual({ port: 8787, dialect: 'service' });
+    expect(parseSandboxArgs(['--dialect=spec'])).toEqual({ port: 8787, dialect: 'spec' });
+  });
+
   it('defaults to port 8787 and nothing else', () => {
     expect(parseSandboxArgs([])).toEqual({ port: 8787 });
   });
@@ -33,6 +38,7 @@ describe('sandbox command arguments', () => {
     [['--colour', 'red'], /unknown flag --colour/],
     [['extra'], /unexpected argument "extra"/],
     [['--port', '1', '--port', '2'], /--port is given twice/],
+    [['--dialect', 'real'], /--dialect must be spec or service, got "real"/],
   ])('refuses %j with a TypeError naming the flag', (argv, message) => {
     expect(() => parseSandboxArgs(argv)).toThrow(TypeError);
     expect(() => parseSandboxArgs(argv)).toThrow(message);
@@ -46,6 +52,7 @@ describe('sandbox command', () => {
       await runSandboxCommand(['--help']);
       expect(String(write.mock.calls[0][0])).toMatch(/^usage: socialstream sandbox/);
       expect(String(write.mock.calls[0][0])).toContain('--fault-rate');
+      expect(String(write.mock.calls[0][0])).toMatch(/--dialect D +spec \(default\).*service/);
     } finally {
       write.mockRestore();
     }
@@ -74,6 +81,36 @@ describe('sandbox command', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
     expect(out).toContain('sandbox stopped');
+  });
+
+  it('serves the service dialect with --dialect service', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '-e', "import('./src/sandbox/cli.ts').then((m) => m.runSandboxCommand(['--port', '0', '--dialect', 'service']))"],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          const match = /sandbox listening on (\S+)\n/.exec(out);
+          if (match) resolve(match[1]);
+        });
+        child.once('exit', (code) => reject(new Error(`exited early with ${code}: ${out}`)));
+      });
+      const { status, body } = await get(url, '/v1/scrape/shortvideo/videos', { handle: 'creator-n40' });
+      expect(status).toBe(200);
+      expect(body).not.toHaveProperty('data');
+      expect(Array.isArray(body.aweme_list)).toBe(true);
+      expect(body.credits_charged).toBe(1);
+    } finally {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }
+    }
   });
 });
 

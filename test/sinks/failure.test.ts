@@ -1,8 +1,8 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InsufficientCreditsError } from '../../src/errors.ts';
-import { SinkError, toCsv, toNdjson, toParquet, writeRecords } from '../../sinks/index.ts';
+import { partialOf, SinkError, toCsv, toNdjson, toParquet, writeRecords } from '../../sinks/index.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir, temporaryFiles } from './helpers/files.ts';
 import { hostileRecord } from './helpers/hostile.ts';
@@ -26,12 +26,11 @@ async function rowsIn(path: string): Promise<number> {
 }
 
 describe.each(['ndjson', 'csv', 'parquet'])('a %s sink whose source fails', (format) => {
-  it.each([2_500, 10])('keeps a valid file of the %i records received and throws a SinkError carrying that count', async (count) => {
+  it.each([2_500, 10])('keeps a valid file of the %i records received and rejects with the source error, which tells that file', async (count) => {
     const path = join(dir, `credits-${count}.${format}`);
     const error = await writeRecords(outOfCreditsAfter(count), path).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SinkError);
-    expect(error).toMatchObject({ recordsWritten: count, path });
-    expect((error as SinkError).cause).toBeInstanceOf(InsufficientCreditsError);
+    expect(error).toBeInstanceOf(InsufficientCreditsError);
+    expect(partialOf(error)).toEqual({ path, records: count, bytes: statSync(path).size });
     expect(await rowsIn(path)).toBe(count);
     expect(temporaryFiles(dir)).toEqual([]);
   });
@@ -53,7 +52,7 @@ describe('failure safety', () => {
     expect(temporaryFiles(dir)).toEqual([]);
   });
 
-  it('keeps the records before an aborted source and carries the abort as the cause', async () => {
+  it('keeps the records before an aborted source and rejects with the abort itself', async () => {
     const controller = new AbortController();
     async function* abortable(): AsyncGenerator<Record<string, unknown>> {
       for (let i = 0; ; i++) {
@@ -64,12 +63,24 @@ describe('failure safety', () => {
     }
     const path = join(dir, 'aborted.csv');
     const error = await toCsv(abortable(), path).catch((e: unknown) => e);
-    expect(error).toMatchObject({ recordsWritten: 7 });
-    expect((error as SinkError).cause).toMatchObject({ name: 'AbortError' });
+    expect(error).toMatchObject({ name: 'AbortError' });
+    expect(partialOf(error)).toMatchObject({ path, records: 7 });
     expect(await rowsIn(path)).toBe(7);
   });
 
-  it('stops at a record that is not an object, keeping the records before it', async () => {
+  it('rejects with the very value a source threw, even one it cannot mark', async () => {
+    async function* throwsText(): AsyncGenerator<Record<string, unknown>> {
+      yield { a: 1 };
+      throw 'plain text';
+    }
+    const path = join(dir, 'text-thrown.ndjson');
+    const error = await toNdjson(throwsText(), path).catch((e: unknown) => e);
+    expect(error).toBe('plain text');
+    expect(partialOf(error)).toBeUndefined();
+    expect(await rowsIn(path)).toBe(1);
+  });
+
+  it('stops at a record that is not an object with a SinkError, keeping the records before it', async () => {
     const path = join(dir, 'not-an-object.ndjson');
     const error = await toNdjson([{ a: 1 }, { a: 2 }, 'three', { a: 4 }], path).catch((e: unknown) => e);
     expect(error).toMatchObject({ recordsWritten: 2 });
