@@ -141,14 +141,14 @@ async function exportLocked(plan: ExportPlan, controller: AbortController): Prom
     return finishExport(plan, state, runText);
   }
   // On a full disk this may fail too: the journal then holds the last page that fitted, still whole.
-  await Promise.all([journal.save(), ...rejected.map((index) => journal!.save(index))]).catch(() => undefined);
+  await Promise.all([journal.save(), ...rejected.map((index) => journal.save(index))]).catch(() => undefined);
   await journal.close();
   // A run that got nothing and may have spent nothing (no key, unreachable, a rejected parameter set)
   // leaves nothing behind: a plain re-run then works without --resume.
   if (!resumed && state.spool.bytes === 0 && state.credits === 0 && !state.walks.some((walk) => walk.checkpoint)) {
     await removeIfPresent(checkpointPath);
     await removeIfPresent(spoolPath);
-    throw failure ?? rejectedInputs(plan, state, rejected);
+    stopWith(failure ?? rejectedInputs(plan, state, rejected));
   }
   if (failure !== undefined && !isResumable(exitCodeOf(failure))) stopWith(failure);
   // Only a run that added records replaces the output: a failed re-run never destroys a good file.
@@ -441,7 +441,7 @@ async function runPages(
     ignored.unsubscribe();
     for (const warning of warnings) process.stderr.write(`warning: ${warning}; the output may be incomplete\n`);
   }
-  const failure = signal.aborted ? signal.reason : halt.failure;
+  const failure: unknown = signal.aborted ? signal.reason : halt.failure;
   return failure === LIMIT_REACHED ? undefined : failure;
 }
 

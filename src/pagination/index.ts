@@ -55,11 +55,10 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
 
 /** `strategy` reading the payload of each body rather than the body, also the bodies it looks ahead at. */
 function onPayload(strategy: Strategy<unknown>, at: string): Strategy<unknown> {
-  const { read, ahead } = strategy;
   const payload = (body: unknown): unknown => (body === undefined ? undefined : payloadOf(body, at));
-  const reading: Strategy<unknown> = { ...strategy, read: (body, state) => read(payloadOf(body, at), state) };
-  if (ahead !== undefined) {
-    reading.ahead = (state, look) => ahead(state, { ...look, held: (query) => payload(look.held(query)), last: payload(look.last) });
+  const reading: Strategy<unknown> = { ...strategy, read: (body, state) => strategy.read(payloadOf(body, at), state) };
+  if (strategy.ahead !== undefined) {
+    reading.ahead = (state, look) => strategy.ahead!(state, { ...look, held: (query) => payload(look.held(query)), last: payload(look.last) });
   }
   return reading;
 }

@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(() => sandbox.close());
 
 /** A sandbox of its own, so its charge counter is this test's alone. */
-async function account(credits: number, latencyMs = 0): Promise<{ service: Sandbox; env: NodeJS.ProcessEnv; charged(): number }> {
+async function account(credits: number, latencyMs = 0): Promise<{ service: Sandbox; env: NodeJS.ProcessEnv; charged: () => number }> {
   const key = 'sk_live_sandbox_credits';
   const service = await startSandbox({ port: 0, latencyMs, accounts: [{ apiKey: key, credits }] });
   return { service, env: sandboxEnv(service, key), charged: () => service.requests.charged[key] ?? 0 };

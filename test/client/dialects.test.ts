@@ -106,7 +106,7 @@ describe('the forum tree read through pages() in both dialects', () => {
 function commentIds(body: unknown): string[] {
   const ids: string[] = [];
   const visit = (comments: unknown): void => {
-    for (const comment of Object.values((comments ?? {}) as object) as Array<{ id: string; replies?: { items?: unknown } }>) {
+    for (const comment of Object.values(comments ?? {}) as Array<{ id: string; replies?: { items?: unknown } }>) {
       ids.push(comment.id);
       visit(comment.replies?.items);
     }

@@ -12,11 +12,11 @@ interface Case {
   path: string;
   query: Query;
   /** The records of one payload (the body without its envelope). */
-  records(payload: Body): Body[];
+  records: (payload: Body) => Body[];
   /** A record's id. */
-  id(record: Body): string;
+  id: (record: Body) => string;
   /** The query of the next page, from a payload of either dialect and its records; `undefined` ends the walk. */
-  next?(payload: Body, query: Query, records: Body[]): Query | undefined;
+  next?: (payload: Body, query: Query, records: Body[]) => Query | undefined;
 }
 
 /** A collection of either form as an array. */
