@@ -14,7 +14,7 @@
 import { mkdir, readdir, rename, rm, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Checkpoint } from '../src/checkpoint.ts';
-import { readJsonFile, Spool, writeJsonAtomic, type SpoolMark } from '../src/cli/durable.ts';
+import { readJsonFile, Spool, writeJsonAtomic, type SpoolMark } from './durable.ts';
 import { DatasetError, SchemaDriftError, type SchemaDrift } from '../src/errors.ts';
 import { isNewestFirst, keyOf, timeOf } from '../src/operations/record-meta.ts';
 import type { OperationSpec } from '../src/operations/spec.ts';

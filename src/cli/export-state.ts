@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../index.ts';
 import { UsageError } from './args.ts';
-import { OPEN, TamperedStateError, writeFileAtomic, type SpoolMark } from './durable.ts';
+import { OPEN, TamperedStateError, writeFileAtomic, type SpoolMark } from '../../sinks/durable.ts';
 
 export interface WalkState {
   params: Record<string, string>;

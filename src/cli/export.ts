@@ -6,7 +6,7 @@
  * asked format is made from the spool: at the end, and also when a run that got records fails, so the
  * output written so far is always a valid file and a run that got nothing never replaces a good one.
  * One run at a time writes an output (`lock.ts`); the checkpoint and spool are checked before they
- * are trusted (`export-state.ts`, `durable.ts`).
+ * are trusted (`export-state.ts`, `sinks/durable.ts`).
  */
 import { access, constants, lstat, mkdir, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -18,7 +18,7 @@ import { keyReader } from '../operators/dedupe.ts';
 import { fromNdjson } from '../../sinks/index.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { connect, type Connection } from './connection.ts';
-import { fileSize, hashPrefix, removeIfPresent, Spool, TamperedStateError, type SpoolMark } from './durable.ts';
+import { fileSize, hashPrefix, removeIfPresent, Spool, TamperedStateError, type SpoolMark } from '../../sinks/durable.ts';
 import { runDatasetExport } from './export-dataset.ts';
 import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
 import { freshState, loadState, matchWalks, StateJournal, type ExportState } from './export-state.ts';

@@ -13,7 +13,7 @@ import {
 } from '../errors.ts';
 import { constants } from 'node:os';
 import { UsageError } from './args.ts';
-import { TamperedStateError } from './durable.ts';
+import { TamperedStateError } from '../../sinks/durable.ts';
 import { OutputLockedError } from './lock.ts';
 
 export const EXIT = {

@@ -6,7 +6,7 @@
  * runs breaking the same stale lock cannot both go on to take the new one.
  */
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
-import { OPEN, temporaryName } from './durable.ts';
+import { OPEN, temporaryName } from '../../sinks/durable.ts';
 
 export class OutputLockedError extends Error {
   override readonly name = 'OutputLockedError';

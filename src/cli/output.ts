@@ -7,7 +7,7 @@ import { constants, copyFile, rename, rm, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { fromNdjson, toCsv, toParquet } from '../../sinks/index.ts';
 import { UsageError } from './args.ts';
-import { temporaryName } from './durable.ts';
+import { temporaryName } from '../../sinks/durable.ts';
 
 export type OutputFormat = 'ndjson' | 'csv' | 'parquet';
 

@@ -1,6 +1,7 @@
 /**
- * The files that make an export crash-safe, and how they are opened. The spool holds NDJSON lines,
- * appended a page at a time and flushed to disk; the checkpoint (see `export-state.ts`) names the
+ * The files that make an export crash-safe, and how they are opened: the CLI's `--out` export and a
+ * dataset's staging both keep their pages here. The spool holds NDJSON lines,
+ * appended a page at a time and flushed to disk; the checkpoint (see `src/cli/export-state.ts`) names the
  * spool length and hash it vouches for; whatever lies past that length was written by a run that
  * died before it could vouch for it, so a resumed run cuts it off and fetches those pages again.
  *
