@@ -112,7 +112,7 @@ export async function withLock<T>(paths: DatasetPaths, fn: () => Promise<T>): Pr
       continue;
     }
     if (tries >= LOCK_TRIES) {
-      throw new DatasetError(`${paths.meta} is locked by another run that is still publishing (${paths.lock})`);
+      throw new DatasetError(`${paths.meta} is locked by another run that is still publishing (${paths.lock})`, paths.dir);
     }
     await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
   }

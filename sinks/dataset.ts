@@ -171,7 +171,7 @@ export class DatasetRun {
     if (journal !== undefined) await withLock(paths, () => finishPublish(paths, journal));
     const schema = (await readJsonFile(paths.schema)) as SchemaFile | undefined;
     if (schema !== undefined && options.format !== undefined && schema.format !== options.format) {
-      throw new DatasetError(`${dir} holds ${op.id} as ${schema.format} part files; a run cannot add ${options.format} parts to it`);
+      throw new DatasetError(`${dir} holds ${op.id} as ${schema.format} part files; a run cannot add ${options.format} parts to it`, dir);
     }
     const marks = ((await readJsonFile(paths.state)) as StateFile | undefined) ?? { version: 1, operation: op.id, walks: {} };
     const staged = (await readJsonFile(paths.run)) as RunFile | undefined;
@@ -216,7 +216,7 @@ export class DatasetRun {
       missing: [],
       conflicting: drift.conflicting,
     };
-    throw new SchemaDriftError(`${this.op.id}: the schema is frozen and a page drifts from it (${describeDrift(report)})`, report, {
+    throw new SchemaDriftError(`${this.op.id}: the schema is frozen and a page drifts from it (${describeDrift(report)})`, report, this.paths.dir, {
       endpoint: this.op.id,
     });
   }
@@ -453,7 +453,7 @@ async function readExisting(path: string, format: DatasetFormat): Promise<Record
     for await (const row of readPart(path, format)) rows.push(row);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return rows;
-    throw new DatasetError(`cannot read the part file ${path} back to merge into it: ${(error as Error).message}`, { cause: error });
+    throw new DatasetError(`cannot read the part file ${path} back to merge into it: ${(error as Error).message}`, path, { cause: error });
   }
   return rows;
 }

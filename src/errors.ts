@@ -106,7 +106,7 @@ export class CreditCapError extends InsufficientCreditsError {
  * source's own error instead; `partialOf(error)` from `socialstream/sinks` tells the file it kept.)
  */
 export class SinkError extends SocialstreamError {
-  readonly code = 'SINK';
+  readonly code: string = 'SINK';
   constructor(
     message: string,
     /** Records in the file at `path`: every record received before the failure. */
@@ -131,16 +131,19 @@ export interface SchemaDrift {
 
 /**
  * A dataset run with `schema: 'freeze'` met a page whose fields differ from the recorded schema. It
- * stopped there, before buying another page, and published nothing: the dataset is as it was.
+ * stopped there, before buying another page, and published nothing (`recordsWritten` 0): the dataset
+ * is as it was.
  */
-export class SchemaDriftError extends SocialstreamError {
-  readonly code = 'SCHEMA_DRIFT';
+export class SchemaDriftError extends SinkError {
+  override readonly code: string = 'SCHEMA_DRIFT';
   constructor(
     message: string,
     readonly drift: SchemaDrift,
+    /** The dataset directory. */
+    path: string,
     details: ErrorDetails = {},
   ) {
-    super(message, details);
+    super(message, 0, path, details);
   }
 }
 
@@ -148,6 +151,14 @@ export class SchemaDriftError extends SocialstreamError {
  * A dataset directory could not be used as asked: another live run holds its lock, an interrupted
  * run is waiting for `--resume`, or its files are not what the dataset recorded.
  */
-export class DatasetError extends SocialstreamError {
-  readonly code = 'DATASET';
+export class DatasetError extends SinkError {
+  override readonly code: string = 'DATASET';
+  constructor(
+    message: string,
+    /** The dataset directory or the file at fault. */
+    path: string,
+    details: ErrorDetails = {},
+  ) {
+    super(message, 0, path, details);
+  }
 }

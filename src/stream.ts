@@ -10,6 +10,7 @@ import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl }
 import { PaginationLoopError, ResponseFormatError, SocialstreamError } from './errors.ts';
 import type { Meter } from './metering.ts';
 import type { OperationSpec } from './operations/spec.ts';
+import { keyOf } from './operations/record-meta.ts';
 import { PageReader } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
 import { REPEATED_PAGES_LIMIT, RepeatedPages } from './pagination/repeats.ts';
@@ -93,7 +94,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   /** Digests of the continuation values this walk has spent (a cursor may be megabytes): one coming back means a loop. */
   readonly #spent = new Set<string>();
   /** Pages this walk read, by content: ever-new cursors over the same pages mean a loop too. */
-  readonly #repeats = new RepeatedPages();
+  readonly #repeats: RepeatedPages;
   /** State of the next page to fetch once `#page` is done; null when there is none. */
   #pending: unknown;
   #skip: number;
@@ -116,6 +117,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`concurrency must be a positive integer, got ${String(concurrency)}`);
     if (typeof overfetch !== 'boolean') throw new TypeError(`overfetch must be a boolean, got ${String(overfetch)}`);
     this.#parts = parts;
+    this.#repeats = new RepeatedPages((record) => keyOf(parts.op, record));
     this.#limit = limit;
     this.#maxPages = maxPages;
     this.#concurrency = concurrency;

@@ -2,8 +2,9 @@
  * A loop guard on content. Spent continuation values catch a cursor that comes back; a service that
  * hands out ever-new cursors over pages it already served would slip past that and be paid for page
  * after page until the account is empty. So a walk also remembers a fingerprint of every page it
- * read (its record count and its first, middle and last record: cheap, and enough to tell a page
- * served again), and is stopped once `REPEATED_PAGES_LIMIT` pages in a row repeat earlier ones.
+ * read (its record count and the keys of its first, middle and last record, or those records whole
+ * where the operation names no key: cheap, and enough to tell a page served again), and is stopped
+ * once `REPEATED_PAGES_LIMIT` pages in a row repeat earlier ones.
  * Empty pages neither count nor break a run.
  */
 import { createHash } from 'node:crypto';
@@ -13,13 +14,23 @@ export const REPEATED_PAGES_LIMIT = 5;
 
 export class RepeatedPages {
   readonly #seen = new Set<string>();
+  readonly #keyOf: (record: unknown) => string | undefined;
   #inARow = 0;
+
+  /** `keyOf`: a record's identifier, when its operation names one (the table's `key`). */
+  constructor(keyOf: (record: unknown) => string | undefined) {
+    this.#keyOf = keyOf;
+  }
 
   /** Notes a page's records; true when it makes `REPEATED_PAGES_LIMIT` repeated pages in a row. */
   repeated(records: readonly unknown[]): boolean {
     if (records.length === 0) return false;
-    const sample = [records.length, records[0], records[records.length >> 1], records[records.length - 1]];
-    const fingerprint = createHash('sha256').update(JSON.stringify(sample)).digest('base64').slice(0, 16);
+    // A key is a few bytes; serialising a wide record costs about what parsing it did.
+    const hash = createHash('sha256').update(String(records.length));
+    for (const record of [records[0], records[records.length >> 1], records[records.length - 1]]) {
+      hash.update('\0').update(this.#keyOf(record) ?? JSON.stringify(record) ?? '');
+    }
+    const fingerprint = hash.digest('base64').slice(0, 16);
     if (this.#seen.has(fingerprint)) return ++this.#inARow >= REPEATED_PAGES_LIMIT;
     this.#seen.add(fingerprint);
     this.#inARow = 0;
