@@ -364,9 +364,12 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
-/** What `#spent` keeps of a continuation value: a cursor may be megabytes, its digest is 44 characters. */
+/**
+ * What `#spent` keeps of a continuation value: a short one as it is (hashing costs more than it
+ * saves there), a long one as its digest, since a cursor may be megabytes.
+ */
 function digestOf(value: string): string {
-  return createHash('sha256').update(value).digest('base64');
+  return value.length <= 64 ? value : `sha256:${createHash('sha256').update(value).digest('base64')}`;
 }
 
 /** A cursor in a message: a short prefix and its length, never the whole value (it may echo anything). */

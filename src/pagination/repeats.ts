@@ -26,11 +26,12 @@ export class RepeatedPages {
   repeated(records: readonly unknown[]): boolean {
     if (records.length === 0) return false;
     // A key is a few bytes; serialising a wide record costs about what parsing it did.
-    const hash = createHash('sha256').update(String(records.length));
+    let sample = String(records.length);
     for (const record of [records[0], records[records.length >> 1], records[records.length - 1]]) {
-      hash.update('\0').update(this.#keyOf(record) ?? JSON.stringify(record) ?? '');
+      sample += '\0' + (this.#keyOf(record) ?? JSON.stringify(record) ?? '');
     }
-    const fingerprint = hash.digest('base64').slice(0, 16);
+    // Keys make a short sample, kept as it is; whole records are hashed to bound the memory it takes.
+    const fingerprint = sample.length <= 128 ? sample : createHash('sha256').update(sample).digest('base64');
     if (this.#seen.has(fingerprint)) return ++this.#inARow >= REPEATED_PAGES_LIMIT;
     this.#seen.add(fingerprint);
     this.#inARow = 0;
