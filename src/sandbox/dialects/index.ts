@@ -5,8 +5,9 @@
 import type { SandboxOperation } from '../platform.ts';
 import { serviceOperations } from './service.ts';
 
-export const DIALECTS = ['spec', 'service'] as const;
-export type SandboxDialect = (typeof DIALECTS)[number];
+/** `spec` answers as SPEC reads; `service` as the service answers in practice. */
+export type SandboxDialect = 'spec' | 'service';
+export const DIALECTS: readonly SandboxDialect[] = ['spec', 'service'];
 
 /** The operations as a dialect answers them. */
 export function dialectOperations(dialect: SandboxDialect, operations: readonly SandboxOperation[]): readonly SandboxOperation[] {
