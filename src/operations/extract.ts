@@ -29,7 +29,7 @@ export function payloadPath(path: string): string {
  * payload: an envelope missing its marks is still read.
  */
 export function payloadOf(body: unknown, recordsPath: string): unknown {
-  if (!isRecord(body) || !isRecord(body.data)) return body;
+  if (!isObject(body) || !isObject(body.data)) return body;
   const data = body.data;
   const spec = data.success === true || body.credits_used !== undefined || body.endpoint !== undefined;
   const [first, second] = spec ? [data, body] : [body, data];
@@ -73,7 +73,7 @@ export function collectionAt(body: unknown, path: string, endpoint: string): unk
 export function plainRecords(payload: unknown, kind: 'one' | 'list', at: string, endpoint: string): unknown[] {
   if (kind === 'list') return collectionAt(payload, at, endpoint);
   const record = valueAt(payload, at);
-  if (!isRecord(record)) {
+  if (!isObject(record)) {
     throw new ResponseFormatError(`${endpoint}: the response has no record at ${at === '' ? 'the payload' : at}`, { endpoint });
   }
   if (at !== '') return [unkey(record)];
@@ -83,6 +83,7 @@ export function plainRecords(payload: unknown, kind: 'one' | 'list', at: string,
   return [unkey(fields)];
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not an array, not null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -4,6 +4,8 @@
  * Strategies read the payload (`payloadOf`), with paths relative to it.
  */
 
+export { isObject } from '../operations/extract.ts';
+
 /** Query parameters, as sent. */
 export type Query = Record<string, string>;
 
@@ -70,10 +72,6 @@ export interface Lookahead {
    * be among them: a page whose place in the order depends on answers not yet come is left out.
    */
   within: number;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
