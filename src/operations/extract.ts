@@ -9,7 +9,7 @@
  * (`data.aweme_list`); `payloadPath` makes them relative to the payload, so both forms read alike.
  */
 import { ResponseFormatError } from '../errors.ts';
-import { unkey, unkeyCollection } from './unkey.ts';
+import { setField, unkey, unkeyCollection } from './unkey.ts';
 
 /** Fields of the envelope, never of a record: a single-record payload is yielded without them. */
 const ENVELOPE_FIELDS: ReadonlySet<string> = new Set([
@@ -79,7 +79,7 @@ export function plainRecords(payload: unknown, kind: 'one' | 'list', at: string,
   if (at !== '') return [unkey(record)];
   // The payload itself is the record: the envelope's fields beside it (either form) are not part of it.
   const fields: Record<string, unknown> = {};
-  for (const name in record) if (!ENVELOPE_FIELDS.has(name)) fields[name] = record[name];
+  for (const name in record) if (!ENVELOPE_FIELDS.has(name)) setField(fields, name, record[name]);
   return [unkey(fields)];
 }
 

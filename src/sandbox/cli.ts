@@ -17,7 +17,7 @@ options:
   --port N         TCP port (default ${DEFAULT_PORT}; 0 picks a free one)
   --host H         interface to bind (default 127.0.0.1)
   --credits N      credits of the sandbox key (default 10000)
-  --latency MS     delay added to every response (default 0)
+  --latency MS     response time: each answer leaves MS after its request (default 0)
   --fault-rate P   probability (0 to 1) of an upstream failure (500) per request (default 0)
   --seed S         seed of the synthetic data (default sandbox)
   --dialect D      spec (default): bodies as SPEC reads; service: as the service answers in practice

@@ -36,7 +36,10 @@ export interface SandboxOptions {
   host?: string;
   /** Accounts replacing the default one (`sk_live_sandbox`, 10,000 credits); the first is `apiKey`. */
   accounts?: AccountSpec[];
-  /** Delay added to every response, in milliseconds. Default 0. */
+  /**
+   * Response time of every answer, in milliseconds: it leaves this long after its request arrived
+   * (the sandbox's own work counts toward it, as a service's does). Default 0.
+   */
   latencyMs?: number;
   /** Injected failures; all off by default. */
   faults?: SandboxFaults;

@@ -42,6 +42,20 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** When each request arrived: its latency runs from then. */
+const arrivals = new WeakMap<ServerResponse, number>();
+
+/**
+ * Waits until the answer to `res` is due: `delayMs` after its request arrived. The time the sandbox
+ * spent building the answer counts toward it, as a service's own work counts toward its response
+ * time; so requests that arrive together are answered together, not one build after another.
+ */
+async function due(res: ServerResponse, delayMs: number): Promise<void> {
+  if (delayMs <= 0) return;
+  const left = delayMs - (performance.now() - (arrivals.get(res) ?? performance.now()));
+  if (left > 0) await sleep(left);
+}
+
 /** What a proxy in front of the service sends when the service behind it fails (the `html` fault). */
 const BAD_GATEWAY_PAGE =
   '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>' +
@@ -74,7 +88,7 @@ export function createSandboxServer(config: ServerConfig): Server {
     delayMs: number,
     extraHeaders?: Record<string, string>,
   ): Promise<void> {
-    if (delayMs > 0) await sleep(delayMs);
+    await due(res, delayMs);
     if (res.destroyed) return;
     res.writeHead(status, {
       'Content-Type': contentType,
@@ -146,7 +160,7 @@ export function createSandboxServer(config: ServerConfig): Server {
         return;
       case 'reset':
         accounts.refund(apiKey);
-        if (delayMs > 0) await sleep(delayMs);
+        await due(res, delayMs);
         req.socket.destroy();
         return;
       case 'html':
@@ -165,6 +179,7 @@ export function createSandboxServer(config: ServerConfig): Server {
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    arrivals.set(res, performance.now());
     counters.total += 1;
     const target = req.url ?? '/';
     const mark = target.indexOf('?');

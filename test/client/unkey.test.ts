@@ -31,6 +31,17 @@ describe('unkey', () => {
     expect(unkey({ 0: 'a', x: 'b' })).toEqual({ 0: 'a', x: 'b' });
   });
 
+  it('unkeys the fields of an object that only looks keyed', () => {
+    expect(unkey({ 0: 'a', 2: { 0: 'b', 1: 'c' } })).toEqual({ 0: 'a', 2: ['b', 'c'] });
+  });
+
+  it('keeps a field named __proto__ as a field when its value changes', () => {
+    const value = JSON.parse('{"id":"r1","__proto__":{"url_list":{"0":"a"}}}') as object;
+    const out = unkey(value) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"id":"r1","__proto__":{"url_list":["a"]}}');
+  });
+
   it('turns an empty {} into [] only under a name SPEC lists as a collection', () => {
     expect(unkey({ comments: {}, text_extra: {} })).toEqual({ comments: [], text_extra: {} });
   });
