@@ -1,6 +1,6 @@
 /**
  * Columnar row groups for a flat, all-optional Parquet schema, encoded into column chunks with
- * statistics, using parquetjs-lite's thrift structures and codecs.
+ * statistics, using parquetjs-lite's thrift structures; pages are compressed by `parquet-compression.ts`.
  *
  * Why not `ParquetWriter.appendRow`: its general Dremel shredding allocates per field per row and
  * measured about 10,000 rows/s on sandbox-shaped records, under a tenth of DuckDB's conversion. Our
@@ -15,7 +15,7 @@
  * URLs and free text cost a thousand lookups, not a dictionary the size of the column.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import parquetCompression from 'parquetjs-lite/lib/compression.js';
+import type { CompressPage } from './parquet-compression.ts';
 import { bitWidth, Bytes, MAX_DELTA_VALUE, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
 import { BooleanStatistics, NumberStatistics, StringStatistics, type Statistics } from './parquet-statistics.ts';
 import { serializeThrift } from './parquet-thrift.ts';
@@ -170,34 +170,25 @@ class ColumnBuffer {
     this.entryStarts = [];
   }
 
-  /** This row group's column chunk, starting at file offset `offset`; then empty for the next group. */
-  take(rows: number, offset: number): { pages: Buffer[]; uncompressed: number; metadata: unknown } {
+  /** This row group's column chunk, its pages not yet compressed; then the column is empty for the next group. */
+  take(rows: number): LaidOutChunk {
     if (this.dictionary !== undefined && this.count > 0 && !this.dictionaryPays()) this.dropDictionary();
-    const { compression, physical, name } = this.spec;
+    const { physical } = this.spec;
     const body = new Bytes(this.plain.length + rows / 4 + 64);
     encodeDefinitionLevels(body, this.defined, rows);
-    const pages: Buffer[] = [];
-    let uncompressed = 0;
-    const page = (header: Record<string, unknown>, data: Buffer): void => {
-      const compressed: Buffer = parquetCompression.deflate(compression, data);
-      const head = serializeThrift(
-        new parquetTypes.PageHeader({ ...header, uncompressed_page_size: data.length, compressed_page_size: compressed.length }),
-      );
-      pages.push(head, compressed);
-      uncompressed += head.length + data.length;
-    };
+    const pages: LaidOutPage[] = [];
     let encoding = Encoding.PLAIN;
     if (this.dictionary !== undefined && this.count > 0) {
       encoding = Encoding.PLAIN_DICTIONARY;
-      page(
-        {
+      pages.push({
+        header: {
           type: PageType.DICTIONARY_PAGE,
           dictionary_page_header: new parquetTypes.DictionaryPageHeader({ num_values: this.entryStarts.length, encoding }),
         },
-        // A copy: the entries buffer is refilled by the next row group, possibly before the
-        // stream has written this page (uncompressed, the page is its input).
-        Buffer.from(this.entries.view()),
-      );
+        // A copy: the entries buffer is refilled by the next row group while this page waits to be
+        // compressed and written.
+        data: Buffer.from(this.entries.view()),
+      });
       const width = bitWidth(this.entryStarts.length - 1);
       body.byte(width);
       writeHybrid(body, this.indices, this.count, width);
@@ -207,9 +198,8 @@ class ColumnBuffer {
     } else {
       body.copy(this.plain.buffer, 0, this.plain.length);
     }
-    const dictionaryPageBytes = pages.length === 0 ? 0 : pages[0].length + pages[1].length;
-    page(
-      {
+    pages.push({
+      header: {
         type: PageType.DATA_PAGE,
         data_page_header: new parquetTypes.DataPageHeader({
           num_values: rows,
@@ -218,26 +208,11 @@ class ColumnBuffer {
           repetition_level_encoding: Encoding.RLE,
         }),
       },
-      body.view(),
-    );
-    const compressedBytes = pages.reduce((sum, part) => sum + part.length, 0);
-    const metadata = new parquetTypes.ColumnChunk({
-      file_offset: offset,
-      meta_data: new parquetTypes.ColumnMetaData({
-        type: parquetTypes.Type[physical],
-        encodings: [Encoding.RLE, encoding],
-        path_in_schema: [name],
-        codec: parquetTypes.CompressionCodec[compression],
-        num_values: rows,
-        total_uncompressed_size: uncompressed,
-        total_compressed_size: compressedBytes,
-        data_page_offset: offset + dictionaryPageBytes,
-        dictionary_page_offset: dictionaryPageBytes === 0 ? undefined : offset,
-        statistics: this.statistics.encode(),
-      }),
+      data: body.view(),
     });
+    const chunk: LaidOutChunk = { spec: this.spec, rows, encoding, pages, statistics: this.statistics.encode() };
     this.reset();
-    return { pages, uncompressed, metadata };
+    return chunk;
   }
 
   /** Whether DELTA_BINARY_PACKED can take this chunk's integers exactly. */
@@ -293,25 +268,94 @@ export class RowGroupBuffer {
     this.rows++;
   }
 
-  /** The buffered rows as column chunks starting at file offset `offset`; the buffer is then empty again. */
-  take(offset: number): EncodedRowGroup {
-    const chunks: Buffer[] = [];
-    const columns: unknown[] = [];
-    let at = offset;
-    let uncompressed = 0;
-    for (const column of this.columns) {
-      const chunk = column.take(this.rows, at);
-      for (const page of chunk.pages) {
-        chunks.push(page);
-        at += page.length;
-      }
-      uncompressed += chunk.uncompressed;
-      columns.push(chunk.metadata);
-    }
-    const metadata = new parquetTypes.RowGroup({ columns, total_byte_size: uncompressed, num_rows: this.rows });
+  /** The buffered rows as column chunks, their pages not yet compressed; the buffer is then empty again. */
+  take(): LaidOutRowGroup {
+    const chunks = this.columns.map((column) => column.take(this.rows));
+    const group = { rows: this.rows, chunks };
     this.rows = 0;
-    return { chunks, metadata };
+    return group;
   }
+}
+
+/** A page as laid out: its header's fields but the sizes, and its uncompressed bytes. */
+interface LaidOutPage {
+  header: Record<string, unknown>;
+  data: Buffer;
+}
+
+/** One column's chunk of a row group, laid out: a dictionary page (when it has one), then its data page. */
+interface LaidOutChunk {
+  spec: ColumnSpec;
+  rows: number;
+  encoding: number;
+  pages: LaidOutPage[];
+  statistics: unknown;
+}
+
+/** A row group taken from the buffer, before compression. */
+export interface LaidOutRowGroup {
+  rows: number;
+  chunks: LaidOutChunk[];
+}
+
+/** A row group whose pages are compressed: ready to be placed at its file offset. */
+export interface CompressedRowGroup {
+  rows: number;
+  chunks: Array<{ chunk: LaidOutChunk; compressed: Buffer[] }>;
+}
+
+/**
+ * Compresses every page of `group` at once (`compress` may do it off this thread), so the writer
+ * can lay out the next row group meanwhile.
+ */
+export async function compressRowGroup(group: LaidOutRowGroup, compress: CompressPage): Promise<CompressedRowGroup> {
+  const chunks = await Promise.all(
+    group.chunks.map(async (chunk) => ({ chunk, compressed: await Promise.all(chunk.pages.map((page) => compress(page.data))) })),
+  );
+  return { rows: group.rows, chunks };
+}
+
+/** The row group's bytes in file order and its footer entry, for a group that starts at file offset `offset`. */
+export function placeRowGroup(group: CompressedRowGroup, offset: number): EncodedRowGroup {
+  const chunks: Buffer[] = [];
+  const columns: unknown[] = [];
+  let at = offset;
+  let totalUncompressed = 0;
+  for (const { chunk, compressed } of group.chunks) {
+    const start = at;
+    let uncompressed = 0;
+    let dictionaryPageBytes = 0;
+    chunk.pages.forEach((page, i) => {
+      const head = serializeThrift(
+        new parquetTypes.PageHeader({ ...page.header, uncompressed_page_size: page.data.length, compressed_page_size: compressed[i].length }),
+      );
+      chunks.push(head, compressed[i]);
+      at += head.length + compressed[i].length;
+      uncompressed += head.length + page.data.length;
+      if (page.header.type === PageType.DICTIONARY_PAGE) dictionaryPageBytes = head.length + compressed[i].length;
+    });
+    totalUncompressed += uncompressed;
+    const { physical, name, compression } = chunk.spec;
+    columns.push(
+      new parquetTypes.ColumnChunk({
+        file_offset: start,
+        meta_data: new parquetTypes.ColumnMetaData({
+          type: parquetTypes.Type[physical],
+          encodings: [Encoding.RLE, chunk.encoding],
+          path_in_schema: [name],
+          codec: parquetTypes.CompressionCodec[compression],
+          num_values: chunk.rows,
+          total_uncompressed_size: uncompressed,
+          total_compressed_size: at - start,
+          data_page_offset: start + dictionaryPageBytes,
+          dictionary_page_offset: dictionaryPageBytes === 0 ? undefined : start,
+          statistics: chunk.statistics,
+        }),
+      }),
+    );
+  }
+  const metadata = new parquetTypes.RowGroup({ columns, total_byte_size: totalUncompressed, num_rows: group.rows });
+  return { chunks, metadata };
 }
 
 /** Definition levels (bit width 1) in the RLE/bit-packed hybrid, behind the 4-byte length a v1 page wants. */

@@ -1,6 +1,7 @@
 /**
- * Parquet written with parquetjs-lite's thrift structures and codecs (rows are laid out into column
- * chunks, with statistics and dictionaries, by `parquet-columns.ts`): one optional column per
+ * Parquet written with parquetjs-lite's thrift structures (rows are laid out into column chunks, with
+ * statistics and dictionaries, by `parquet-columns.ts`; pages are compressed by
+ * `parquet-compression.ts`, off this thread where it can): one optional column per
  * row-mapping column, typed so DuckDB reads them naturally — integers BIGINT (INT64), other numbers
  * DOUBLE, booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when
  * every sampled value is one), and arrays, deep objects and mixed values JSON text. A value that does
@@ -10,7 +11,8 @@
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
-import { RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
+import { compressRowGroup, placeRowGroup, RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
+import { pageCompressor } from './parquet-compression.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, type ColumnKind, type RowOptions } from './rows.ts';
@@ -81,6 +83,13 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
   let offset = 0;
   let rows = 0;
 
+  const compress = pageCompressor(compression);
+  /**
+   * The row group being compressed and written while the next one is laid out: at most one is, so
+   * groups reach the file in order and memory holds two groups at most.
+   */
+  let writing: Promise<void> = Promise.resolve();
+
   const write = async (chunk: Buffer): Promise<void> => {
     await destination.write(chunk);
     offset += chunk.length;
@@ -88,9 +97,18 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
   const flush = async (): Promise<void> => {
     if (group!.rows === 0) return;
     rows += group!.rows;
-    const encoded = group!.take(offset);
-    rowGroups.push(encoded.metadata);
-    for (const chunk of encoded.chunks) await write(chunk);
+    const compressed = compressRowGroup(group!.take(), compress);
+    const before = writing;
+    writing = (async () => {
+      const ready = await compressed;
+      await before;
+      const encoded = placeRowGroup(ready, offset);
+      rowGroups.push(encoded.metadata);
+      for (const chunk of encoded.chunks) await write(chunk);
+    })();
+    // Its failure is reported by the next flush or by end(), whichever awaits it; never unhandled.
+    writing.catch(() => undefined);
+    await before;
   };
 
   return tableWriter(
@@ -115,6 +133,7 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
       },
       async end() {
         await flush();
+        await writing;
         const footer = serializeThrift(
           new parquetTypes.FileMetaData({
             version: 1,

@@ -264,7 +264,9 @@ export class RowLayout {
    * one that has none. An object is descended into only where columns lie beneath it.
    */
   private walk(object: PlainObject, children: Map<string, PathNode>, prefix: string, visitor: Visitor): void {
-    for (const key of Object.keys(object)) {
+    // `for…in` rather than `Object.keys`: no array per object, and each field read through V8's
+    // enumeration cache. A plain object has no enumerable inherited keys (`isPlainObject`).
+    for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
       const node = children.get(key);
