@@ -22,6 +22,7 @@ import { parameterSets } from './export-plan.ts';
 import { EXIT, exitCodeOf, isResumable, stopWith } from './failure.ts';
 import { counted } from './progress.ts';
 import { runController } from './run-controller.ts';
+import { drainPages } from './drain-pages.ts';
 import { pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 
 interface DatasetPlan {
@@ -139,22 +140,14 @@ async function stageWalks(plan: DatasetPlan, walks: DatasetWalk[], client: Clien
   const merged = mergeMap(walkPages, { concurrency: plan.concurrency, signal })(pending);
   const pages = plan.maxCredits === undefined ? merged : creditCap<PageBatch>(plan.maxCredits, { onCap: 'stop' })(merged);
   try {
-    for await (const page of pages) {
-      try {
-        const next = await walks[page.walk].addPage(page.records, page.checkpoint, page.last);
-        if (next === 'stop') stopped.add(page.walk);
-      } catch (error) {
-        controller.abort(error);
-        throw error;
-      }
-      page.saved();
-    }
-  } catch (error) {
-    if (!signal.aborted) return error;
+    return await drainPages(pages, client, halt, controller, async (page) => {
+      const next = await walks[page.walk].addPage(page.records, page.checkpoint, page.last);
+      if (next === 'stop') stopped.add(page.walk);
+      return 'more';
+    });
   } finally {
     run.dispose();
   }
-  return signal.aborted ? signal.reason : halt.failure;
 }
 
 function describeSummary(summary: DatasetSummary, pages: number, credits: number): string {

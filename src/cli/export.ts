@@ -19,6 +19,7 @@ import { fromNdjson } from '../../sinks/index.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { connect, type Connection } from './connection.ts';
 import { fileSize, hashPrefix, removeIfPresent, Spool, TamperedStateError, type SpoolMark } from '../../sinks/durable.ts';
+import { drainPages, type AfterPage } from './drain-pages.ts';
 import { runDatasetExport } from './export-dataset.ts';
 import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
 import { freshState, loadState, matchWalks, StateJournal, type ExportState } from './export-state.ts';
@@ -40,9 +41,6 @@ export async function runExport(argv: string[]): Promise<number> {
   const plan = await planExport(args.positionals, args.params, args.flags);
   return plan.out === '-' ? exportToStdout(plan) : exportToFile(plan);
 }
-
-/** The abort reason of a run that ended because it had all the records it was asked for. */
-const LIMIT_REACHED = new Error('limit reached');
 
 /**
  * The walks of an export as one stream of finished pages: resumed walks continue from their
@@ -341,7 +339,8 @@ async function fillSpool(
   const balance: RunOutcome['balance'] = {};
   balance.before = await client.credits().catch(() => undefined);
   const halt = new WalkHalt();
-  const failure = await runPages(plan, state, client, pagesOf(plan, state, client, controller.signal, halt, ledger), halt, controller, seen, async (page, records, read) => {
+  const pages = pagesOf(plan, state, client, controller.signal, halt, ledger);
+  const failure = await drainPages(pages, client, halt, controller, keepPage(plan, state, seen, async (page, records, read) => {
     await spool.appendPage(records);
     const walk = state.walks[page.walk];
     walk.checkpoint = read < page.records.length ? page.checkpointAfter(read) : page.checkpoint;
@@ -351,7 +350,7 @@ async function fillSpool(
     state.pages = pagesBefore + client.stats.pages;
     state.credits = ledger.credits;
     await journal.save(page.walk);
-  });
+  }));
   progress.stop();
   giveBack.unsubscribe();
   for (const [index, error] of halt.rejected) state.walks[index].rejected = error.message;
@@ -373,12 +372,13 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
   const ledger = new AttemptLedger(0, plan.maxCredits, () => Promise.resolve());
   try {
     const pages = pagesOf(plan, state, connection.client, run.controller.signal, halt, ledger);
-    failure = (await runPages(plan, state, connection.client, pages, halt, run.controller, new Set(), async (_page, records) => {
+    const keep = keepPage(plan, state, new Set(), async (_page, records) => {
       let text = '';
       for (const record of records) text += JSON.stringify(record) + '\n';
       await writeStdout(text);
       state.records += records.length;
-    })) ?? halt.rejected.values().next().value;
+    });
+    failure = (await drainPages(pages, connection.client, halt, run.controller, keep)) ?? halt.rejected.values().next().value;
   } finally {
     run.dispose();
     await connection.close();
@@ -392,57 +392,27 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
 }
 
 /**
- * The loop both outputs share: every finished page, less the records `--dedupe` and `--limit` drop,
- * goes to `keep` with how many of the page's records were read (fewer than all when `--limit` cut the
- * page); only once `keep` has finished may that walk request its next page. Returns what ended the
- * run early (an error, or the interrupt), or undefined when the walks ran out or the limit was reached.
+ * What both outputs keep of a page: its records less those `--dedupe` and `--limit` drop, handed to
+ * `write` with how many of the page's records were read (fewer than all when `--limit` cut the page).
  */
-async function runPages(
+function keepPage(
   plan: ExportPlan,
   state: ExportState,
-  client: Client,
-  pages: AsyncIterable<PageBatch>,
-  halt: WalkHalt,
-  controller: AbortController,
   seen: Set<unknown>,
-  keep: (page: PageBatch, records: unknown[], read: number) => Promise<void>,
-): Promise<unknown> {
+  write: (page: PageBatch, records: unknown[], read: number) => Promise<void>,
+): (page: PageBatch) => Promise<AfterPage> {
   const keyOf = plan.dedupe ? keyReader(plan.dedupe) : undefined;
-  const { signal } = controller;
-  // A continuation no rule follows may mean missing records: the summary says so (DESIGN, tolerant reader).
-  const warnings: string[] = [];
-  const ignored = client.events$.subscribe((event) => {
-    if (event.type === 'ignored-continuation') warnings.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
-  });
-  try {
-    for await (const page of pages) {
-      try {
-        const records: unknown[] = [];
-        let read = 0;
-        for (const record of page.records) {
-          if (plan.limit !== undefined && state.records + records.length >= plan.limit) break;
-          read++;
-          if (!keyOf || firstSighting(seen, keyOf(record))) records.push(record);
-        }
-        await keep(page, records, read);
-      } catch (error) {
-        controller.abort(error);
-        throw error;
-      }
-      if (plan.limit !== undefined && state.records >= plan.limit) {
-        controller.abort(LIMIT_REACHED);
-        break;
-      }
-      page.saved();
+  return async (page) => {
+    const records: unknown[] = [];
+    let read = 0;
+    for (const record of page.records) {
+      if (plan.limit !== undefined && state.records + records.length >= plan.limit) break;
+      read++;
+      if (!keyOf || firstSighting(seen, keyOf(record))) records.push(record);
     }
-  } catch (error) {
-    if (!signal.aborted) return error;
-  } finally {
-    ignored.unsubscribe();
-    for (const warning of warnings) process.stderr.write(`warning: ${warning}; the output may be incomplete\n`);
-  }
-  const failure: unknown = signal.aborted ? signal.reason : halt.failure;
-  return failure === LIMIT_REACHED ? undefined : failure;
+    await write(page, records, read);
+    return plan.limit !== undefined && state.records >= plan.limit ? 'enough' : 'more';
+  };
 }
 
 function firstSighting(seen: Set<unknown>, key: unknown): boolean {

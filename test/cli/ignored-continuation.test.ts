@@ -25,4 +25,14 @@ describe('socialstream export', () => {
       'warning: socialnet-marketplace/location-search offered a continuation its rule does not follow (cursor = "bW9yZQ=="); the output may be incomplete',
     );
   });
+
+  it('warns the same way when it exports into a dataset', async () => {
+    const dir = join(tempDir(), 'places');
+    const env = { ...process.env, SOCIALSTREAM_BASE_URL: server.url, SOCIALSTREAM_API_KEY: 'sk_live_sandbox_cli_warning' };
+    const result = await runCli(['export', 'socialnet-marketplace/location-search', 'query=lyon', '--dataset', dir], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(
+      'warning: socialnet-marketplace/location-search offered a continuation its rule does not follow (cursor = "bW9yZQ=="); the output may be incomplete',
+    );
+  });
 });
