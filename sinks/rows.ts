@@ -337,6 +337,7 @@ class RowFiller implements Visitor {
       if (ms !== undefined) this.row[index] = ms;
       else this.overflow(name, value);
     } else if (fits(kind, value)) {
+      if (kind === 'json') checkJsonValue(value, name);
       this.row[index] = typedCell(kind, value);
     } else {
       checkJsonValue(value, name);

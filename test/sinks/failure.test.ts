@@ -97,6 +97,15 @@ describe('failure safety', () => {
     expect(await rowsIn(path)).toBe(1);
   });
 
+  it('stops a parquet sink at a function in a JSON column, naming its field, with the file still valid', async () => {
+    const path = join(dir, 'function.parquet');
+    const records = [{ a: 1, tags: ['x'] }, { a: 2, tags: () => 'y' }];
+    const error = await writeRecords(records, path, { sampleSize: 1 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ recordsWritten: 1 });
+    expect((error as SinkError).cause).toMatchObject({ message: expect.stringMatching(/tags holds a function/) });
+    expect(await rowsIn(path)).toBe(1);
+  });
+
   it('stops the source when a record cannot be written, so no further pages are fetched', async () => {
     let pulled = 0;
     let closed = false;
