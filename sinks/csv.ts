@@ -57,8 +57,8 @@ export function csvWriter(destination: Destination, options: CsvOptions): Record
         piped = pipeline(csv, destination.stream, { end: false });
         piped.catch(() => undefined);
       },
-      async writeRow(row) {
-        if (!csv!.write(row.map(toText))) await once(csv!, 'drain');
+      writeRow(row) {
+        return csv!.write(row.map(toText)) ? undefined : once(csv!, 'drain').then(() => undefined);
       },
       async end() {
         csv!.end();

@@ -21,16 +21,15 @@ export function toNdjson(source: AnyIterable<unknown>, path: string): Promise<Si
 export function ndjsonWriter(destination: Destination): RecordWriter {
   let pending = '';
   return {
-    async write(record) {
+    write(record) {
       if (record === null || typeof record !== 'object' || Array.isArray(record)) {
         throw new TypeError(`A record must be an object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
       }
       pending += JSON.stringify(record) + '\n';
-      if (pending.length >= CHUNK_CHARS) {
-        const chunk = pending;
-        pending = '';
-        await destination.write(chunk);
-      }
+      if (pending.length < CHUNK_CHARS) return undefined;
+      const chunk = pending;
+      pending = '';
+      return destination.write(chunk);
     },
     async close() {
       if (pending !== '') await destination.write(pending);

@@ -127,9 +127,9 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
         };
         await write(MAGIC);
       },
-      async writeRow(row) {
+      writeRow(row) {
         group!.add(row);
-        if (group!.full) await flush();
+        return group!.full ? flush() : undefined;
       },
       async end() {
         await flush();

@@ -9,7 +9,8 @@ import type { RecordWriter } from './run.ts';
 /** A table format: told its columns once, then fed rows in order. */
 export interface TableFormat {
   begin(layout: RowLayout): Promise<void>;
-  writeRow(row: Cell[]): Promise<void>;
+  /** Takes one row; a promise only when it had to wait (see `RecordWriter.write`). */
+  writeRow(row: Cell[]): Promise<void> | undefined;
   end(): Promise<void>;
 }
 
@@ -28,14 +29,11 @@ export function tableWriter(format: TableFormat, options: RowOptions, typed: boo
   };
 
   return {
-    async write(record) {
-      if (layout !== undefined) {
-        await format.writeRow(layout.toRow(record));
-        return;
-      }
+    write(record) {
+      if (layout !== undefined) return format.writeRow(layout.toRow(record));
       checkJsonRecord(record);
       sample.push(record);
-      if (sample.length >= sampleSize) await start();
+      return sample.length >= sampleSize ? start() : undefined;
     },
     async close() {
       if (layout === undefined) await start();
