@@ -20,8 +20,16 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
-/** Starts the walk, sends `signals` once it is under way, and checks what a signal must leave. */
-async function interrupt(signals: NodeJS.Signals[], code: number): Promise<string> {
+/** The exit code of a run stopped by each signal: 128 + its number. */
+const EXIT_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+
+/**
+ * Starts the walk, sends `signals` once it is under way, and checks what a signal must leave: the
+ * run names the signal that stopped it and exits with its code. Signals sent back to back may be
+ * taken in either order (each thread of the process can receive one), so with several it is
+ * whichever came first, as long as the later ones change nothing.
+ */
+async function interrupt(signals: NodeJS.Signals[]): Promise<string> {
   const out = join(tempDir(), 'signalled.ndjson');
   const env = sandboxEnv(sandbox);
   const child = startCli([...WALK, '--out', out], env);
@@ -30,9 +38,10 @@ async function interrupt(signals: NodeJS.Signals[], code: number): Promise<strin
   await new Promise((resolve) => setTimeout(resolve, 150));
   for (const signal of signals) child.kill(signal);
   const result = await done;
-  expect(result.code, result.stderr).toBe(code);
   expect(result.stderr).toMatch(/stopped early; \d+ records \(\d+ pages\) in all, kept in/);
-  expect(result.stderr).toContain(`interrupted (${signals[0]})`);
+  const named = /interrupted \((SIG[A-Z]+)\)/.exec(result.stderr)?.[1] as NodeJS.Signals | undefined;
+  expect(signals, result.stderr).toContain(named);
+  expect(result.code, result.stderr).toBe(EXIT_CODES[named!]);
   const partial = readNdjson(out);
   expect(partial.length).toBeGreaterThan(0);
   expect(reference.startsWith(readFileSync(out, 'utf8'))).toBe(true);
@@ -44,15 +53,15 @@ async function interrupt(signals: NodeJS.Signals[], code: number): Promise<strin
 
 describe('an export stopped by a signal', () => {
   it('exits 143 on SIGTERM after saving like Ctrl-C, and --resume completes it', async () => {
-    await interrupt(['SIGTERM'], 143);
+    await interrupt(['SIGTERM']);
   });
 
   it('exits 129 on SIGHUP after saving like Ctrl-C, and --resume completes it', async () => {
-    await interrupt(['SIGHUP'], 129);
+    await interrupt(['SIGHUP']);
   });
 
   it('keeps saving through a second and third signal, and the output stays whole', async () => {
-    await interrupt(['SIGINT', 'SIGTERM', 'SIGINT'], 130);
+    await interrupt(['SIGINT', 'SIGTERM', 'SIGINT']);
   });
 });
 
