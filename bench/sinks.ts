@@ -36,16 +36,17 @@ function word(i: number, k: number): string {
 /** A subforum post of the shape SPEC 2.4 describes, deterministic in `i`. */
 function post(i: number): Record<string, unknown> {
   const created = 1_700_000_000 + i * 37;
+  const base36 = i.toString(36);
   return {
-    id: `p${i.toString(36)}`,
-    name: `t3_p${i.toString(36)}`,
+    id: `p${base36}`,
+    name: `t3_p${base36}`,
     title: `${word(i, 1)} ${word(i, 2)} ${word(i, 3)}, "${word(i, 4)}" ${i}`,
     selftext: i % 3 === 0 ? '' : `${word(i, 5)} ${word(i, 6)}\n${word(i, 7)} ${word(i, 8)} ${word(i, 9)}`,
     author: { name: `user_${i % 5000}`, fullname: `t2_${(i % 5000).toString(36)}`, flair: i % 4 === 0 ? null : word(i, 10) },
     subforum: 'typescript',
     subforum_id: 't5_2qh1i',
-    url: `https://forum.example/r/typescript/comments/p${i.toString(36)}/`,
-    permalink: `/r/typescript/comments/p${i.toString(36)}/`,
+    url: `https://forum.example/r/typescript/comments/p${base36}/`,
+    permalink: `/r/typescript/comments/p${base36}/`,
     score: (i * 31) % 10_000,
     ups: (i * 31) % 10_000,
     downs: 0,
