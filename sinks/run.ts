@@ -80,17 +80,24 @@ export async function runSink(
   let bytes: number;
   try {
     const writer = await open(destination);
+    const stopAt = (error: unknown): false => {
+      failure = { error, fromSource: false };
+      return false;
+    };
+    const wrote = (): true => {
+      records++;
+      return true;
+    };
     try {
-      for await (const record of source) {
+      await eachRecord(source, (record) => {
+        let waiting;
         try {
-          const waiting = writer.write(record);
-          if (waiting !== undefined) await waiting;
+          waiting = writer.write(record);
         } catch (error) {
-          failure = { error, fromSource: false };
-          break;
+          return stopAt(error);
         }
-        records++;
-      }
+        return waiting === undefined ? wrote() : waiting.then(wrote, stopAt);
+      });
     } catch (error) {
       failure ??= { error, fromSource: true };
     }
@@ -114,4 +121,28 @@ export async function runSink(
     });
   }
   return { path, records, bytes };
+}
+
+/**
+ * Hands each record of `source` to `take` until it says false (and then closes the source). A sync
+ * iterable (an array, a dataset's merged rows, a generator) is read with `for…of`: `for await` would
+ * add a promise and a turn of the microtask queue per record, a twentieth of a Parquet sink's time.
+ * A promise among its values is still awaited, as `for await` would.
+ */
+async function eachRecord(source: AnyIterable<unknown>, take: (record: unknown) => boolean | Promise<boolean>): Promise<void> {
+  if (typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
+    for await (const record of source) {
+      const more = take(record);
+      if (more === false || (more !== true && !(await more))) return;
+    }
+    return;
+  }
+  for (const value of source as Iterable<unknown>) {
+    const more = take(isThenable(value) ? await value : value);
+    if (more === false || (more !== true && !(await more))) return;
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

@@ -124,6 +124,43 @@ describe('failure safety', () => {
     expect(closed).toBe(true);
   });
 
+  it('closes a sync source too when a record cannot be written', async () => {
+    let pulled = 0;
+    let closed = false;
+    function* source(): Generator<unknown> {
+      try {
+        for (;;) {
+          pulled++;
+          yield pulled === 3 ? null : { pulled };
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    await expect(toParquet(source(), join(dir, 'stopped-sync.parquet'), { sampleSize: 1 })).rejects.toThrow(SinkError);
+    expect(pulled).toBe(3);
+    expect(closed).toBe(true);
+  });
+
+  it('keeps what a sync source gave before it threw, and rejects with its own error', async () => {
+    const path = join(dir, 'sync-throws.parquet');
+    function* source(): Generator<unknown> {
+      yield { a: 1 };
+      yield { a: 2 };
+      throw new InsufficientCreditsError('out of credits', 1, 0);
+    }
+    const error = await toParquet(source(), path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InsufficientCreditsError);
+    expect(partialOf(error)).toMatchObject({ path, records: 2 });
+    expect(await rowsIn(path)).toBe(2);
+  });
+
+  it('awaits promises in a sync source, as for await does', async () => {
+    const path = join(dir, 'promised.ndjson');
+    await expect(toNdjson([Promise.resolve({ a: 1 }), { a: 2 }], path)).resolves.toMatchObject({ records: 2 });
+    expect(await rowsIn(path)).toBe(2);
+  });
+
   it('creates a missing directory before writing into it', async () => {
     const path = join(dir, 'new-dir', 'deeper', 'out.ndjson');
     await expect(toNdjson([{ a: 1 }], path)).resolves.toMatchObject({ records: 1 });
