@@ -4,7 +4,6 @@
  * Iterating again continues where the last iteration stopped. The stream carries a
  * `StreamControl`, so operators can put gates (throttle, credit caps) in front of its requests.
  */
-import { createHash } from 'node:crypto';
 import type { Checkpoint } from './checkpoint.ts';
 import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl } from './control.ts';
 import { PaginationLoopError, ResponseFormatError, SocialstreamError } from './errors.ts';
@@ -13,7 +12,7 @@ import type { OperationSpec } from './operations/spec.ts';
 import { keyOf } from './operations/record-meta.ts';
 import { PageReader } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
-import { REPEATED_PAGES_LIMIT, RepeatedPages } from './pagination/repeats.ts';
+import { keptOrDigest, REPEATED_PAGES_LIMIT, RepeatedPages } from './pagination/repeats.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
 
 export interface StreamOptions {
@@ -368,12 +367,9 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
-/**
- * What `#spent` keeps of a continuation value: a short one as it is (hashing costs more than it
- * saves there), a long one as its digest, since a cursor may be megabytes.
- */
+/** What `#spent` keeps of a continuation value (a cursor may be megabytes). */
 function digestOf(value: string): string {
-  return value.length <= 64 ? value : `sha256:${createHash('sha256').update(value).digest('base64')}`;
+  return keptOrDigest(value, 64);
 }
 
 /** A cursor in a message: a short prefix and its length, never the whole value (it may echo anything). */

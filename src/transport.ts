@@ -78,22 +78,26 @@ export class Transport {
         resolve(failed(new NetworkError(`${endpoint}: no complete response within ${this.#timeoutMs} ms`, { endpoint }), true));
       }, this.#timeoutMs);
     });
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => {
-        controller.abort(signal?.reason);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    // Only a caller's signal can abort: without one, the race is the answer against the timer.
+    const aborted =
+      signal === undefined
+        ? undefined
+        : new Promise<never>((_, reject) => {
+            onAbort = () => {
+              controller.abort(signal.reason);
+              reject(signal.reason);
+            };
+            signal.addEventListener('abort', onAbort, { once: true });
+          });
     const attempt = this.#attempt(path, query, endpoint, controller.signal);
     try {
-      return await Promise.race([attempt, timedOut, aborted]);
+      return await Promise.race(aborted === undefined ? [attempt, timedOut] : [attempt, timedOut, aborted]);
     } finally {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
       // Whatever lost the race ends in the background; make sure its socket and body are released.
       controller.abort(TIMED_OUT);
-      aborted.catch(() => undefined);
+      aborted?.catch(() => undefined);
     }
   }
 

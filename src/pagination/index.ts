@@ -26,21 +26,21 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
   const { records, continuation } = op;
   if (records.kind === 'timeline' || continuation.kind === 'timeline') {
     if (records.kind !== 'timeline' || continuation.kind !== 'timeline') throw mismatch(op);
-    return erase(timelineWalk({ at, from: payloadPath(continuation.from), param: continuation.param }, op.id));
+    return timelineWalk({ at, from: payloadPath(continuation.from), param: continuation.param }, op.id);
   }
   if (records.kind === 'tree' || continuation.kind === 'tree') {
     if (records.kind !== 'tree' || continuation.kind !== 'tree') throw mismatch(op);
-    return erase(withBranchesAhead(commentTreeWalk({ at, param: continuation.param }, op.id), at));
+    return withBranchesAhead(commentTreeWalk({ at, param: continuation.param }, op.id), at);
   }
   const kind = records.kind;
   const read = (payload: unknown): unknown[] => plainRecords(payload, kind, at, op.id);
   switch (continuation.kind) {
     case 'none':
-      return erase(singlePage(read));
+      return singlePage(read);
     case 'cursor':
-      return erase(cursorWalk({ ...continuation, from: payloadPath(continuation.from), while: continuation.while && payloadPath(continuation.while) }, read));
+      return cursorWalk({ ...continuation, from: payloadPath(continuation.from), while: continuation.while && payloadPath(continuation.while) }, read);
     case 'cursorPair':
-      return erase(cursorPairWalk({ ...continuation, from: [payloadPath(continuation.from[0]), payloadPath(continuation.from[1])] }, read));
+      return cursorPairWalk({ ...continuation, from: [payloadPath(continuation.from[0]), payloadPath(continuation.from[1])] }, read);
     case 'page': {
       const rule = {
         ...continuation,
@@ -48,7 +48,7 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
         total: continuation.total && payloadPath(continuation.total),
         perPage: continuation.perPage && payloadPath(continuation.perPage),
       };
-      return erase(withKnownPagesAhead(pageNumberWalk(rule, read), rule));
+      return withKnownPagesAhead(pageNumberWalk(rule, read), rule);
     }
   }
 }
@@ -61,11 +61,6 @@ function onPayload(strategy: Strategy<unknown>, at: string): Strategy<unknown> {
     reading.ahead = (state, look) => strategy.ahead!(state, { ...look, held: (query) => payload(look.held(query)), last: payload(look.last) });
   }
   return reading;
-}
-
-/** Strategies are driven only through their own states, so their state type can be forgotten here. */
-function erase<S>(strategy: Strategy<S>): Strategy<unknown> {
-  return strategy;
 }
 
 function mismatch(op: OperationSpec): TypeError {

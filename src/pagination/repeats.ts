@@ -31,10 +31,19 @@ export class RepeatedPages {
       sample += '\0' + (this.#keyOf(record) ?? JSON.stringify(record) ?? '');
     }
     // Keys make a short sample, kept as it is; whole records are hashed to bound the memory it takes.
-    const fingerprint = sample.length <= 128 ? sample : createHash('sha256').update(sample).digest('base64');
+    const fingerprint = keptOrDigest(sample, 128);
     if (this.#seen.has(fingerprint)) return ++this.#inARow >= REPEATED_PAGES_LIMIT;
     this.#seen.add(fingerprint);
     this.#inARow = 0;
     return false;
   }
+}
+
+/**
+ * What a loop guard keeps of a value it must recognise later: the value itself while it is at most
+ * `limit` characters (hashing costs more than it saves there), else its SHA-256 digest, so a value
+ * of megabytes costs a few bytes to remember. The prefix keeps a digest from equalling a short value.
+ */
+export function keptOrDigest(value: string, limit: number): string {
+  return value.length <= limit ? value : `sha256:${createHash('sha256').update(value).digest('base64')}`;
 }

@@ -106,10 +106,14 @@ describe('failure safety', () => {
     expect(await rowsIn(path)).toBe(1);
   });
 
-  it('stops the source when a record cannot be written, so no further pages are fetched', async () => {
+  // The third record is not an object: the sink must stop there and close its source, async or sync.
+  it.each([
+    ['an async source, so no further pages are fetched', 'async', 'stopped.csv'],
+    ['a sync source too', 'sync', 'stopped-sync.parquet'],
+  ] as const)('stops and closes %s when a record cannot be written', async (_, kind, file) => {
     let pulled = 0;
     let closed = false;
-    async function* source(): AsyncGenerator<unknown> {
+    function* records(): Generator<unknown> {
       try {
         for (;;) {
           pulled++;
@@ -119,25 +123,12 @@ describe('failure safety', () => {
         closed = true;
       }
     }
-    await expect(toCsv(source(), join(dir, 'stopped.csv'), { sampleSize: 1 })).rejects.toThrow(SinkError);
-    expect(pulled).toBe(3);
-    expect(closed).toBe(true);
-  });
-
-  it('closes a sync source too when a record cannot be written', async () => {
-    let pulled = 0;
-    let closed = false;
-    function* source(): Generator<unknown> {
-      try {
-        for (;;) {
-          pulled++;
-          yield pulled === 3 ? null : { pulled };
-        }
-      } finally {
-        closed = true;
-      }
+    async function* later(): AsyncGenerator<unknown> {
+      yield* records();
     }
-    await expect(toParquet(source(), join(dir, 'stopped-sync.parquet'), { sampleSize: 1 })).rejects.toThrow(SinkError);
+    const path = join(dir, file);
+    const source = kind === 'async' ? later() : records();
+    await expect(writeRecords(source, path, { sampleSize: 1 })).rejects.toThrow(SinkError);
     expect(pulled).toBe(3);
     expect(closed).toBe(true);
   });
