@@ -1,6 +1,9 @@
 /**
  * Sink throughput and memory: N subforum-post-like records (nested author, arrays) generated in
  * process, written to each format in its own child process so each peak RSS is that format's alone.
+ * The children write through the compiled package (`dist/`, which `npm run bench` builds first), as
+ * an installed socialstream runs: from the TypeScript source, the loader's copy in each thread (the
+ * Parquet sink's worker too) added about 50 MB to the sink's peak RSS.
  * Baselines run in the same invocation: plain `JSON.stringify` + write stream for NDJSON, and DuckDB's
  * `COPY (SELECT * FROM read_json(…)) TO … (FORMAT parquet)` for Parquet (both run three times; the
  * speed ratio compares the medians).
@@ -20,7 +23,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { toCsv, toNdjson, toParquet } from '../sinks/index.ts';
+import { toNdjson } from '../sinks/index.ts';
 import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 
@@ -82,14 +85,25 @@ async function plainNdjson(count: number, path: string): Promise<void> {
   await once(out, 'close');
 }
 
+/** The sinks as the built package has them. */
+async function builtSinks(): Promise<typeof import('../sinks/index.ts')> {
+  const built = new URL('../dist/sinks/index.js', import.meta.url);
+  try {
+    return (await import(built.href)) as typeof import('../sinks/index.ts');
+  } catch (error) {
+    throw new Error(`bench/sinks measures the built package: run \`npm run build\` first (${String(error)})`, { cause: error });
+  }
+}
+
 /** Runs one measurement in this process and prints `seconds peakRssMb` for the parent. */
 async function child(kind: string, count: number, path: string): Promise<void> {
+  const built = await builtSinks();
   const start = process.hrtime.bigint();
   if (kind === 'plain-ndjson') await plainNdjson(count, path);
-  else if (kind === 'ndjson') await toNdjson(posts(count), path);
-  else if (kind === 'csv') await toCsv(posts(count), path);
-  else if (kind === 'parquet') await toParquet(posts(count), path);
-  else if (kind === 'parquet-from-ndjson') await toParquet(ndjsonLines(`${path}.ndjson`), path);
+  else if (kind === 'ndjson') await built.toNdjson(posts(count), path);
+  else if (kind === 'csv') await built.toCsv(posts(count), path);
+  else if (kind === 'parquet') await built.toParquet(posts(count), path);
+  else if (kind === 'parquet-from-ndjson') await built.toParquet(ndjsonLines(`${path}.ndjson`), path);
   else if (kind === 'generate') for (const record of posts(count)) void record;
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;

@@ -1,6 +1,10 @@
 /**
  * Columnar row groups for a flat, all-optional Parquet schema, encoded into column chunks with
  * statistics, using parquetjs-lite's thrift structures; pages are compressed by `parquet-compression.ts`.
+ * The work is in three steps, so the middle one can run in a worker thread (`parquet-encoder.ts`):
+ * `RowGroupCells` gathers rows by column on the writer's thread; `encodeRowGroup` lays the cells out
+ * and compresses the pages, from plain data to plain data; `placeRowGroup` frames the result at its
+ * file offset in thrift.
  *
  * Why not `ParquetWriter.appendRow`: its general Dremel shredding allocates per field per row and
  * measured about 10,000 rows/s on sandbox-shaped records, under a tenth of DuckDB's conversion. Our
@@ -11,13 +15,14 @@
  * Dictionaries: INT64, DOUBLE and BYTE_ARRAY columns start dictionary-encoded; every 1,024 values
  * (and at the end of a row group) the dictionary plus its indices are compared with what PLAIN
  * would take, and a column whose dictionary does not pay, or outgrows `MAX_DICTIONARY_BYTES`, turns
- * PLAIN for the rest of the file (its row group so far is re-encoded from the dictionary). So ids,
- * URLs and free text cost a thousand lookups, not a dictionary the size of the column.
+ * PLAIN (its row group so far is re-encoded from the dictionary), and stays PLAIN in the file's
+ * later row groups (`PlainColumns`). So ids, URLs and free text cost a thousand lookups, not a
+ * dictionary the size of the column.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import type { CompressPage } from './parquet-compression.ts';
+import { pageCompressor, type CompressPage } from './parquet-compression.ts';
 import { bitWidth, Bytes, MAX_DELTA_VALUE, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
-import { BooleanStatistics, NumberStatistics, StringStatistics, type Statistics } from './parquet-statistics.ts';
+import { BooleanStatistics, NumberStatistics, StringStatistics, type Statistics, type StatisticsFields } from './parquet-statistics.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Cell } from './rows.ts';
 
@@ -41,6 +46,180 @@ const DICTIONARY_CHECK_EVERY = 1024;
 
 const { Encoding, PageType } = parquetTypes;
 
+/**
+ * One column of a row group's cells, in typed arrays and a few long strings rather than a JS value
+ * per cell. Held cell by cell, a 10,000-row group kept its strings alive across young-generation
+ * collections, and copying them doubled the garbage collector's time; posting them to the worker
+ * cost a copy per value. Plain data either way, so it can be posted.
+ */
+export interface CellColumn {
+  /** 1 where the row has a value, 0 where it is NULL. */
+  defined: Uint8Array;
+  /** INT64, DOUBLE and BOOLEAN (1 or 0) columns: each row's value. */
+  numbers?: Float64Array;
+  /** BYTE_ARRAY columns: each value's length in UTF-16 units… */
+  lengths?: Uint32Array;
+  /** …and the values themselves, `TEXT_JOIN` at a time joined into one run of text. */
+  texts?: TextRun[];
+}
+
+/**
+ * Values of a text column joined and kept as bytes, off the JS heap: ASCII as one byte per
+ * character, anything else as UTF-16 code units, which keep even a lone surrogate as it was. Kept
+ * as strings, the runs were copied by each young-generation collection until the group was encoded.
+ */
+export interface TextRun {
+  encoding: 'latin1' | 'utf16le';
+  bytes: Uint8Array;
+}
+
+function textRun(text: string): TextRun {
+  // A UTF-8 length equal to the string's length means every character is ASCII.
+  if (Buffer.byteLength(text, 'utf8') === text.length) return { encoding: 'latin1', bytes: Buffer.from(text, 'latin1') };
+  return { encoding: 'utf16le', bytes: Buffer.from(text, 'utf16le') };
+}
+
+function textOf({ encoding, bytes }: TextRun): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(encoding);
+}
+
+/** One row group's cells, by column. */
+export interface CellColumns {
+  rows: number;
+  columns: CellColumn[];
+}
+
+/** How many values of a text column are joined into one string: few strings to keep and post, few values waiting to be joined. */
+const TEXT_JOIN = 256;
+
+/**
+ * Per column of a file, whether an earlier row group found its dictionary did not pay: that column
+ * starts PLAIN in the next group instead of trying again.
+ */
+export type PlainColumns = boolean[];
+
+/** Gathers rows into columns until a row group is full: a store or two per cell on the writer's thread. */
+export class RowGroupCells {
+  rows = 0;
+  private columns: CellColumn[] = [];
+  /** Per text column, the values not yet joined into its `texts`. */
+  private pending: string[][] = [];
+  /**
+   * Typed arrays of groups already encoded, for the next groups: made anew for each group, they
+   * outlived young collections while their group was encoded, and piled up for the next full one.
+   */
+  private readonly spare: CellColumn[][] = [];
+
+  constructor(
+    private readonly specs: readonly ColumnSpec[],
+    readonly capacity: number,
+  ) {
+    this.reset();
+  }
+
+  get full(): boolean {
+    return this.rows >= this.capacity;
+  }
+
+  add(row: readonly Cell[]): void {
+    const at = this.rows++;
+    for (let c = 0; c < this.columns.length; c++) {
+      const cell = row[c];
+      if (cell === null) continue;
+      const column = this.columns[c];
+      column.defined[at] = 1;
+      if (column.lengths === undefined) {
+        column.numbers![at] = cell as number | boolean as number;
+        continue;
+      }
+      column.lengths[at] = (cell as string).length;
+      const pending = this.pending[c];
+      pending.push(cell as string);
+      if (pending.length === TEXT_JOIN) {
+        column.texts!.push(textRun(pending.join('')));
+        pending.length = 0;
+      }
+    }
+  }
+
+  /** Hands back the arrays of a group taken earlier, once it is encoded, to be filled again. */
+  recycle(group: CellColumns): void {
+    this.spare.push(group.columns);
+  }
+
+  /** The rows gathered so far; the buffer is then empty again. */
+  take(): CellColumns {
+    this.columns.forEach((column, c) => {
+      if (this.pending[c].length > 0) column.texts!.push(textRun(this.pending[c].join('')));
+    });
+    const group = { rows: this.rows, columns: this.columns };
+    this.reset();
+    return group;
+  }
+
+  private reset(): void {
+    const rows = this.capacity;
+    this.rows = 0;
+    this.pending = this.specs.map(() => []);
+    const spare = this.spare.pop();
+    if (spare !== undefined) {
+      for (const column of spare) {
+        // Only `defined` must start clear: values are read only where it is set.
+        column.defined.fill(0);
+        if (column.texts !== undefined) column.texts = [];
+      }
+      this.columns = spare;
+      return;
+    }
+    this.columns = this.specs.map(({ physical }) =>
+      physical === 'BYTE_ARRAY'
+        ? { defined: new Uint8Array(rows), lengths: new Uint32Array(rows), texts: [] }
+        : { defined: new Uint8Array(rows), numbers: new Float64Array(rows) },
+    );
+  }
+}
+
+/**
+ * Room for a column's PLAIN values at first. A column still trying its dictionary writes none until
+ * it drops it, so it starts small and grows: its buffer is made anew for every row group.
+ */
+function plainCapacity(physical: PhysicalType, rows: number, plain: boolean): number {
+  if (physical === 'BOOLEAN') return Math.ceil(rows / 8);
+  if (!plain) return 1024;
+  return physical === 'BYTE_ARRAY' ? 16 * 1024 : rows * 8;
+}
+
+/** Feeds a column's cells to its encoder, rows `0 … rows - 1`. */
+function pushCells(column: ColumnBuffer, cells: CellColumn, physical: PhysicalType, rows: number): void {
+  const { defined, numbers, lengths, texts } = cells;
+  if (lengths === undefined) {
+    for (let row = 0; row < rows; row++) {
+      if (defined[row] === 0) column.pushNull();
+      else column.push(row, physical === 'BOOLEAN' ? numbers![row] !== 0 : numbers![row]);
+    }
+    return;
+  }
+  let text = texts!.length > 0 ? textOf(texts![0]) : '';
+  let joined = 0;
+  let at = 0;
+  let taken = 0;
+  for (let row = 0; row < rows; row++) {
+    if (defined[row] === 0) {
+      column.pushNull();
+      continue;
+    }
+    if (taken === TEXT_JOIN) {
+      text = textOf(texts![++joined]);
+      at = 0;
+      taken = 0;
+    }
+    const end = at + lengths[row];
+    column.push(row, text.slice(at, end));
+    at = end;
+    taken++;
+  }
+}
+
 /** A row group's bytes, in file order, and its thrift `RowGroup` for the footer. */
 export interface EncodedRowGroup {
   chunks: Buffer[];
@@ -48,10 +227,8 @@ export interface EncodedRowGroup {
 }
 
 /**
- * One column's values for the row group being filled: a null bitmap, and the non-null values either
- * as dictionary indices or already PLAIN-encoded. Encoding as the values arrive keeps no JS string
- * alive until the group is flushed (a dictionary keeps one per distinct value, at most
- * `MAX_DICTIONARY_BYTES` of them), so a 10,000-row group is a few buffers for the garbage collector.
+ * One column of one row group, being encoded: a null bitmap, and the non-null values either as
+ * dictionary indices or PLAIN-encoded.
  */
 class ColumnBuffer {
   private defined: Uint8Array;
@@ -71,14 +248,20 @@ class ColumnBuffer {
   constructor(
     private readonly spec: ColumnSpec,
     capacity: number,
+    plain: boolean,
   ) {
     this.defined = new Uint8Array(capacity);
-    this.plain = new Bytes(spec.physical === 'BOOLEAN' ? Math.ceil(capacity / 8) : 64 * 1024);
-    if (spec.physical !== 'BOOLEAN') this.dictionary = new Map();
+    this.plain = new Bytes(plainCapacity(spec.physical, capacity, plain));
+    if (spec.physical === 'BOOLEAN') this.plain.buffer.fill(0);
+    else if (!plain) this.dictionary = new Map();
     if (spec.physical === 'BYTE_ARRAY') this.statistics = new StringStatistics();
     else if (spec.physical === 'BOOLEAN') this.statistics = new BooleanStatistics();
     else this.statistics = new NumberStatistics(spec.physical);
-    this.reset();
+  }
+
+  /** Whether the column ended PLAIN: the dictionary was dropped, or it never had one. */
+  get isPlain(): boolean {
+    return this.dictionary === undefined;
   }
 
   push(row: number, cell: Exclude<Cell, null>): void {
@@ -170,8 +353,8 @@ class ColumnBuffer {
     this.entryStarts = [];
   }
 
-  /** This row group's column chunk, its pages not yet compressed; then the column is empty for the next group. */
-  take(rows: number): LaidOutChunk {
+  /** This row group's column chunk, its pages not yet compressed. */
+  finish(rows: number): LaidOutChunk {
     if (this.dictionary !== undefined && this.count > 0 && !this.dictionaryPays()) this.dropDictionary();
     const { physical } = this.spec;
     const body = new Bytes(this.plain.length + rows / 4 + 64);
@@ -180,15 +363,7 @@ class ColumnBuffer {
     let encoding = Encoding.PLAIN;
     if (this.dictionary !== undefined && this.count > 0) {
       encoding = Encoding.PLAIN_DICTIONARY;
-      pages.push({
-        header: {
-          type: PageType.DICTIONARY_PAGE,
-          dictionary_page_header: new parquetTypes.DictionaryPageHeader({ num_values: this.entryStarts.length, encoding }),
-        },
-        // A copy: the entries buffer is refilled by the next row group while this page waits to be
-        // compressed and written.
-        data: Buffer.from(this.entries.view()),
-      });
+      pages.push({ dictionary: true, values: this.entryStarts.length, encoding, data: this.entries.view() });
       const width = bitWidth(this.entryStarts.length - 1);
       body.byte(width);
       writeHybrid(body, this.indices, this.count, width);
@@ -198,21 +373,8 @@ class ColumnBuffer {
     } else {
       body.copy(this.plain.buffer, 0, this.plain.length);
     }
-    pages.push({
-      header: {
-        type: PageType.DATA_PAGE,
-        data_page_header: new parquetTypes.DataPageHeader({
-          num_values: rows,
-          encoding,
-          definition_level_encoding: Encoding.RLE,
-          repetition_level_encoding: Encoding.RLE,
-        }),
-      },
-      data: body.view(),
-    });
-    const chunk: LaidOutChunk = { spec: this.spec, rows, encoding, pages, statistics: this.statistics.encode() };
-    this.reset();
-    return chunk;
+    pages.push({ dictionary: false, values: rows, encoding, data: body.view() });
+    return { spec: this.spec, rows, encoding, pages, statistics: this.statistics.encode() };
   }
 
   /** Whether DELTA_BINARY_PACKED can take this chunk's integers exactly. */
@@ -228,91 +390,101 @@ class ColumnBuffer {
     for (let i = 0; i < this.count; i++) values[i] = buffer.readInt32LE(i * 8 + 4) * 4294967296 + buffer.readUInt32LE(i * 8);
     return values;
   }
-
-  private reset(): void {
-    this.defined.fill(0);
-    this.plain.length = 0;
-    if (this.spec.physical === 'BOOLEAN') this.plain.buffer.fill(0, 0, Math.ceil(this.defined.length / 8));
-    this.count = 0;
-    this.statistics.reset();
-    if (this.dictionary !== undefined) {
-      this.dictionary.clear();
-      this.entries.length = 0;
-      this.entryStarts = [];
-      this.plainBytes = 0;
-    }
-  }
 }
 
-export class RowGroupBuffer {
-  rows = 0;
-  private readonly columns: ColumnBuffer[];
-
-  constructor(
-    specs: readonly ColumnSpec[],
-    readonly capacity: number,
-  ) {
-    this.columns = specs.map((spec) => new ColumnBuffer(spec, capacity));
-  }
-
-  get full(): boolean {
-    return this.rows >= this.capacity;
-  }
-
-  add(row: readonly Cell[]): void {
-    for (let i = 0; i < this.columns.length; i++) {
-      const cell = row[i];
-      if (cell !== null) this.columns[i].push(this.rows, cell);
-      else this.columns[i].pushNull();
-    }
-    this.rows++;
-  }
-
-  /** The buffered rows as column chunks, their pages not yet compressed; the buffer is then empty again. */
-  take(): LaidOutRowGroup {
-    const chunks = this.columns.map((column) => column.take(this.rows));
-    const group = { rows: this.rows, chunks };
-    this.rows = 0;
-    return group;
-  }
-}
-
-/** A page as laid out: its header's fields but the sizes, and its uncompressed bytes. */
+/** A page as laid out: what its header says but the sizes, and its uncompressed bytes. */
 interface LaidOutPage {
-  header: Record<string, unknown>;
+  /** A dictionary page, or else the data page. */
+  dictionary: boolean;
+  values: number;
+  encoding: number;
   data: Buffer;
 }
 
-/** One column's chunk of a row group, laid out: a dictionary page (when it has one), then its data page. */
+/** One column's chunk of a row group: a dictionary page (when it has one), then its data page. */
 interface LaidOutChunk {
   spec: ColumnSpec;
   rows: number;
   encoding: number;
   pages: LaidOutPage[];
-  statistics: unknown;
+  statistics: StatisticsFields;
 }
 
-/** A row group taken from the buffer, before compression. */
-export interface LaidOutRowGroup {
-  rows: number;
-  chunks: LaidOutChunk[];
+/** A compressed page: its header's fields, and its bytes as they go into the file. */
+interface CompressedPage {
+  dictionary: boolean;
+  values: number;
+  encoding: number;
+  uncompressedBytes: number;
+  data: Uint8Array;
 }
 
-/** A row group whose pages are compressed: ready to be placed at its file offset. */
+/** A row group encoded and compressed, as plain data (it may come from a worker): ready to be placed at its file offset. */
 export interface CompressedRowGroup {
   rows: number;
-  chunks: Array<{ chunk: LaidOutChunk; compressed: Buffer[] }>;
+  chunks: Array<Omit<LaidOutChunk, 'pages'> & { pages: CompressedPage[] }>;
+  /** The file's `PlainColumns` after this group, for the groups after it. */
+  plain: PlainColumns;
 }
 
 /**
- * Compresses every page of `group` at once (`compress` may do it off this thread), so the writer
- * can lay out the next row group meanwhile.
+ * Lays one row group's cells out into column chunks and compresses their pages. Plain data in and
+ * out, and the same result wherever it runs: in the encoder's worker or on the writer's thread.
  */
-export async function compressRowGroup(group: LaidOutRowGroup, compress: CompressPage): Promise<CompressedRowGroup> {
+export async function encodeRowGroup(specs: readonly ColumnSpec[], cells: CellColumns, plain: PlainColumns): Promise<CompressedRowGroup> {
+  const { rows, columns } = cells;
+  const laidOut = specs.map((spec, c) => {
+    const column = new ColumnBuffer(spec, rows, plain[c] ?? false);
+    pushCells(column, columns[c], spec.physical, rows);
+    return { chunk: column.finish(rows), plain: column.isPlain };
+  });
+  const compressors = new Map<string, CompressPage>();
+  const compressorOf = (codec: string): CompressPage => {
+    let compress = compressors.get(codec);
+    if (compress === undefined) compressors.set(codec, (compress = pageCompressor(codec)));
+    return compress;
+  };
   const chunks = await Promise.all(
-    group.chunks.map(async (chunk) => ({ chunk, compressed: await Promise.all(chunk.pages.map((page) => compress(page.data))) })),
+    laidOut.map(async ({ chunk }) => {
+      const compress = compressorOf(chunk.spec.compression);
+      const pages = await Promise.all(
+        chunk.pages.map(async ({ data, ...page }) => ({ ...page, uncompressedBytes: data.length, data: await compress(data) })),
+      );
+      return { ...chunk, pages };
+    }),
   );
-  return { rows: group.rows, chunks };
+  return { rows, chunks, plain: laidOut.map((column) => column.plain) };
+}
+
+/** The same bytes as a Buffer: a row group from a worker holds Uint8Arrays. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function thriftStatistics({ null_count, min_value, max_value, min, max }: StatisticsFields): unknown {
+  const buffer = (bytes: Uint8Array | undefined): Buffer | undefined => (bytes === undefined ? undefined : asBuffer(bytes));
+  return new parquetTypes.Statistics({ null_count, min_value: buffer(min_value), max_value: buffer(max_value), min: buffer(min), max: buffer(max) });
+}
+
+function thriftPageHeader(page: CompressedPage): unknown {
+  const sizes = { uncompressed_page_size: page.uncompressedBytes, compressed_page_size: page.data.length };
+  if (page.dictionary) {
+    return new parquetTypes.PageHeader({
+      type: PageType.DICTIONARY_PAGE,
+      dictionary_page_header: new parquetTypes.DictionaryPageHeader({ num_values: page.values, encoding: page.encoding }),
+      ...sizes,
+    });
+  }
+  return new parquetTypes.PageHeader({
+    type: PageType.DATA_PAGE,
+    data_page_header: new parquetTypes.DataPageHeader({
+      num_values: page.values,
+      encoding: page.encoding,
+      definition_level_encoding: Encoding.RLE,
+      repetition_level_encoding: Encoding.RLE,
+    }),
+    ...sizes,
+  });
 }
 
 /** The row group's bytes in file order and its footer entry, for a group that starts at file offset `offset`. */
@@ -321,19 +493,18 @@ export function placeRowGroup(group: CompressedRowGroup, offset: number): Encode
   const columns: unknown[] = [];
   let at = offset;
   let totalUncompressed = 0;
-  for (const { chunk, compressed } of group.chunks) {
+  for (const chunk of group.chunks) {
     const start = at;
     let uncompressed = 0;
     let dictionaryPageBytes = 0;
-    chunk.pages.forEach((page, i) => {
-      const head = serializeThrift(
-        new parquetTypes.PageHeader({ ...page.header, uncompressed_page_size: page.data.length, compressed_page_size: compressed[i].length }),
-      );
-      chunks.push(head, compressed[i]);
-      at += head.length + compressed[i].length;
-      uncompressed += head.length + page.data.length;
-      if (page.header.type === PageType.DICTIONARY_PAGE) dictionaryPageBytes = head.length + compressed[i].length;
-    });
+    for (const page of chunk.pages) {
+      const head = serializeThrift(thriftPageHeader(page));
+      const data = asBuffer(page.data);
+      chunks.push(head, data);
+      at += head.length + data.length;
+      uncompressed += head.length + page.uncompressedBytes;
+      if (page.dictionary) dictionaryPageBytes = head.length + data.length;
+    }
     totalUncompressed += uncompressed;
     const { physical, name, compression } = chunk.spec;
     columns.push(
@@ -349,7 +520,7 @@ export function placeRowGroup(group: CompressedRowGroup, offset: number): Encode
           total_compressed_size: at - start,
           data_page_offset: start + dictionaryPageBytes,
           dictionary_page_offset: dictionaryPageBytes === 0 ? undefined : start,
-          statistics: chunk.statistics,
+          statistics: thriftStatistics(chunk.statistics),
         }),
       }),
     );

@@ -6,6 +6,18 @@
 
 const TWO_32 = 4294967296;
 
+type Utf8Write = (this: Buffer, text: string, offset: number) => number;
+/**
+ * Buffer's own UTF-8 writer, behind `buffer.write`'s argument checks: those checks cost more than
+ * encoding a short string, and every string cell of a Parquet file is written here. It is not
+ * documented, so without it `write` does the same.
+ */
+const utf8Write: Utf8Write =
+  (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
+  function (this: Buffer, text: string, offset: number): number {
+    return this.write(text, offset);
+  };
+
 /** An append-only byte buffer that doubles when full. */
 export class Bytes {
   buffer: Buffer;
@@ -47,7 +59,7 @@ export class Bytes {
   byteArray(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     this.reserve(4 + text.length * 3);
-    const written = this.buffer.write(text, this.length + 4);
+    const written = utf8Write.call(this.buffer, text, this.length + 4);
     this.buffer.writeUInt32LE(written, this.length);
     this.length += 4 + written;
   }

@@ -4,7 +4,6 @@
  * strings by unsigned UTF-8 bytes); the deprecated `min`/`max` are also written where their
  * signed-byte order agrees, since old readers consult only those.
  */
-import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import { writeInt64 } from './parquet-encoding.ts';
 
 /**
@@ -13,12 +12,24 @@ import { writeInt64 } from './parquet-encoding.ts';
  */
 const MAX_STATISTICS_BYTES = 4096;
 
+/**
+ * The fields of a thrift `Statistics`, as plain data: a row group may be encoded in a worker thread,
+ * and only plain data crosses back (`placeRowGroup` makes the thrift structure).
+ */
+export interface StatisticsFields {
+  null_count: number;
+  min_value?: Uint8Array;
+  max_value?: Uint8Array;
+  /** The deprecated signed-order bounds, where they agree with `min_value`/`max_value`. */
+  min?: Uint8Array;
+  max?: Uint8Array;
+}
+
 /** Which of the values seen so far are the least and the greatest. */
 export interface Statistics {
   nulls: number;
-  /** Thrift `Statistics` of everything seen since the last `reset`. */
-  encode(): unknown;
-  reset(): void;
+  /** The statistics of everything seen. */
+  encode(): StatisticsFields;
 }
 
 export class NumberStatistics implements Statistics {
@@ -34,18 +45,12 @@ export class NumberStatistics implements Statistics {
     if (value > this.max) this.max = value;
   }
 
-  encode(): unknown {
-    if (this.min > this.max) return new parquetTypes.Statistics({ null_count: this.nulls });
+  encode(): StatisticsFields {
+    if (this.min > this.max) return { null_count: this.nulls };
     // A zero bound is written -0 as a minimum and +0 as a maximum, so either zero is inside it.
     const min = this.encodeNumber(this.min === 0 ? -0 : this.min);
     const max = this.encodeNumber(this.max === 0 ? 0 : this.max);
-    return new parquetTypes.Statistics({ null_count: this.nulls, min_value: min, max_value: max, min, max });
-  }
-
-  reset(): void {
-    this.nulls = 0;
-    this.min = Infinity;
-    this.max = -Infinity;
+    return { null_count: this.nulls, min_value: min, max_value: max, min, max };
   }
 
   private encodeNumber(value: number): Buffer {
@@ -64,16 +69,11 @@ export class BooleanStatistics implements Statistics {
     this.seen |= value ? 2 : 1;
   }
 
-  encode(): unknown {
-    if (this.seen === 0) return new parquetTypes.Statistics({ null_count: this.nulls });
+  encode(): StatisticsFields {
+    if (this.seen === 0) return { null_count: this.nulls };
     const min = Buffer.from([this.seen & 1 ? 0 : 1]);
     const max = Buffer.from([this.seen & 2 ? 1 : 0]);
-    return new parquetTypes.Statistics({ null_count: this.nulls, min_value: min, max_value: max, min, max });
-  }
-
-  reset(): void {
-    this.nulls = 0;
-    this.seen = 0;
+    return { null_count: this.nulls, min_value: min, max_value: max, min, max };
   }
 }
 
@@ -117,22 +117,14 @@ export class StringStatistics implements Statistics {
     return bytes.compare((this.maxBytes ??= Buffer.from(this.max)), 0, undefined, start, end) > 0;
   }
 
-  encode(): unknown {
+  encode(): StatisticsFields {
     const nulls = { null_count: this.nulls };
-    if (this.min === undefined) return new parquetTypes.Statistics(nulls);
+    if (this.min === undefined) return nulls;
     const min = (this.minBytes ??= Buffer.from(this.min));
     const max = (this.maxBytes ??= Buffer.from(this.max));
-    if (min.length > MAX_STATISTICS_BYTES || max.length > MAX_STATISTICS_BYTES) return new parquetTypes.Statistics(nulls);
+    if (min.length > MAX_STATISTICS_BYTES || max.length > MAX_STATISTICS_BYTES) return nulls;
     const legacy = this.ascii ? { min, max } : {};
-    return new parquetTypes.Statistics({ ...nulls, min_value: min, max_value: max, ...legacy });
-  }
-
-  reset(): void {
-    this.nulls = 0;
-    this.min = undefined;
-    this.max = '';
-    this.minBytes = this.maxBytes = undefined;
-    this.minAscii = this.maxAscii = this.ascii = true;
+    return { ...nulls, min_value: min, max_value: max, ...legacy };
   }
 
   private setMin(text: string, ascii: boolean): void {

@@ -1,7 +1,7 @@
 /**
  * Parquet written with parquetjs-lite's thrift structures (rows are laid out into column chunks, with
- * statistics and dictionaries, by `parquet-columns.ts`; pages are compressed by
- * `parquet-compression.ts`, off this thread where it can): one optional column per
+ * statistics and dictionaries, by `parquet-columns.ts`, in a worker thread for large row groups:
+ * `parquet-encoder.ts`): one optional column per
  * row-mapping column, typed so DuckDB reads them naturally — integers BIGINT (INT64), other numbers
  * DOUBLE, booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when
  * every sampled value is one), and arrays, deep objects and mixed values JSON text. A value that does
@@ -11,8 +11,8 @@
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
-import { compressRowGroup, placeRowGroup, RowGroupBuffer, type ColumnSpec, type PhysicalType } from './parquet-columns.ts';
-import { pageCompressor } from './parquet-compression.ts';
+import { placeRowGroup, RowGroupCells, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
+import { encodeRowGroupOffThread } from './parquet-encoder.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, type ColumnKind, type RowOptions } from './rows.ts';
@@ -76,16 +76,18 @@ export function toParquet(
 export function parquetWriter(destination: Destination, options: ParquetOptions, { readable = 'any' }: { readable?: 'any' | 'parquetjs' } = {}): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
-  let group: RowGroupBuffer | undefined;
+  let specs: ColumnSpec[] = [];
+  let group: RowGroupCells | undefined;
+  /** The columns whose dictionaries did not pay, as of the group before: each group is encoded knowing them. */
+  let plain: Promise<PlainColumns> = Promise.resolve([]);
   let schema: unknown[] = [];
   let metadata: Record<string, string> = {};
   const rowGroups: unknown[] = [];
   let offset = 0;
   let rows = 0;
 
-  const compress = pageCompressor(compression);
   /**
-   * The row group being compressed and written while the next one is laid out: at most one is, so
+   * The row group being encoded and written while the next one is gathered: at most one is, so
    * groups reach the file in order and memory holds two groups at most.
    */
   let writing: Promise<void> = Promise.resolve();
@@ -97,10 +99,14 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
   const flush = async (): Promise<void> => {
     if (group!.rows === 0) return;
     rows += group!.rows;
-    const compressed = compressRowGroup(group!.take(), compress);
+    const cells = group!.take();
+    const encoding = plain.then((columns) => encodeRowGroupOffThread(specs, cells, columns));
+    plain = encoding.then((encoded) => encoded.plain);
+    plain.catch(() => undefined);
     const before = writing;
     writing = (async () => {
-      const ready = await compressed;
+      const ready = await encoding;
+      group!.recycle(cells);
       await before;
       const encoded = placeRowGroup(ready, offset);
       rowGroups.push(encoded.metadata);
@@ -115,9 +121,9 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
     {
       async begin(layout) {
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        const specs: ColumnSpec[] = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression, delta: readable === 'any' }));
+        specs = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression, delta: readable === 'any' }));
         schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
-        group = new RowGroupBuffer(specs, rowGroupSize);
+        group = new RowGroupCells(specs, rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
         metadata = {
           [COLUMNS_METADATA_KEY]: JSON.stringify({

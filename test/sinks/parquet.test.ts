@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toParquet } from '../../sinks/index.ts';
+import { stopEncoderWorker } from '../../sinks/parquet-encoder.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
 import { CONFLICT_AT, hostileRecords, LATE_FIELD_AT } from './helpers/hostile.ts';
@@ -95,8 +96,8 @@ describe('toParquet', () => {
 });
 
 describe('toParquet compression', () => {
-  // Pages of 2,000 rows of 200-character text are far above the size compressed off the writer's
-  // thread, so row groups are compressed while the next is laid out and must still land in order.
+  // Row groups of 2,000 rows by 3 columns are encoded on the writer's thread; gzip pages are still
+  // compressed on zlib's pool while the next group is gathered, and must land in order.
   const records = Array.from({ length: 20_000 }, (_, seq) => ({ seq, text: `${seq} `.padEnd(200, String.fromCharCode(97 + (seq % 26))) }));
 
   for (const compression of ['snappy', 'gzip', 'none'] as const) {
@@ -114,6 +115,58 @@ describe('toParquet compression', () => {
       expect(groups).toBe(10);
     });
   }
+});
+
+describe("toParquet row groups in the encoder's worker", () => {
+  const WORDS = ['plain ascii', 'café crème', '東京タワー', 'emoji 🎉🚀', 'tab\tand\nnewline', 'quote " and \\ back'];
+  /** Text of every kind a run of bytes may hold (ASCII, Latin-1, CJK, astral), empty strings, long strings and NULLs. */
+  function row(seq: number): { seq: number; text: string | null; n: number | null; flag: boolean | null } {
+    let text: string | null = `${seq}:${WORDS[seq % WORDS.length]}`;
+    if (seq % 11 === 0) text = null;
+    else if (seq % 13 === 0) text = '';
+    else if (seq % 17 === 0) text = text.repeat(40);
+    return { seq, text, n: seq % 7 === 0 ? null : seq * 1.5 - 7000, flag: seq % 5 === 0 ? null : seq % 2 === 0 };
+  }
+  const ROWS = 30_000;
+  const expected = Array.from({ length: ROWS }, (_, seq) => row(seq));
+
+  async function readBack(path: string): Promise<Array<Record<string, unknown>>> {
+    return query(`SELECT seq, text, n, flag FROM read_parquet(${sqlPath(path)}, file_row_number = true) ORDER BY file_row_number`);
+  }
+
+  for (const compression of ['snappy', 'gzip', 'none'] as const) {
+    it(`gives back every value in file order with ${compression} pages`, async () => {
+      const path = join(dir, `worker-${compression}.parquet`);
+      // 5,000 rows by 5 columns: each group is large enough for the worker.
+      await toParquet(expected, path, { compression, rowGroupSize: 5_000 });
+      expect(await stopEncoderWorker()).toBe(true);
+      expect(await readBack(path)).toEqual(expected);
+      const [{ groups }] = await query(`SELECT count(DISTINCT row_group_id) AS groups FROM parquet_metadata(${sqlPath(path)})`);
+      expect(groups).toBe(6);
+    });
+  }
+
+  it('encodes on the writer\'s thread the groups a stopped worker had not answered, and loses none', async () => {
+    const path = join(dir, 'worker-stopped.parquet');
+    let stopped: boolean | undefined;
+    async function* source(): AsyncGenerator<Record<string, unknown>> {
+      for (const record of expected) {
+        // Two groups are with the worker by now, or being gathered; the rest go to a new worker.
+        if (record.seq === 12_500) stopped = await stopEncoderWorker();
+        yield record;
+      }
+    }
+    const result = await toParquet(source(), path, { rowGroupSize: 5_000 });
+    expect(stopped).toBe(true);
+    expect(result.records).toBe(ROWS);
+    expect(await readBack(path)).toEqual(expected);
+  });
+
+  it('starts no worker for a file of one small row group', async () => {
+    await stopEncoderWorker();
+    await toParquet(expected.slice(0, 3_000), join(dir, 'worker-none.parquet'));
+    expect(await stopEncoderWorker()).toBe(false);
+  });
 });
 
 describe('toParquet column choices', () => {
