@@ -53,8 +53,9 @@ import { startSandbox } from 'socialstream/sandbox';
 
 const sandbox = await startSandbox({ port: 0 });
 const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-const posts = pipe(client.forum.subforum({ subforum: 'tarball-n120', sort: 'new' }), dedupe('id'));
-const { records } = await toParquet(posts, 'posts.parquet');
+const posts = pipe(client.forum.subforum({ subforum: 'tarball-n3000', sort: 'new' }), dedupe('id'));
+// Groups of 1,000 rows are large enough to be encoded in the sink's worker thread.
+const { records } = await toParquet(posts, 'posts.parquet', { rowGroupSize: 1000 });
 await sandbox.close();
 console.log(`${records} records`);
 EOF
@@ -64,9 +65,24 @@ import { DuckDBInstance } from '@duckdb/node-api';
 const connection = await (await DuckDBInstance.create(':memory:')).connect();
 const reader = await connection.runAndReadAll(`SELECT count(*)::INTEGER, count(DISTINCT id)::INTEGER FROM read_parquet('${process.argv[2]}')`);
 const [[rows, ids]] = reader.getRows();
-if (rows !== 120 || ids !== 120) throw new Error(`DuckDB read ${rows} rows with ${ids} distinct ids, expected 120`);
+if (rows !== 3000 || ids !== 3000) throw new Error(`DuckDB read ${rows} rows with ${ids} distinct ids, expected 3000`);
 console.log(`DuckDB: ${rows} rows, ${ids} distinct ids`);
 EOF
+# The sink falls back to its own thread when the worker cannot load, so load it directly: it must
+# start from the installed package and answer a row group.
+cat >worker-check.mjs <<'EOF'
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+const worker = new Worker(new URL('./node_modules/socialstream/dist/sinks/parquet-encoder-worker.js', import.meta.url));
+const specs = [{ name: 'n', physical: 'INT64', compression: 'SNAPPY', delta: true }];
+const cells = { rows: 2, columns: [{ defined: new Uint8Array([1, 0]), numbers: new Float64Array([7, 0]) }] };
+worker.postMessage({ id: 1, specs, cells, plain: [] });
+const [reply] = await once(worker, 'message');
+await worker.terminate();
+if (reply.id !== 1 || reply.group?.rows !== 2) throw new Error(`the encoder worker answered ${JSON.stringify(reply)}`);
+console.log('encoder worker: loads from the package and encodes a row group');
+EOF
+node worker-check.mjs
 
 step "2. a CommonJS consumer requires all three entry points"
 cat >app.cjs <<'EOF'
