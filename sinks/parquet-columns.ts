@@ -2,9 +2,9 @@
  * Columnar row groups for a flat, all-optional Parquet schema, encoded into column chunks with
  * statistics, using parquetjs-lite's thrift structures; pages are compressed by `parquet-compression.ts`.
  * The work is in three steps, so the middle one can run in a worker thread (`parquet-encoder.ts`):
- * `RowGroupCells` gathers rows by column on the writer's thread; `encodeRowGroup` lays the cells out
- * and compresses the pages, from plain data to plain data; `placeRowGroup` frames the result at its
- * file offset in thrift.
+ * `RowGroupCells` (`parquet-cells.ts`) gathers rows by column on the writer's thread;
+ * `encodeRowGroup` lays the cells out and compresses the pages, from plain data to plain data;
+ * `placeRowGroup` frames the result at its file offset in thrift.
  *
  * Why not `ParquetWriter.appendRow`: its general Dremel shredding allocates per field per row and
  * measured about 10,000 rows/s on sandbox-shaped records, under a tenth of DuckDB's conversion. Our
@@ -20,8 +20,9 @@
  * dictionary the size of the column.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import { pageCompressor, type CompressPage } from './parquet-compression.ts';
+import { pageCompressor } from './parquet-compression.ts';
 import { bitWidth, Bytes, MAX_DELTA_VALUE, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
+import { TextValues, type CellColumn, type CellColumns } from './parquet-cells.ts';
 import { BooleanStatistics, NumberStatistics, StringStatistics, type Statistics, type StatisticsFields } from './parquet-statistics.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Cell } from './rows.ts';
@@ -47,137 +48,10 @@ const DICTIONARY_CHECK_EVERY = 1024;
 const { Encoding, PageType } = parquetTypes;
 
 /**
- * One column of a row group's cells, in typed arrays and a few long strings rather than a JS value
- * per cell. Held cell by cell, a 10,000-row group kept its strings alive across young-generation
- * collections, and copying them doubled the garbage collector's time; posting them to the worker
- * cost a copy per value. Plain data either way, so it can be posted.
- */
-export interface CellColumn {
-  /** 1 where the row has a value, 0 where it is NULL. */
-  defined: Uint8Array;
-  /** INT64, DOUBLE and BOOLEAN (1 or 0) columns: each row's value. */
-  numbers?: Float64Array;
-  /** BYTE_ARRAY columns: each value's length in UTF-16 units… */
-  lengths?: Uint32Array;
-  /** …and the values themselves, `TEXT_JOIN` at a time joined into one run of text. */
-  texts?: TextRun[];
-}
-
-/**
- * Values of a text column joined and kept as bytes, off the JS heap: ASCII as one byte per
- * character, anything else as UTF-16 code units, which keep even a lone surrogate as it was. Kept
- * as strings, the runs were copied by each young-generation collection until the group was encoded.
- */
-export interface TextRun {
-  encoding: 'latin1' | 'utf16le';
-  bytes: Uint8Array;
-}
-
-function textRun(text: string): TextRun {
-  // A UTF-8 length equal to the string's length means every character is ASCII.
-  if (Buffer.byteLength(text, 'utf8') === text.length) return { encoding: 'latin1', bytes: Buffer.from(text, 'latin1') };
-  return { encoding: 'utf16le', bytes: Buffer.from(text, 'utf16le') };
-}
-
-function textOf({ encoding, bytes }: TextRun): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(encoding);
-}
-
-/** One row group's cells, by column. */
-export interface CellColumns {
-  rows: number;
-  columns: CellColumn[];
-}
-
-/** How many values of a text column are joined into one string: few strings to keep and post, few values waiting to be joined. */
-const TEXT_JOIN = 256;
-
-/**
  * Per column of a file, whether an earlier row group found its dictionary did not pay: that column
  * starts PLAIN in the next group instead of trying again.
  */
 export type PlainColumns = boolean[];
-
-/** Gathers rows into columns until a row group is full: a store or two per cell on the writer's thread. */
-export class RowGroupCells {
-  rows = 0;
-  private columns: CellColumn[] = [];
-  /** Per text column, the values not yet joined into its `texts`. */
-  private pending: string[][] = [];
-  /**
-   * Typed arrays of groups already encoded, for the next groups: made anew for each group, they
-   * outlived young collections while their group was encoded, and piled up for the next full one.
-   */
-  private readonly spare: CellColumn[][] = [];
-
-  constructor(
-    private readonly specs: readonly ColumnSpec[],
-    readonly capacity: number,
-  ) {
-    this.reset();
-  }
-
-  get full(): boolean {
-    return this.rows >= this.capacity;
-  }
-
-  add(row: readonly Cell[]): void {
-    const at = this.rows++;
-    for (let c = 0; c < this.columns.length; c++) {
-      const cell = row[c];
-      if (cell === null) continue;
-      const column = this.columns[c];
-      column.defined[at] = 1;
-      if (column.lengths === undefined) {
-        column.numbers![at] = cell as number | boolean as number;
-        continue;
-      }
-      column.lengths[at] = (cell as string).length;
-      const pending = this.pending[c];
-      pending.push(cell as string);
-      if (pending.length === TEXT_JOIN) {
-        column.texts!.push(textRun(pending.join('')));
-        pending.length = 0;
-      }
-    }
-  }
-
-  /** Hands back the arrays of a group taken earlier, once it is encoded, to be filled again. */
-  recycle(group: CellColumns): void {
-    this.spare.push(group.columns);
-  }
-
-  /** The rows gathered so far; the buffer is then empty again. */
-  take(): CellColumns {
-    this.columns.forEach((column, c) => {
-      if (this.pending[c].length > 0) column.texts!.push(textRun(this.pending[c].join('')));
-    });
-    const group = { rows: this.rows, columns: this.columns };
-    this.reset();
-    return group;
-  }
-
-  private reset(): void {
-    const rows = this.capacity;
-    this.rows = 0;
-    this.pending = this.specs.map(() => []);
-    const spare = this.spare.pop();
-    if (spare !== undefined) {
-      for (const column of spare) {
-        // Only `defined` must start clear: values are read only where it is set.
-        column.defined.fill(0);
-        if (column.texts !== undefined) column.texts = [];
-      }
-      this.columns = spare;
-      return;
-    }
-    this.columns = this.specs.map(({ physical }) =>
-      physical === 'BYTE_ARRAY'
-        ? { defined: new Uint8Array(rows), lengths: new Uint32Array(rows), texts: [] }
-        : { defined: new Uint8Array(rows), numbers: new Float64Array(rows) },
-    );
-  }
-}
 
 /**
  * Room for a column's PLAIN values at first. A column still trying its dictionary writes none until
@@ -191,7 +65,7 @@ function plainCapacity(physical: PhysicalType, rows: number, plain: boolean): nu
 
 /** Feeds a column's cells to its encoder, rows `0 … rows - 1`. */
 function pushCells(column: ColumnBuffer, cells: CellColumn, physical: PhysicalType, rows: number): void {
-  const { defined, numbers, lengths, texts } = cells;
+  const { defined, numbers, lengths } = cells;
   if (lengths === undefined) {
     for (let row = 0; row < rows; row++) {
       if (defined[row] === 0) column.pushNull();
@@ -199,24 +73,10 @@ function pushCells(column: ColumnBuffer, cells: CellColumn, physical: PhysicalTy
     }
     return;
   }
-  let text = texts!.length > 0 ? textOf(texts![0]) : '';
-  let joined = 0;
-  let at = 0;
-  let taken = 0;
+  const texts = new TextValues(cells);
   for (let row = 0; row < rows; row++) {
-    if (defined[row] === 0) {
-      column.pushNull();
-      continue;
-    }
-    if (taken === TEXT_JOIN) {
-      text = textOf(texts![++joined]);
-      at = 0;
-      taken = 0;
-    }
-    const end = at + lengths[row];
-    column.push(row, text.slice(at, end));
-    at = end;
-    taken++;
+    if (defined[row] === 0) column.pushNull();
+    else column.push(row, texts.next(lengths[row]));
   }
 }
 
@@ -438,15 +298,9 @@ export async function encodeRowGroup(specs: readonly ColumnSpec[], cells: CellCo
     pushCells(column, columns[c], spec.physical, rows);
     return { chunk: column.finish(rows), plain: column.isPlain };
   });
-  const compressors = new Map<string, CompressPage>();
-  const compressorOf = (codec: string): CompressPage => {
-    let compress = compressors.get(codec);
-    if (compress === undefined) compressors.set(codec, (compress = pageCompressor(codec)));
-    return compress;
-  };
   const chunks = await Promise.all(
     laidOut.map(async ({ chunk }) => {
-      const compress = compressorOf(chunk.spec.compression);
+      const compress = pageCompressor(chunk.spec.compression);
       const pages = await Promise.all(
         chunk.pages.map(async ({ data, ...page }) => ({ ...page, uncompressedBytes: data.length, data: await compress(data) })),
       );

@@ -11,7 +11,8 @@
  * are encoded here and never start a thread.
  */
 import { Worker } from 'node:worker_threads';
-import { encodeRowGroup, type CellColumns, type ColumnSpec, type CompressedRowGroup, type PlainColumns } from './parquet-columns.ts';
+import type { CellColumns } from './parquet-cells.ts';
+import { encodeRowGroup, type ColumnSpec, type CompressedRowGroup, type PlainColumns } from './parquet-columns.ts';
 
 /** What the writer asks the worker (`parquet-encoder-worker.ts`). */
 export interface EncodeRequest {

@@ -11,7 +11,8 @@
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
-import { placeRowGroup, RowGroupCells, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
+import { RowGroupCells } from './parquet-cells.ts';
+import { placeRowGroup, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
 import { encodeRowGroupOffThread } from './parquet-encoder.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
@@ -123,7 +124,7 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
         specs = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression, delta: readable === 'any' }));
         schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
-        group = new RowGroupCells(specs, rowGroupSize);
+        group = new RowGroupCells(specs.map(({ physical }) => physical), rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
         metadata = {
           [COLUMNS_METADATA_KEY]: JSON.stringify({
