@@ -501,25 +501,32 @@ export async function toDataset(source: AnyIterable<unknown>, dir: string, optio
   // The library cannot resume another process's walk (its source starts where it starts): begin afresh.
   if (run.interrupted) await run.discard();
   const walk = run.walk(params);
+  let page: unknown[] = [];
+  // `page` is emptied before the walk takes its records, so what is left in it after a failure is
+  // exactly what the source gave that was not staged yet.
+  const stage = (checkpoint: Checkpoint | undefined, last: boolean): Promise<'more' | 'stop'> => {
+    const records = page;
+    page = [];
+    return walk.addPage(records, checkpoint, last);
+  };
   let failure: { error: unknown } | undefined;
   try {
-    let page: unknown[] = [];
     let stopped = false;
     for await (const record of source) {
       page.push(record);
       const checkpoint = stream?.checkpoint();
       if (checkpoint ? checkpoint.skip === 0 : page.length >= BATCH) {
-        const next = await walk.addPage(page, checkpoint, checkpoint?.pending === null);
-        page = [];
-        if (next === 'stop') {
+        if ((await stage(checkpoint, checkpoint?.pending === null)) === 'stop') {
           stopped = true;
           break;
         }
       }
     }
-    if (!stopped) await walk.addPage(page, stream?.checkpoint(), true);
+    if (!stopped) await stage(stream?.checkpoint(), true);
   } catch (error) {
     failure = { error };
+    // What the source gave before it failed is published with the rest (a page of drift is not).
+    if (!(error instanceof SchemaDriftError)) await stage(stream?.checkpoint(), false);
   } finally {
     await walk.close();
   }

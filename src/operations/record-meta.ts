@@ -27,8 +27,13 @@ function millisOf(value: unknown, unit: TimeUnit): number | undefined {
   // Some services send numeric times as strings; the unit still says how to read them.
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isFinite(n)) return undefined;
-  return unit === 's' ? n * 1000 : n;
+  const ms = unit === 's' ? n * 1000 : n;
+  // Past ±8.64e15 ms no Date can hold it: such a time reads as none, not as a partition that cannot be named.
+  return Math.abs(ms) <= MAX_DATE_MS ? ms : undefined;
 }
+
+/** The largest distance from the epoch a JavaScript Date can stand at (ECMAScript's time range). */
+const MAX_DATE_MS = 8.64e15;
 
 /** Whether a walk of `op` with these params lists its records newest first (table `newestFirst`). */
 export function isNewestFirst(op: OperationSpec, params: Readonly<Record<string, string>>): boolean {

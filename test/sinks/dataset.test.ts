@@ -163,6 +163,38 @@ describe('toDataset when its source fails', () => {
       await sandbox.close();
     }
   });
+
+  // A source that is not a client stream is staged 1,000 records at a time: the records after the
+  // last full batch, and a source that fails before its first, must still be published.
+  it.each([1_500, 0])('publishes all %i records a plain source gave before it threw, and rethrows its error', async (count) => {
+    const dir = freshDir();
+    const failure = new Error('the source broke');
+    async function* source(): AsyncGenerator<Record<string, unknown>> {
+      for (let i = 0; i < count; i++) yield { id: `r${i}`, created_utc: 1_700_000_000 + i };
+      throw failure;
+    }
+    await expect(toDataset(source(), dir, { operation: 'forum/subforum', params: { subforum: 'plain' } })).rejects.toBe(failure);
+    if (count === 0) return;
+    const [{ rows, ids }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM ${table(dir)}`);
+    expect({ rows, ids }).toEqual({ rows: count, ids: count });
+  });
+});
+
+describe('toDataset record times', () => {
+  it('files a record whose time no date can hold as undated, beside one that reads', async () => {
+    const dir = freshDir();
+    const records = [
+      { id: 'far', created_utc: 1e15 },
+      { id: 'near', created_utc: 1_700_000_000 },
+    ];
+    const summary = await toDataset(records, dir, { operation: 'forum/subforum', params: { subforum: 'times' } });
+    expect(summary.added).toBe(2);
+    const rows = await query(`SELECT id, date FROM ${table(dir)} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'far', date: 'undated' },
+      { id: 'near', date: '2023-11-14' },
+    ]);
+  });
 });
 
 describe('toDataset schema drift', () => {
