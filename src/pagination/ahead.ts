@@ -8,13 +8,14 @@ import type { Lookahead, Query, Strategy } from './strategy.ts';
 
 /**
  * Every cursor a tree walk already holds is a page it will read, whatever the answers to the others.
- * They are listed by running the strategy's own `read` forward from the state: a page bought ahead is
- * read as it came (its nested cursors join the list), a page not yet bought is read as an empty answer,
- * which skips its branch and goes on to the next known cursor. Reusing `read` keeps the list in
- * exactly the order the walk reads.
+ * They are listed by running the strategy's own reading forward from the state (`follow`, `read`
+ * without the records): a page bought ahead is read as it came (its nested cursors join the list), a
+ * page not yet bought is read as an empty answer, which skips its branch and goes on to the next
+ * known cursor. Reusing the strategy's reading keeps the list in exactly the order the walk reads.
  */
 export function withBranchesAhead<S>(strategy: Strategy<S>, recordsAt: string): Strategy<S> {
   const empty = recordsAt.split('.').reduceRight<unknown>((inner, step) => ({ [step]: inner }), []);
+  const follow = (body: unknown, state: S): S | null => (strategy.follow ? strategy.follow(body, state) : strategy.read(body, state).next);
   const ahead = (state: S, look: Lookahead): Query[] => {
     const queries: Query[] = [];
     let current: S | null = state;
@@ -26,7 +27,7 @@ export function withBranchesAhead<S>(strategy: Strategy<S>, recordsAt: string): 
       // come first. That matters only when the walk may not read them all.
       if (body === undefined && look.within !== Infinity) break;
       try {
-        current = strategy.read(body ?? empty, current).next;
+        current = follow(body ?? empty, current);
       } catch {
         // A page that cannot be read fails the walk when it gets there; nothing past it is known.
         break;

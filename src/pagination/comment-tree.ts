@@ -18,7 +18,7 @@
 import type { ForumComment } from '../records/index.ts';
 import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
-import type { Strategy } from './strategy.ts';
+import type { PageRead, Strategy } from './strategy.ts';
 import { described, isCursor, isObject } from './strategy.ts';
 
 interface Frame {
@@ -44,6 +44,56 @@ export interface TreeRule {
 
 export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<TreeState> {
   const top = (state: TreeState): Frame | undefined => state.frames[state.frames.length - 1];
+  /**
+   * Reads one fetched page into the frame stack, building the records only when `withRecords`: a
+   * look-ahead (`follow`) needs the cursors alone, and unkeying every comment of every page held
+   * ahead, again at each planning step, was most of its cost.
+   */
+  function walkPage(payload: unknown, state: TreeState, withRecords: boolean): PageRead<TreeState> {
+    // States go into checkpoints and may be read again: copy, never mutate.
+    const frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
+    const fetched = frames[frames.length - 1];
+    if (fetched === undefined) return { records: [], next: null };
+    fetched.items = collectionAt(payload, rule.at, endpoint).concat(fetched.items);
+    delete fetched.cursor;
+    delete fetched.taken;
+    let ignored: string | undefined;
+    /** Sets the frame's sibling continuation; a second, different one is reported (a frame holds one). */
+    const continueSiblings = (frame: Frame, more: unknown): void => {
+      const found = continuation(more);
+      if (found === undefined || found === frame.cursor) return;
+      if (typeof found !== 'string') ignored ??= found.ignored;
+      else if (typeof frame.cursor === 'string') ignored ??= `${described('more.cursor', found)} beside ${JSON.stringify(frame.cursor)}`;
+      else frame.cursor = found;
+    };
+    continueSiblings(fetched, isObject(payload) ? payload.more : undefined);
+    const records: ForumComment[] = [];
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      const comment = frame.items.shift();
+      if (comment === undefined) {
+        if (frame.cursor !== undefined) return { records, next: { frames }, ignored };
+        frames.pop();
+        continue;
+      }
+      if (!isObject(comment)) continue;
+      const { replies, more } = comment;
+      if (withRecords && frame.taken !== true) {
+        const { replies: _replies, more: _more, ...fields } = comment;
+        records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
+      }
+      continueSiblings(frame, more);
+      if (isObject(replies)) {
+        const children = isObject(replies.items) || Array.isArray(replies.items) ? Object.values(replies.items) : [];
+        const child: Frame = { depth: frame.depth + 1, items: children };
+        if (frame.taken === true) child.taken = true;
+        continueSiblings(child, replies.more);
+        if (children.length > 0 || child.cursor !== undefined) frames.push(child);
+      }
+    }
+    return { records, next: null, ignored };
+  }
+
   return {
     start: () => ({ frames: [{ depth: 0, items: [], cursor: null }] }),
     query: (state) => {
@@ -51,47 +101,8 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
       return typeof cursor === 'string' ? { [rule.param]: cursor } : {};
     },
     spends: (state) => top(state)?.cursor ?? undefined,
-    read(payload, state) {
-      // States go into checkpoints and may be read again: copy, never mutate.
-      const frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
-      const fetched = frames[frames.length - 1];
-      if (fetched === undefined) return { records: [], next: null };
-      fetched.items = collectionAt(payload, rule.at, endpoint).concat(fetched.items);
-      delete fetched.cursor;
-      delete fetched.taken;
-      let ignored: string | undefined;
-      /** Sets the frame's sibling continuation; a second, different one is reported (a frame holds one). */
-      const continueSiblings = (frame: Frame, more: unknown): void => {
-        const found = continuation(more);
-        if (found === undefined || found === frame.cursor) return;
-        if (typeof found !== 'string') ignored ??= found.ignored;
-        else if (typeof frame.cursor === 'string') ignored ??= `${described('more.cursor', found)} beside ${JSON.stringify(frame.cursor)}`;
-        else frame.cursor = found;
-      };
-      continueSiblings(fetched, isObject(payload) ? payload.more : undefined);
-      const records: ForumComment[] = [];
-      while (frames.length > 0) {
-        const frame = frames[frames.length - 1];
-        const comment = frame.items.shift();
-        if (comment === undefined) {
-          if (frame.cursor !== undefined) return { records, next: { frames }, ignored };
-          frames.pop();
-          continue;
-        }
-        if (!isObject(comment)) continue;
-        const { replies, more, ...fields } = comment;
-        if (frame.taken !== true) records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
-        continueSiblings(frame, more);
-        if (isObject(replies)) {
-          const children = isObject(replies.items) || Array.isArray(replies.items) ? Object.values(replies.items) : [];
-          const child: Frame = { depth: frame.depth + 1, items: children };
-          if (frame.taken === true) child.taken = true;
-          continueSiblings(child, replies.more);
-          if (children.length > 0 || child.cursor !== undefined) frames.push(child);
-        }
-      }
-      return { records, next: null, ignored };
-    },
+    read: (payload, state) => walkPage(payload, state, true),
+    follow: (payload, state) => walkPage(payload, state, false).next,
     bodyTaken: (next) => ({ frames: next.frames.map((frame) => ({ ...frame, taken: true })) }),
     isState: (value): value is TreeState =>
       isObject(value) &&

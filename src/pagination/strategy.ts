@@ -38,6 +38,11 @@ export interface Strategy<S> {
   spends(state: S): string | undefined;
   /** The records of a page and the state after it. */
   read(body: unknown, state: S): PageRead<S>;
+  /**
+   * The state after a page, without building its records: `read(body, state).next`, for strategies
+   * whose look-ahead reads held pages again and again (the comment tree) and can skip that work.
+   */
+  follow?(body: unknown, state: S): S | null;
   /** Whether `value` (from a checkpoint) is a state of this strategy. */
   isState(value: unknown): value is S;
   /**
