@@ -15,6 +15,7 @@ import { ndjsonWriter } from './ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter } from './parquet.ts';
 import { splitColumnName, type ColumnKind } from './rows.ts';
 import { runSink, type SinkResult } from './run.ts';
+import { setField } from '../src/operations/unkey.ts';
 
 export type DatasetFormat = 'parquet' | 'ndjson' | 'csv';
 export const DATASET_FORMATS: readonly DatasetFormat[] = ['parquet', 'ndjson', 'csv'];
@@ -63,12 +64,17 @@ async function* readCsvPart(path: string): AsyncGenerator<Record_> {
   const file = createReadStream(path);
   const rows = parse<Record<string, string>, Record<string, string>>({ headers: true });
   file.on('error', (error) => rows.destroy(error));
+  // The overflow column is the header's last (`RowLayout.names`): `_extra`, or `__extra` when the
+  // records had an `_extra` field of their own.
+  let overflow = '';
+  rows.once('headers', (headers: string[]) => (overflow = headers[headers.length - 1] ?? ''));
   file.pipe(rows);
   // CSV is text: cells come back as the strings they were written as, and are written so again.
+  const untyped = new Map<string, ColumnKind>();
   for await (const row of rows as AsyncIterable<Record<string, string>>) {
     const cells: Record<string, string> = {};
     for (const [name, cell] of Object.entries(row)) if (cell !== '') cells[name] = cell;
-    yield recordOf(cells, new Map(), '_extra');
+    yield recordOf(cells, untyped, overflow);
   }
 }
 
@@ -96,13 +102,11 @@ function setPath(record: Record_, keys: readonly string[], value: unknown): void
   keys.slice(0, -1).forEach((key) => {
     const next = Object.hasOwn(target, key) ? target[key] : undefined;
     if (typeof next === 'object' && next !== null && !Array.isArray(next)) target = next as Record_;
-    else target = define(target, key, {}) as Record_;
+    else {
+      const child: Record_ = {};
+      setField(target, key, child);
+      target = child;
+    }
   });
-  define(target, keys[keys.length - 1], value);
-}
-
-/** Like `target[key] = value`, also for a key named `__proto__`. */
-function define(target: Record_, key: string, value: unknown): unknown {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  return value;
+  setField(target, keys[keys.length - 1], value);
 }

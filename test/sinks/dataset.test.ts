@@ -180,6 +180,20 @@ describe('toDataset when its source fails', () => {
   });
 });
 
+describe('toDataset CSV parts', () => {
+  it('reads back a record field named _extra when it merges a part (the overflow column is then __extra)', async () => {
+    const dir = freshDir();
+    const options = { operation: 'forum/subforum', params: { subforum: 'csv-extra' }, format: 'csv' } as const;
+    await toDataset([{ id: 'a', created_utc: 1_700_000_000, _extra: 'mine' }], dir, options);
+    await toDataset([{ id: 'b', created_utc: 1_700_000_100, _extra: 'theirs' }], dir, options);
+    const rows = await query(`SELECT id, _extra FROM ${table(dir, 'csv')} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'a', _extra: 'mine' },
+      { id: 'b', _extra: 'theirs' },
+    ]);
+  });
+});
+
 describe('toDataset record times', () => {
   it('files a record whose time no date can hold as undated, beside one that reads', async () => {
     const dir = freshDir();
