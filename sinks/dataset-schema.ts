@@ -39,7 +39,6 @@ export class SchemaTracker {
   readonly #recorded: ReadonlySet<string>;
   /** Columns some record of this run carried (null or not). */
   readonly #seen = new Set<string>();
-  readonly #added = new Map<string, ColumnKind | undefined>();
   readonly #conflicting = new Map<string, { column: string; recorded: ColumnKind; seen: ColumnKind }>();
 
   constructor(recorded: readonly SchemaColumn[]) {
@@ -60,10 +59,7 @@ export class SchemaTracker {
       this.#seen.add(observed.name);
       if (!this.#columns.has(observed.name)) {
         this.#columns.set(observed.name, seen);
-        if (!this.first) {
-          this.#added.set(observed.name, seen);
-          drift.added.push({ name: observed.name, kind: seen ?? 'string' });
-        }
+        if (!this.first) drift.added.push({ name: observed.name, kind: seen ?? 'string' });
         continue;
       }
       const recorded = this.#columns.get(observed.name);
@@ -71,7 +67,6 @@ export class SchemaTracker {
       // A column that only ever held null takes the first kind it is given.
       if (recorded === undefined) {
         this.#columns.set(observed.name, seen);
-        if (this.#added.has(observed.name)) this.#added.set(observed.name, seen);
       } else if (!holds(recorded, seen)) {
         const conflict = { column: observed.name, recorded, seen };
         this.#conflicting.set(observed.name, conflict);
@@ -90,7 +85,8 @@ export class SchemaTracker {
   drift(): SchemaDrift {
     if (this.first) return { added: [], missing: [], conflicting: [] };
     return {
-      added: [...this.#added].map(([column, kind]) => ({ column, kind: kind ?? 'string' })),
+      // Added: every column this run brought that the recorded schema lacks, with the kind it settled on.
+      added: [...this.#columns].filter(([name]) => !this.#recorded.has(name)).map(([column, kind]) => ({ column, kind: kind ?? 'string' })),
       missing: [...this.#recorded].filter((name) => !this.#seen.has(name)),
       conflicting: [...this.#conflicting.values()],
     };

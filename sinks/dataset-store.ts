@@ -21,7 +21,7 @@ import { DatasetError } from '../src/errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from './dataset-parts.ts';
 
 /** Where records without a time of their own go (the operation table's `time` is null, or the value does not read). */
-export const UNDATED = 'undated';
+const UNDATED = 'undated';
 
 export class DatasetPaths {
   readonly meta: string;

@@ -11,7 +11,7 @@
  * renames. Each record lives in the partition of its own (unchanging) time, so every part file is
  * replaced whole and a reader sees each record exactly once at every moment.
  */
-import { mkdir, readdir, rename, rm, truncate } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Checkpoint } from '../src/checkpoint.ts';
 import { readJsonFile, Spool, writeJsonAtomic, type SpoolMark } from './durable.ts';
@@ -258,8 +258,9 @@ export class DatasetRun {
       const match = /^walk-([0-9a-f]{16})\.json$/.exec(entry);
       if (!match) continue;
       const file = (await readJsonFile(this.paths.walkState(match[1]))) as WalkFile;
-      // Bytes past what the walk vouched for come from a page that was being written when the run died.
-      if (file.spool.bytes > 0) await truncate(this.paths.walkSpool(match[1]), file.spool.bytes);
+      // Bytes past what the walk vouched for come from a page that was being written when the run died:
+      // reopening checks the vouched bytes and cuts the rest, as a file export's resume does.
+      if (file.spool.bytes > 0) await (await Spool.reopen(this.paths.walkSpool(match[1]), file.spool)).close();
       this.#walks.set(match[1], file);
     }
   }
@@ -379,7 +380,7 @@ export class DatasetWalk {
     private readonly name: string,
     private readonly file: WalkFile,
     /** The mark a newest-first walk stops at, when the run is incremental. */
-    readonly stopAt: number | undefined,
+    private readonly stopAt: number | undefined,
   ) {}
 
   #spool: Spool | undefined;
@@ -404,7 +405,7 @@ export class DatasetWalk {
     if (records.length > 0) this.run.checkPage(records);
     await this.run.beginStaging();
     const path = this.run.paths.walkSpool(this.name);
-    this.#spool ??= this.file.spool.bytes === 0 ? await Spool.create(path) : await Spool.reopen(path, this.file.spool);
+    this.#spool ??= await Spool.reopen(path, this.file.spool);
     await this.#spool.appendPage(records);
     let reached = false;
     for (const record of records) {

@@ -148,8 +148,9 @@ export class SchemaDriftError extends SinkError {
 }
 
 /**
- * A dataset directory could not be used as asked: another live run holds its lock, an interrupted
- * run is waiting for `--resume`, or its files are not what the dataset recorded.
+ * A dataset directory could not be used as asked: another live run holds its lock, it holds part
+ * files of another format, or a part file it must merge into cannot be read back. (An interrupted
+ * run waiting for `--resume` is the CLI's usage error.)
  */
 export class DatasetError extends SinkError {
   override readonly code: string = 'DATASET';

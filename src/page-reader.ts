@@ -43,11 +43,6 @@ export class PageReader {
     this.#arrived = arrived;
   }
 
-  /** Pages bought and not yet read. */
-  get size(): number {
-    return this.#bought.size;
-  }
-
   /**
    * Starts buying `queries` (the pages the walk reads next, in its order; the first is the one it
    * reads now) that are not bought yet, keeping at most `concurrency` in flight and `window` bought and

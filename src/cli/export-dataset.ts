@@ -154,9 +154,9 @@ function describeSummary(summary: DatasetSummary, pages: number, credits: number
   const atMark = summary.walks.filter((walk) => walk.stoppedAtMark).length;
   const incomplete = summary.walks.filter((walk) => !walk.complete).length;
   return [
-    `dataset ${summary.dir} (${summary.operation}, ${summary.writer}): ${summary.records} records from ${pages} pages (${credits} credits) this run`,
-    `  ${summary.added} new rows, ${summary.updated} updated, ${summary.partitions.length} partitions rewritten`,
-    `  ${atMark} of ${summary.walks.length} walks stopped at the high-water mark${incomplete > 0 ? `; ${incomplete} ended early (cap or --max-pages): their marks did not move` : ''}`,
+    `dataset ${summary.dir} (${summary.operation}, ${summary.writer}): ${counted(summary.records, 'record')} from ${counted(pages, 'page')} (${counted(credits, 'credit')}) this run`,
+    `  ${counted(summary.added, 'new row')}, ${summary.updated} updated, ${counted(summary.partitions.length, 'partition')} rewritten`,
+    `  ${atMark} of ${counted(summary.walks.length, 'walk')} stopped at the high-water mark${incomplete > 0 ? `; ${incomplete} ended early (cap or --max-pages): their marks did not move` : ''}`,
     `  ${describeDrift(summary.drift)}`,
   ].join('\n');
 }

@@ -24,8 +24,6 @@ export const EXIT = {
   credits: 4,
   upstream: 5,
   diskFull: 6,
-  /** 128 + the signal's number, as shells report a process a signal ended: SIGHUP 129, SIGINT 130, SIGTERM 143. */
-  interrupted: 130,
 } as const;
 
 /** SOCIALSTREAM_API_KEY or SOCIALSTREAM_BASE_URL cannot be used as it is: a usage error with its own fix. */
@@ -94,6 +92,7 @@ export function exitCodeOf(error: unknown): number {
   ) {
     return EXIT.upstream;
   }
+  // 128 + the signal's number, as shells report a process a signal ended: SIGHUP 129, SIGINT 130, SIGTERM 143.
   if (error instanceof InterruptedError) return 128 + constants.signals[error.signal];
   if (error instanceof DiskFullError) return EXIT.diskFull;
   return EXIT.failure;
