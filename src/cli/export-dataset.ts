@@ -10,13 +10,13 @@
  * hash picks, so shares stay put when lines of the inputs file move. Each share writes its own part
  * files, state and staging, so N processes can fill one dataset; caps and `--resume` apply per share.
  */
-import { findOperation, type OperationId } from '../operations/table.ts';
+import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
 import { STREAM_CONTROL, type Client, type RecordStream } from '../index.ts';
 import { creditCap, mergeMap } from '../operators/index.ts';
 import { DatasetRun, describeDrift, type DatasetSummary, type DatasetWalk, type SchemaPolicy } from '../../sinks/dataset.ts';
 import { walkName } from '../../sinks/dataset-store.ts';
 import { SchemaDriftError } from '../errors.ts';
-import { UsageError, type ParsedArgs } from './args.ts';
+import { didYouMean, UsageError, type ParsedArgs } from './args.ts';
 import { connect } from './connection.ts';
 import { parameterSets } from './export-plan.ts';
 import { EXIT, exitCodeOf, isResumable, stopWith } from './failure.ts';
@@ -38,17 +38,24 @@ interface DatasetPlan {
   sandbox: boolean;
 }
 
-/** The flags an export into a file reads that have no meaning here: rows merge by key, a run is whole. */
-const FILE_ONLY_FLAGS = ['out', 'dedupe', 'limit'] as const;
+/** The flags an export into a file reads that have no meaning here, and why: refused rather than ignored. */
+const FILE_ONLY_FLAGS: ReadonlyArray<readonly [string, string]> = [
+  ['out', 'rows merge by the record key'],
+  ['dedupe', 'rows merge by the record key'],
+  ['limit', 'rows merge by the record key'],
+  ['page-concurrency', 'a dataset walk buys its pages one at a time, to stop at the first page it already has'],
+  ['overfetch', 'a dataset walk buys its pages one at a time, to stop at the first page it already has'],
+  ['csv-escape-formulae', 'dataset parts are Parquet'],
+];
 
 async function planDataset({ positionals, params, flags }: ParsedArgs): Promise<DatasetPlan> {
   const [opId, ...extra] = positionals;
   if (opId === undefined) throw new UsageError('export needs an operation id, e.g. forum/subforum (see socialstream ops)');
   if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
   const op = findOperation(opId);
-  if (!op) throw new UsageError(`unknown operation "${opId}" (see socialstream ops)`);
-  for (const name of FILE_ONLY_FLAGS) {
-    if (flags[name] !== undefined) throw new UsageError(`--${name} does not go with --dataset (rows merge by the record key)`);
+  if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
+  for (const [name, why] of FILE_ONLY_FLAGS) {
+    if (flags[name] !== undefined) throw new UsageError(`--${name} does not go with --dataset (${why})`);
   }
   const schema = flags.schema ?? 'evolve';
   if (schema !== 'evolve' && schema !== 'freeze') throw new UsageError(`--schema must be evolve or freeze, got "${String(schema)}"`);
@@ -131,7 +138,9 @@ async function stageWalks(plan: DatasetPlan, walks: DatasetWalk[], client: Clien
   const stopped = new Set<number>();
   const walkPages = (index: number): AsyncIterable<PageBatch> => {
     const walk = walks[index];
-    const options = { maxPages: plan.maxPages, signal };
+    // `--max-pages` counts every run's pages of a walk, as it does for a file export.
+    const maxPages = plan.maxPages === undefined ? undefined : Math.max(0, plan.maxPages - (walk.checkpoint?.pagesDone ?? 0));
+    const options = { maxPages, signal };
     const stream: RecordStream<unknown> = walk.checkpoint ? client.resume(walk.checkpoint, options) : client.stream(plan.opId, walk.params, options);
     stream[STREAM_CONTROL].addGate({ acquire: () => Promise.resolve(!stopped.has(index)) });
     return pageBatches(stream, index, halt);

@@ -84,6 +84,9 @@ export async function planExport(
   if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
   const out = flags.out;
   if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
+  for (const name of ['schema', 'shard']) {
+    if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
+  }
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
   const plan: ExportPlan = {
     opId: op.id as OperationId,

@@ -10,7 +10,7 @@ import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 
 const KILLS = 10;
-const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 8 }, (_, index) => `sk_live_sandbox_ds${index}`)];
+const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 10 }, (_, index) => `sk_live_sandbox_ds${index}`)];
 /** Grows between runs (`advance`); `steady` never does, so counts elsewhere do not depend on test order. */
 let sandbox: Sandbox;
 let steady: Sandbox;
@@ -168,4 +168,41 @@ describe('export --dataset --shard', () => {
     expect(expected).toHaveLength(9 * 20 + 7 * 36);
     expect(await rows(shared)).toEqual(expected);
   }, 120_000);
+});
+
+describe('export --dataset flags', () => {
+  it.each([
+    [['--dataset', 'DIR', '--page-concurrency', '4'], /--page-concurrency does not go with --dataset/],
+    [['--dataset', 'DIR', '--overfetch'], /--overfetch does not go with --dataset/],
+    [['--dataset', 'DIR', '--csv-escape-formulae'], /--csv-escape-formulae does not go with --dataset/],
+    [['--out', 'OUT.ndjson', '--schema', 'freeze'], /--schema goes only with --dataset/],
+    [['--out', 'OUT.ndjson', '--shard', '1/2'], /--shard goes only with --dataset/],
+  ])('refuses %j rather than ignoring a flag, and buys nothing', async (flags, message) => {
+    const key = keys[KILLS + 8];
+    const dir = tempDir();
+    const args = flags.map((flag) => flag.replace('DIR', join(dir, 'ds')).replace('OUT', join(dir, 'out')));
+    const result = await runCli(['export', 'forum/subforum', 'subforum=cli-flags-n50', ...args], sandboxEnv(steady, key));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(charged(key, steady)).toBe(0);
+  });
+
+  it('counts --max-pages over a run that ran out of credits and its --resume, as a file export does', async () => {
+    const apiKey = keys[KILLS + 9];
+    const poor = await startSandbox({ port: 0, accounts: [{ apiKey, credits: 2 }] });
+    try {
+      const dir = join(tempDir(), 'capped');
+      const params = ['subforum=cli-pages-n200', 'sort=new', 'trim=true'];
+      const first = await runCli(exportTo(dir, params, '--max-pages', '3'), sandboxEnv(poor, apiKey));
+      expect(first.code, first.stderr).toBe(4);
+      expect(charged(apiKey, poor)).toBe(2);
+      poor.purchase(apiKey, 100);
+      const resumed = await runCli(exportTo(dir, params, '--resume', '--max-pages', '3'), sandboxEnv(poor, apiKey));
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(charged(apiKey, poor)).toBe(3);
+      expect(await rows(dir)).toHaveLength(75);
+    } finally {
+      await poor.close();
+    }
+  });
 });
