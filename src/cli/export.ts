@@ -26,7 +26,7 @@ import { freshState, loadState, matchWalks, StateJournal, type ExportState } fro
 import { DiskFullError, EXIT, RejectedInputsError, exitCodeOf, isResumable, stopWith } from './failure.ts';
 import { lockOutput, OutputLockedError } from './lock.ts';
 import { publishOutput } from './output.ts';
-import { AttemptLedger, isFree, pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
+import { AttemptLedger, pageBatches, WalkHalt, type PageBatch } from './page-batches.ts';
 import { counted, Progress } from './progress.ts';
 import { runController } from './run-controller.ts';
 import { StdoutClosedError, writeStdout } from './stdout.ts';
@@ -331,9 +331,7 @@ async function fillSpool(
     state.credits = ledger.credits;
     return journal.save();
   });
-  const giveBack = client.events$.subscribe((event) => {
-    if ((event.type === 'retry' || event.type === 'error') && event.endpoint === plan.opId && isFree(event.error)) ledger.giveBack();
-  });
+  const refunds = ledger.watchRefunds(client, plan.opId);
   const progress = new Progress(() => ({ records: state.records, pages: state.pages, credits: client.stats.credits }));
   const seen = plan.dedupe ? await keysInSpool(spool.path, plan.dedupe) : new Set<unknown>();
   const balance: RunOutcome['balance'] = {};
@@ -352,7 +350,7 @@ async function fillSpool(
     await journal.save(page.walk);
   }));
   progress.stop();
-  giveBack.unsubscribe();
+  refunds.unsubscribe();
   for (const [index, error] of halt.rejected) state.walks[index].rejected = error.message;
   state.credits = ledger.credits;
   balance.after = await client.credits().catch(() => undefined);
@@ -370,6 +368,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
   const run = runController();
   const halt = new WalkHalt();
   const ledger = new AttemptLedger(0, plan.maxCredits, () => Promise.resolve());
+  const refunds = ledger.watchRefunds(connection.client, plan.opId);
   try {
     const pages = pagesOf(plan, state, connection.client, run.controller.signal, halt, ledger);
     const keep = keepPage(plan, state, new Set(), async (_page, records) => {
@@ -380,6 +379,7 @@ async function exportToStdout(plan: ExportPlan): Promise<number> {
     });
     failure = (await drainPages(pages, connection.client, halt, run.controller, keep)) ?? halt.rejected.values().next().value;
   } finally {
+    refunds.unsubscribe();
     run.dispose();
     await connection.close();
   }

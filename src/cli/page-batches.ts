@@ -4,7 +4,7 @@
  * records are half in the spool. The stream's control is carried over, so `creditCap` still governs
  * the requests behind the pages.
  */
-import { STREAM_CONTROL, type Checkpoint, type RecordStream, type RequestGate } from '../index.ts';
+import { STREAM_CONTROL, type Checkpoint, type Client, type RecordStream, type RequestGate } from '../index.ts';
 import { derive } from '../operators/derive.ts';
 import { NetworkError, ValidationError, type SocialstreamError } from '../errors.ts';
 
@@ -129,14 +129,19 @@ export class AttemptLedger implements RequestGate {
     return true;
   }
 
-  /** An attempt was answered with an error or never reached the service: it cost nothing. */
-  giveBack(): void {
-    this.credits--;
+  /**
+   * Gives back each attempt at `endpoint` that `client` reports as answered with an error or never
+   * sent (`isFree`), until the subscription ends. Every export that counts attempts watches them.
+   */
+  watchRefunds(client: Client, endpoint: string): { unsubscribe(): void } {
+    return client.events$.subscribe((event) => {
+      if ((event.type === 'retry' || event.type === 'error') && event.endpoint === endpoint && isFree(event.error)) this.credits--;
+    });
   }
 }
 
 /** Only a 200 costs a credit (docs/wire.md): an error answer did not, nor did a connection never made. */
-export function isFree(error: SocialstreamError): boolean {
+function isFree(error: SocialstreamError): boolean {
   if (error.status !== undefined) return error.status !== 200;
   const code = (error.cause as { code?: unknown } | undefined)?.code;
   return error instanceof NetworkError && typeof code === 'string' && NEVER_CONNECTED.has(code);

@@ -110,6 +110,21 @@ describe('--max-credits', () => {
   }, 120_000);
 });
 
+describe('--max-credits on stdout', () => {
+  it('does not count attempts the service answered with an error (retried 500s), as a file export does not', async () => {
+    const key = 'sk_live_sandbox_faults';
+    const service = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 100 }], faults: { rate: 0.3 } });
+    try {
+      const result = await runCli([...SHORT, '--out', '-', '--max-credits', '10'], sandboxEnv(service, key));
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(reference.short);
+      expect(service.requests.charged[key]).toBe(10);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
 describe('--max-pages and --limit', () => {
   it('--max-pages counts the pages of every run, also after a resume', async () => {
     const { service, env, charged } = await account(4);
