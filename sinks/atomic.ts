@@ -6,11 +6,11 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { SinkError } from '../src/errors.ts';
+import { temporaryName } from './durable.ts';
 
 export interface Destination {
   /** The stream to write to (the temporary file, or stdout). */
@@ -30,7 +30,7 @@ export async function openDestination(path: string): Promise<Destination> {
 }
 
 async function fileDestination(path: string): Promise<Destination> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const temp = temporaryName(path);
   let stream: WriteStream;
   try {
     // Like `mkdir -p`: an export into `out/2026/` should not fail for want of the folder.

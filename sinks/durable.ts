@@ -29,6 +29,12 @@ export function temporaryName(path: string): string {
   return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/** Whether `name`, a file in `path`'s folder, is one of `path`'s temporary names (left behind by a crash). */
+export function isTemporaryNameOf(name: string, path: string): boolean {
+  const prefix = `.${basename(path)}.`;
+  return name.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length));
+}
+
 /** Writes `text` so that a reader sees either the old file or the new one, never half of one. */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
   const temporary = temporaryName(path);

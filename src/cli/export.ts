@@ -9,7 +9,7 @@
  * are trusted (`export-state.ts`, `sinks/durable.ts`).
  */
 import { access, constants, lstat, mkdir, readdir } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { STREAM_CONTROL, type Client, type CreditBalance } from '../index.ts';
 import { ValidationError } from '../errors.ts';
 import { mergeMap } from '../operators/index.ts';
@@ -18,7 +18,7 @@ import { keyReader } from '../operators/dedupe.ts';
 import { fromNdjson } from '../../sinks/index.ts';
 import { parseArgs, UsageError } from './args.ts';
 import { connect, type Connection } from './connection.ts';
-import { fileSize, hashPrefix, removeIfPresent, Spool, TamperedStateError, type SpoolMark } from '../../sinks/durable.ts';
+import { fileSize, hashPrefix, isTemporaryNameOf, removeIfPresent, Spool, TamperedStateError, type SpoolMark } from '../../sinks/durable.ts';
 import { drainPages, type AfterPage } from './drain-pages.ts';
 import { runDatasetExport } from './export-dataset.ts';
 import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
@@ -198,10 +198,9 @@ function cannotWrite(out: string, error: unknown): Error {
 
 /** Temporary files an earlier run of this output left when it was killed; while we hold the lock, they are nobody's. */
 async function sweepTemporaryFiles(out: string): Promise<void> {
-  const base = basename(out).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const ours = new RegExp(`^\\.${base}\\.(?:checkpoint\\.json\\.)?(?:\\d+-)?[0-9a-f]{8,12}\\.tmp$`);
   const folder = dirname(resolve(out));
-  for (const name of await readdir(folder)) if (ours.test(name)) await removeIfPresent(join(folder, name));
+  const ours = (name: string): boolean => isTemporaryNameOf(name, out) || isTemporaryNameOf(name, sideFiles(out).checkpointPath);
+  for (const name of await readdir(folder)) if (ours(name)) await removeIfPresent(join(folder, name));
 }
 
 /** Runs `load`, turning side files that do not verify into one refusal that says what to do. */
