@@ -19,6 +19,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { DatasetError } from '../src/errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from './dataset-parts.ts';
+import { isAlive } from './durable.ts';
 
 /** Where records without a time of their own go (the operation table's `time` is null, or the value does not read). */
 const UNDATED = 'undated';
@@ -134,10 +135,5 @@ async function isStale(lock: string): Promise<boolean> {
     return made === undefined || Date.now() - made.mtimeMs > 10_000;
   }
   if (owner.host !== hostname() || typeof owner.pid !== 'number') return false;
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return !isAlive(owner.pid);
 }

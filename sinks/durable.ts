@@ -192,3 +192,15 @@ export class TamperedStateError extends Error {
     super(`${path} ${reason}`);
   }
 }
+
+/** Whether process `pid` of this host still runs: what a lock's owner is checked by. */
+export function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

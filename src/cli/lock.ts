@@ -6,7 +6,7 @@
  * runs breaking the same stale lock cannot both go on to take the new one.
  */
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
-import { OPEN, temporaryName } from '../../sinks/durable.ts';
+import { isAlive, OPEN, temporaryName } from '../../sinks/durable.ts';
 
 export class OutputLockedError extends Error {
   override readonly name = 'OutputLockedError';
@@ -76,13 +76,3 @@ async function pidIn(path: string): Promise<number | undefined> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
