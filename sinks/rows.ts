@@ -216,8 +216,10 @@ export class RowLayout {
     const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds } = options;
     const names = columns ? [...columns] : discoverColumns(sample, maxDepth);
     if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined })));
-    const counts = RowLayout.tally(sample, names);
-    const kindOfColumn = (name: string, i: number) => (kinds !== undefined && Object.hasOwn(kinds, name) ? kinds[name] : settleKind(counts[i]));
+    const pinned = (name: string): boolean => kinds !== undefined && Object.hasOwn(kinds, name);
+    // A dataset pins every column: then the sample need not be counted.
+    const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names);
+    const kindOfColumn = (name: string, i: number) => (pinned(name) ? kinds![name] : settleKind(counts[i]));
     return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })));
   }
 
