@@ -8,6 +8,7 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
 import { describeFlags, didYouMean, parseInputLine, UsageError, type FlagSpec } from './args.ts';
 import { formatOf, type OutputFormat } from './output.ts';
+import { walkName } from '../../sinks/dataset-store.ts';
 
 export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'out', kind: 'string', value: 'FILE', help: 'output file: .ndjson/.jsonl, .csv or .parquet; - for NDJSON on stdout' },
@@ -159,7 +160,7 @@ async function readInputs(
     const params = parseInputLine(text, `${path} line ${index + 1}`);
     if (!params) return;
     const merged = { ...common, ...params };
-    const identity = JSON.stringify(Object.entries(merged).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const identity = walkName(merged);
     if (seen.has(identity)) repeated.push(index + 1);
     else {
       seen.add(identity);

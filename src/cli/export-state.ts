@@ -16,6 +16,7 @@ import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../index.ts';
 import { UsageError } from './args.ts';
 import { OPEN, TamperedStateError, writeFileAtomic, type SpoolMark } from '../../sinks/durable.ts';
+import { walkName } from '../../sinks/dataset-store.ts';
 
 export interface WalkState {
   params: Record<string, string>;
@@ -126,11 +127,12 @@ function apply(state: ExportState | undefined, entry: Entry, path: string): Expo
 export function matchWalks(state: ExportState, op: string, inputs: Record<string, string>[], path: string): void {
   const held = new Map<string, WalkState[]>();
   for (const walk of state.walks) {
-    const key = JSON.stringify(walk.params);
+    const key = walkName(walk.params);
     held.set(key, [...(held.get(key) ?? []), walk]);
   }
   const walks = inputs.map((params): WalkState => {
-    const { rejected: _, ...walk } = held.get(JSON.stringify(params))?.shift() ?? { params, done: false };
+    // By `walkName`, as `--inputs` tells repeats: a line whose keys were reordered is the same walk.
+    const { rejected: _, ...walk } = held.get(walkName(params))?.shift() ?? { params, done: false };
     return walk;
   });
   const dropped = [...held.values()].flat().filter((walk) => walk.rejected === undefined);

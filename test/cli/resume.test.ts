@@ -173,4 +173,27 @@ describe('an interrupted export resumed with --resume', () => {
       await dry.close();
     }
   });
+
+  it('resumes when the --inputs lines list the same parameters in another order', async () => {
+    const key = 'sk_live_sandbox_reordered';
+    const dry = await startSandbox({ port: 0, accounts: [{ apiKey: key, credits: 3 }] });
+    try {
+      const dir = tempDir();
+      const inputs = join(dir, 'subforums.txt');
+      writeFileSync(inputs, 'subforum=order-a-n100 sort=new\nsubforum=order-b-n50 sort=new\n');
+      const args = ['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--concurrency', '1', '--out', join(dir, 'order.ndjson')];
+      const env = sandboxEnv(dry, key);
+      expect((await runCli(args, env)).code).toBe(4);
+      writeFileSync(inputs, 'sort=new subforum=order-a-n100\nsort=new subforum=order-b-n50\n');
+      dry.purchase(key, 100);
+      const second = await runCli([...args, '--resume'], env);
+      expect(second.code, second.stderr).toBe(0);
+      const records = readNdjson(join(dir, 'order.ndjson')) as { id: string }[];
+      expect(new Set(records.map((record) => record.id)).size).toBe(150);
+      expect(records).toHaveLength(150);
+      expect(dry.requests.charged[key]).toBe(6);
+    } finally {
+      await dry.close();
+    }
+  });
 });
