@@ -51,6 +51,9 @@ const WALKS: readonly Walk[] = [
 
 const label = (walk: Walk): string => `${walk.id}${walk.params.trim ? ' (trimmed)' : ''}`;
 
+/** Walks of one page: they have no page boundary to resume from. */
+const ONE_PAGE = new Set<Walk>(WALKS.slice(WALKS.length - LIST_WALKS.length - 2 - SINGLE_WALKS.length));
+
 describe.each(WALKS.map((walk) => ({ walk, name: label(walk) })))('$name in both dialects', ({ walk }) => {
   it('walks in full to the same record ids, none reported as ignored', async () => {
     const [spec, service] = await Promise.all(DIALECTS.map((dialect) => walkIds(dialect, walk)));
@@ -66,9 +69,10 @@ describe.each(WALKS.map((walk) => ({ walk, name: label(walk) })))('$name in both
     for (const dialect of DIALECTS) expect((await walkIds(dialect, walk, { limit })).ids).toEqual(full.ids.slice(0, limit));
   });
 
-  it('resumes from a checkpoint at every page boundary to the same records, buying no page twice', async () => {
+  it.skipIf(ONE_PAGE.has(walk))('resumes from a checkpoint at every page boundary to the same records, buying no page twice', async () => {
     for (const dialect of DIALECTS) {
       const clean = await walkIds(dialect, walk);
+      expect(clean.pages, `${dialect}: a paged walk`).toBeGreaterThan(1);
       for (let boundary = 1; boundary < clean.pages; boundary++) {
         const before = charged(dialect);
         const first = clients[dialect].stream(walk.id as never, walk.params as never, { maxPages: boundary });

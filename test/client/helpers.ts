@@ -72,7 +72,7 @@ export function identity(record: unknown): string {
 }
 
 /** Fields that name a record, most specific first (a comment reply's `aweme_id` is its video's). */
-const ID_FIELDS = ['cid', 'aweme_id', 'product_id', 'ad_archive_id', 'creativeId', 'rest_id', 'id', 'startMs', 'url', 'transcript'];
+const ID_FIELDS = ['cid', 'aweme_id', 'product_id', 'ad_archive_id', 'creativeId', 'rest_id', 'id', 'page_id', 'startMs', 'url', 'transcript'];
 
 /** A record's id, read the same way whichever dialect it came from. */
 export function idOf(record: unknown): string {
@@ -82,7 +82,9 @@ export function idOf(record: unknown): string {
     if (typeof value === 'string' || typeof value === 'number') return String(value);
   }
   const user = fields.user as { id?: unknown } | undefined;
-  return String(user?.id);
+  // A record without any id would compare equal to every other one: a test must not pass on that.
+  if (typeof user?.id !== 'string' && typeof user?.id !== 'number') throw new Error(`no id field in ${JSON.stringify(record).slice(0, 120)}`);
+  return String(user.id);
 }
 
 export interface TestServer {

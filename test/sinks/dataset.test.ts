@@ -2,7 +2,7 @@
  * `toDataset` against a growing sandbox, read back by DuckDB as one table. Each run's purchases are
  * counted on the sandbox's side (its charged counter), never on the client's word.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, InsufficientCreditsError, SchemaDriftError, type Client } from '../../src/index.ts';
@@ -174,6 +174,10 @@ describe('toDataset when its source fails', () => {
       throw failure;
     }
     await expect(toDataset(source(), dir, { operation: 'forum/subforum', params: { subforum: 'plain' } })).rejects.toBe(failure);
+    // Nothing staged is left behind either way, and no part file is made of nothing.
+    expect(existsSync(join(dir, '_dataset', 'forum__subforum', 'staging-all'))).toBe(false);
+    const parts = readdirSync(dir, { recursive: true }).filter((name) => String(name).endsWith('.parquet'));
+    expect(parts.length > 0).toBe(count > 0);
     if (count === 0) return;
     const [{ rows, ids }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM ${table(dir)}`);
     expect({ rows, ids }).toEqual({ rows: count, ids: count });

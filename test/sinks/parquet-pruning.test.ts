@@ -2,8 +2,11 @@
  * Parquet that engines can prune: column chunk statistics and dictionary pages, read by DuckDB's
  * `parquet_metadata()` and `parquet_schema()`, and every value still read back exactly.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import { toParquet } from '../../sinks/index.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
@@ -129,6 +132,14 @@ describe('toParquet statistics', () => {
       ['tags', 'BYTE_ARRAY', 'UTF8'],
       ['_extra', 'BYTE_ARRAY', 'UTF8'],
     ]);
+    // The footer itself, decoded with parquetjs-lite's thrift structures: one TYPE_ORDER per leaf column.
+    const file = readFileSync(path);
+    const length = file.readUInt32LE(file.length - 8);
+    const footer = new parquetTypes.FileMetaData() as { column_orders?: Array<{ TYPE_ORDER?: unknown }> };
+    const thrift = createRequire(import.meta.url)('parquetjs-lite/lib/util.js') as { decodeThrift(into: unknown, bytes: Buffer): void };
+    thrift.decodeThrift(footer, file.subarray(file.length - 8 - length, file.length - 8));
+    expect(footer.column_orders).toHaveLength(schema.length);
+    expect(footer.column_orders!.every((order) => order.TYPE_ORDER != null)).toBe(true);
   });
 });
 
