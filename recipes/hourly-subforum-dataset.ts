@@ -16,7 +16,7 @@
 import { rm } from 'node:fs/promises';
 import { createClient } from 'socialstream';
 import { startSandbox } from 'socialstream/sandbox';
-import { describeDrift, toDataset } from 'socialstream/sinks';
+import { describeSummary, toDataset } from 'socialstream/export';
 
 const SUBFORUM = 'typescript-n300';
 const DIR = 'out/subforum-dataset';
@@ -30,8 +30,9 @@ if (sandbox) await rm(DIR, { recursive: true, force: true });
 const pulls = sandbox ? 3 : 1;
 for (let pull = 1; pull <= pulls; pull++) {
   if (pull > 1) sandbox?.advance({ records: POSTS_PER_HOUR });
-  const summary = await toDataset(client.forum.subforum({ subforum: SUBFORUM, sort: 'new', timeframe: 'day', trim: true }), DIR);
-  console.log(`pull ${pull}: ${summary.pages} pages bought, ${summary.added} new posts, ${summary.updated} updated; ${describeDrift(summary.drift)}`);
+  // `resume: true` on every pull: a pull that was killed half way continues; a finished one starts the next.
+  const summary = await toDataset(client.forum.subforum({ subforum: SUBFORUM, sort: 'new', timeframe: 'day', trim: true }), DIR, { resume: true });
+  console.log(`pull ${pull}: ${describeSummary(summary)}`);
 }
 await client.close();
 await sandbox?.close();

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { SinkError } from '../src/errors.ts';
-import { temporaryName } from './durable.ts';
+import { temporaryName } from './temporary-name.ts';
 
 export interface Destination {
   /** The stream to write to (the temporary file, or stdout). */

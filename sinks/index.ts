@@ -8,16 +8,6 @@ export { toCsv, type CsvOptions } from './csv.ts';
 export { toParquet, type ParquetOptions, type ParquetCompression } from './parquet.ts';
 export { writeRecords, type WriteRecordsOptions } from './write-records.ts';
 export { fromNdjson } from './from-ndjson.ts';
-export {
-  toDataset,
-  describeDrift,
-  type DatasetOptions,
-  type DatasetSummary,
-  type DatasetWalkSummary,
-  type DatasetFormat,
-  type DatasetMode,
-  type SchemaPolicy,
-} from './dataset.ts';
 export { partialOf, type SinkResult } from './run.ts';
 export type { RowOptions } from './rows.ts';
 export { SinkError } from '../src/errors.ts';

@@ -15,6 +15,7 @@ import { strategyFor } from './pagination/index.ts';
 import type { CreditBalance, PagesByOperation, RecordsByOperation } from './records/index.ts';
 import { Requester, STOPPED } from './requester.ts';
 import { MAX_TIMER_MS, type RetryOptions, retryPolicy } from './retry.ts';
+import type { HeldPages } from './page-reader.ts';
 import { RecordStream, type StreamOptions, type WalkStart } from './stream.ts';
 import { Transport } from './transport.ts';
 
@@ -112,13 +113,15 @@ export function createClient(options: ClientOptions = {}): Client {
     return AbortSignal.any([clientSignal, signal]);
   };
 
-  const open = (op: OperationSpec, query: Record<string, string>, start: WalkStart | undefined, options: StreamOptions = {}) => {
+  const open = (op: OperationSpec, query: Record<string, string>, start: WalkStart | undefined, options: StreamOptions = {}, held?: HeldPages): RecordStream<unknown> => {
     const strategy = strategyFor(op);
     const from = start ?? { pending: strategy.start(query), skip: 0, pagesDone: 0, recordsYielded: 0 };
     if (from.pending !== null && !strategy.isState(from.pending)) {
       throw new TypeError(`checkpoint.pending is not a continuation state of ${op.id}`);
     }
-    const parts = { op, query, strategy, requester, meter, signal: signalOf(options.signal) };
+    const reopen = (checkpoint: Checkpoint | undefined, reopenOptions: StreamOptions, reopenHeld?: HeldPages) =>
+      open(op, query, checkpoint === undefined ? undefined : checkCheckpoint(checkpoint), reopenOptions, reopenHeld);
+    const parts = { op, query, strategy, requester, meter, signal: signalOf(options.signal), reopen, held };
     return new RecordStream<unknown, unknown>(parts, from, options);
   };
 

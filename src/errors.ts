@@ -163,3 +163,56 @@ export class DatasetError extends SinkError {
     super(message, 0, path, details);
   }
 }
+
+/**
+ * An export (`exportTo`, the CLI's `export`) could not use its output as asked. Each subclass has a
+ * stable `code`, so a caller (and the CLI's exit codes) tell them apart without reading messages.
+ */
+export abstract class ExportError extends SocialstreamError {
+  constructor(
+    message: string,
+    /** The output file or dataset directory, or the file at fault. */
+    readonly path: string,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+/** Another run holds the output (`LOCKED`): refused at once, before any request. */
+export class LockedError extends ExportError {
+  readonly code = 'LOCKED';
+  constructor(
+    message: string,
+    path: string,
+    /** The process that holds it. */
+    readonly holder: number,
+  ) {
+    super(message, path);
+  }
+}
+
+/** The output holds state an earlier run left (`HELD_STATE`): pass `resume` to continue it or `restart` to discard it. */
+export class HeldStateError extends ExportError {
+  readonly code = 'HELD_STATE';
+}
+
+/** The output cannot be written where it was asked (`NOT_WRITABLE`): a read-only, missing or wrong kind of folder. */
+export class NotWritableError extends ExportError {
+  readonly code = 'NOT_WRITABLE';
+}
+
+/** No room left to stage or publish (`DISK_FULL`): what was staged is whole; free space, then resume. */
+export class DiskFullError extends ExportError {
+  readonly code = 'DISK_FULL';
+}
+
+/** A state file is not what an export left there (`STATE_DAMAGED`): edited, cut short, replaced or from another version. */
+export class StateDamagedError extends ExportError {
+  readonly code = 'STATE_DAMAGED';
+}
+
+/** A stream already iterated was handed to something that must walk it whole (`STREAM_USED`): call the operation again. */
+export class StreamUsedError extends SocialstreamError {
+  readonly code = 'STREAM_USED';
+}

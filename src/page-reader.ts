@@ -15,17 +15,32 @@ import { STOPPED } from './requester.ts';
 /** Buys one page: its parsed body, `STOPPED` when a gate refused, or a rejection with the typed error. */
 export type BuyPage = (query: Query) => Promise<unknown>;
 
+/**
+ * Where a walk keeps the pages it bought ahead of their turn, so that a crash never makes a later
+ * run pay for a page the service already answered: the export engine stages each one durably as it
+ * arrives, and hands the staged ones back to the resumed walk, which reads them instead of buying.
+ */
+export interface HeldPages {
+  /** The body of the page at `query` that an earlier run bought and never read, if there is one. */
+  take(query: Query): unknown;
+  /** A page bought ahead of its turn arrived, before the walk reached it. */
+  hold(query: Query, body: unknown): void;
+}
+
 interface Purchase {
   promise: Promise<unknown>;
   /** The answer came: a body, a refusal or a failure. */
   settled: boolean;
   /** The body, once it arrived (STOPPED and failures are never held). */
   body?: unknown;
+  /** The walk is waiting for it: it arrives in its turn, not ahead of it. */
+  awaited: boolean;
 }
 
 export class PageReader {
   readonly #buy: BuyPage;
   readonly #arrived: () => void;
+  readonly #held: HeldPages | undefined;
   /** Pages bought and not yet read, by query. */
   readonly #bought = new Map<string, Purchase>();
   #inFlight = 0;
@@ -38,9 +53,10 @@ export class PageReader {
    * `arrived` is called whenever a page bought ahead arrives, so the walk can plan further: the
    * answer may hold cursors, and a request slot is free again.
    */
-  constructor(buy: BuyPage, arrived: () => void) {
+  constructor(buy: BuyPage, arrived: () => void, held?: HeldPages) {
     this.#buy = buy;
     this.#arrived = arrived;
+    this.#held = held;
   }
 
   /**
@@ -72,6 +88,7 @@ export class PageReader {
     this.#open = true;
     const key = keyOf(query);
     const purchase = this.#bought.get(key) ?? this.#start(key, query);
+    purchase.awaited = true;
     const taken = (): void => {
       if (this.#bought.get(key) === purchase) this.#bought.delete(key);
     };
@@ -106,13 +123,17 @@ export class PageReader {
   }
 
   #start(key: string, query: Query): Purchase {
-    const purchase: Purchase = { promise: this.#buy(query), settled: false };
+    const staged = this.#held?.take(query);
+    const purchase: Purchase = { promise: staged === undefined ? this.#buy(query) : Promise.resolve(staged), settled: false, awaited: false };
     this.#inFlight++;
     purchase.promise.then(
       (body) => {
         this.#inFlight--;
         purchase.settled = true;
-        if (body !== STOPPED) purchase.body = body;
+        if (body !== STOPPED) {
+          purchase.body = body;
+          if (!purchase.awaited && staged === undefined) this.#held?.hold(query, body);
+        }
         this.#planSoon();
       },
       // A failure is the walk's to report when it reaches that page; until then it must not go unhandled.

@@ -4,13 +4,14 @@
  * Iterating again continues where the last iteration stopped. The stream carries a
  * `StreamControl`, so operators can put gates (throttle, credit caps) in front of its requests.
  */
+import type { Observable } from 'rxjs';
 import type { Checkpoint } from './checkpoint.ts';
 import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl } from './control.ts';
-import { PaginationLoopError, ResponseFormatError, SocialstreamError } from './errors.ts';
-import type { Meter } from './metering.ts';
+import { PaginationLoopError, ResponseFormatError, SocialstreamError, StreamUsedError } from './errors.ts';
+import type { ClientEvent, Meter } from './metering.ts';
 import type { OperationSpec } from './operations/spec.ts';
 import { keyOf } from './operations/record-meta.ts';
-import { PageReader } from './page-reader.ts';
+import { PageReader, type HeldPages } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
 import { keptOrDigest, REPEATED_PAGES_LIMIT, RepeatedPages } from './pagination/repeats.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
@@ -70,12 +71,45 @@ interface Page {
 
 export interface StreamParts {
   op: OperationSpec;
+  /** Opens another walk of the same operation and params, from `start` (the beginning when undefined). */
+  reopen(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
+  /** Pages an earlier run bought ahead and staged, and where this walk stages the ones it buys ahead. */
+  held?: HeldPages;
   query: Record<string, string>;
   strategy: Strategy<unknown>;
   requester: Requester;
   meter: Meter;
   /** The client's signal and the stream's, already combined. */
   signal: AbortSignal | undefined;
+}
+
+/** One page of a walk as records, with where the walk stands once they are kept (`RecordStream.pageBatches`). */
+export interface PageBatch<R> {
+  /** The page's records not handed out before (all of them, unless a resumed walk had taken some). */
+  records: R[];
+  /** Where the walk stands once every one of `records` is kept. */
+  checkpoint: Checkpoint;
+  /** Where the walk stands once only the first `count` of `records` are kept (a limit cut the page). */
+  checkpointAfter(count: number): Checkpoint;
+  /** The walk has nothing left to fetch: its rule ended it. */
+  last: boolean;
+}
+
+/**
+ * What the export engine needs of a client stream beyond iterating it, under a symbol so it stays
+ * off the stream's public surface: which walk it is, whether it was iterated, and a way to walk it
+ * again from a checkpoint with the engine's own options.
+ */
+export const WALK: unique symbol = Symbol.for('socialstream.walk');
+
+export interface Walk {
+  readonly op: OperationSpec;
+  readonly params: Readonly<Record<string, string>>;
+  /** The stream has been iterated (in any way): its walk is no longer at its start. */
+  readonly used: boolean;
+  /** The client's events: pages, retries, errors and ignored continuations of every walk it runs. */
+  readonly events$: Observable<ClientEvent>;
+  open(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
 }
 
 export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled {
@@ -110,6 +144,8 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   #pagesRead = 0;
   #recordsOut = 0;
   #busy = false;
+  /** Iterated at least once, in any way. */
+  #started = false;
   /** An ignored continuation is reported once per walk. */
   #reportedIgnored = false;
 
@@ -129,6 +165,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     this.#reader = new PageReader(
       (page) => requester.send({ endpoint: op.id, path: op.path, query: { ...query, ...page }, chargeable: true }, this.#gates, signal),
       () => this.#planAhead(),
+      parts.held,
     );
     this.operation = parts.op.id;
     this.#pending = start.pending;
@@ -140,6 +177,20 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         this.#gates.push(gate);
       },
       report: (event) => parts.meter.operator(event),
+    };
+  }
+
+  get [WALK](): Walk {
+    const parts = this.#parts;
+    const used = (): boolean => this.#started;
+    return {
+      op: parts.op,
+      params: parts.query,
+      get used() {
+        return used();
+      },
+      events$: parts.meter.events$,
+      open: (start, options, held) => parts.reopen(start, options, held),
     };
   }
 
@@ -174,8 +225,11 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       if (finished) return Promise.resolve(DONE);
       if (inflight !== undefined) return inflight.then(next);
       if (!entered) {
-        if (this.#busy) return Promise.reject(new TypeError(`${this.operation}: this stream is already being iterated`));
-        this.#busy = true;
+        try {
+          this.#enter();
+        } catch (error) {
+          return Promise.reject(error);
+        }
         entered = true;
       }
       try {
@@ -222,6 +276,38 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         this.#parts.meter.records(fresh);
         this.#finishPage(page, true);
         yield page.body as P;
+      }
+    } finally {
+      await this.#reader.settle();
+      this.#busy = false;
+    }
+  }
+
+  /**
+   * The walk a page at a time: each page's records with the checkpoint right after them, so a caller
+   * that keeps whole pages (an export staging them) never works out page boundaries itself. The next
+   * page is requested only when the caller asks for the next batch.
+   */
+  async *pageBatches(): AsyncGenerator<PageBatch<R>, void, undefined> {
+    this.#enter();
+    try {
+      while (true) {
+        const page = this.#page ?? (await this.#nextPage());
+        if (page === undefined) return;
+        const from = this.#yieldedInPage;
+        const records = (from === 0 ? page.records : page.records.slice(from)) as R[];
+        const before = { pagesDone: this.#pagesDone, recordsYielded: this.#recordsYielded };
+        this.#yieldedInPage = page.records.length;
+        this.#recordsYielded += records.length;
+        this.#recordsOut += records.length;
+        this.#parts.meter.records(records.length);
+        this.#finishPage(page);
+        const checkpoint = this.checkpoint();
+        const checkpointAfter = (count: number): Checkpoint =>
+          count >= records.length
+            ? checkpoint
+            : { ...checkpoint, pending: page.state, skip: from + count, pagesDone: before.pagesDone, recordsYielded: before.recordsYielded + count };
+        yield { records, checkpoint, checkpointAfter, last: checkpoint.pending === null };
       }
     } finally {
       await this.#reader.settle();
@@ -359,9 +445,17 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     this.#pagesDone++;
   }
 
+  /**
+   * Starts an iteration. A walk that reached its end has nothing left: iterating it again would
+   * silently yield nothing, so it says so (a walk left early continues where it stopped).
+   */
   #enter(): void {
     if (this.#busy) throw new TypeError(`${this.operation}: this stream is already being iterated`);
+    if (this.#started && this.#pending === null && this.#page === undefined) {
+      throw new StreamUsedError(`${this.operation}: this stream was walked to its end; call the operation again for a new walk`, { endpoint: this.operation });
+    }
     this.#busy = true;
+    this.#started = true;
   }
 }
 

@@ -1,7 +1,7 @@
 /** `socialstream credits`: the balance of the key in SOCIALSTREAM_API_KEY (free: costs no credit). */
 import { describeFlags, noArguments, parseArgs, type FlagSpec } from './args.ts';
 import { connect } from './connection.ts';
-import { counted } from './progress.ts';
+import { counted } from '../export/progress.ts';
 
 const FLAGS: FlagSpec[] = [
   { name: 'json', kind: 'boolean', help: 'print the balance record as JSON' },

@@ -7,16 +7,19 @@ import { checkParams } from '../operations/params.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
 import { describeFlags, didYouMean, parseInputLine, UsageError, type FlagSpec } from './args.ts';
-import { formatOf, type OutputFormat } from './output.ts';
-import { walkName } from '../../sinks/dataset-store.ts';
+import { walkName } from '../operations/walk-name.ts';
+import type { ExportOptions, FileFormat } from '../export/types.ts';
 
 export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'out', kind: 'string', value: 'FILE', help: 'output file: .ndjson/.jsonl, .csv or .parquet; - for NDJSON on stdout' },
   { name: 'limit', kind: 'integer', value: 'N', help: 'stop after N records in all' },
-  { name: 'max-pages', kind: 'integer', value: 'N', help: 'fetch at most N pages per parameter set' },
-  { name: 'max-credits', kind: 'integer', value: 'N', help: 'spend at most N credits in all (every attempt counts, over every --resume)' },
-  { name: 'dedupe', kind: 'string', value: 'FIELD', help: 'drop records whose FIELD (a dotted path, e.g. id) was already written' },
-  { name: 'resume', kind: 'boolean', help: 'continue an interrupted export from its checkpoint (FILE.checkpoint.json)' },
+  { name: 'max-pages', kind: 'integer', value: 'N', help: 'buy at most N pages this run, across every parameter set' },
+  { name: 'max-credits', kind: 'integer', value: 'N', help: 'spend at most N credits this run (every attempt counts; a crash does not end a run)' },
+  { name: 'dedupe', kind: 'string', value: 'FIELD', help: "tell duplicates by FIELD (a dotted path) instead of the operation's record key" },
+  { name: 'keep-duplicates', kind: 'boolean', help: 'keep every record, even one whose key this export already wrote' },
+  { name: 'resume', kind: 'boolean', help: 'continue what the output holds (nothing held: start fresh; a complete file: buy nothing)' },
+  { name: 'restart', kind: 'boolean', help: 'discard what earlier runs of this output left staged, and start fresh' },
+  { name: 'json', kind: 'boolean', help: 'print the export summary as one JSON object on stdout (for schedulers)' },
   { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
   { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
   {
@@ -52,25 +55,19 @@ After 3, 4, 5, 6 and 129-143 the output so far is a valid file and --resume cont
 
 export interface ExportPlan {
   opId: OperationId;
+  /** The engine's options, less the signal and progress the command adds. */
+  options: ExportOptions;
+  json: boolean;
   inputs: Record<string, string>[];
   /** `--inputs` lines skipped because an earlier line holds the same parameter set. */
   repeatedLines: number[];
   /** The `--inputs` file, when there is one, and the line of each parameter set in it. */
   inputsFile: string | undefined;
   lines: number[];
-  out: string;
-  format: OutputFormat;
-  limit: number | undefined;
-  maxPages: number | undefined;
-  maxCredits: number | undefined;
-  dedupe: string | undefined;
-  resume: boolean;
-  concurrency: number;
-  /** Undefined: the client's default. */
-  pageConcurrency: number | undefined;
-  overfetch: boolean;
+  /** The file, `-` for stdout, or the dataset directory. */
+  output: string;
+  stdout: boolean;
   sandbox: boolean;
-  escapeFormulae: boolean;
 }
 
 export async function planExport(
@@ -83,36 +80,80 @@ export async function planExport(
   if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
   const op = findOperation(opId);
   if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
-  const out = flags.out;
-  if (typeof out !== 'string' || out === '') throw new UsageError('export needs --out FILE');
-  for (const name of ['schema', 'shard']) {
-    if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
+  const out = text(flags.out);
+  const dataset = text(flags.dataset);
+  if ((out === undefined) === (dataset === undefined)) throw new UsageError('export needs --out FILE or --dataset DIR (one of them)');
+  if (out !== undefined) {
+    for (const name of ['schema', 'shard']) if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
   }
+  const shard = typeof flags.shard === 'string' ? parseShard(flags.shard) : undefined;
+  if (shard && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
+  const schema = flags.schema ?? 'evolve';
+  if (schema !== 'evolve' && schema !== 'freeze') throw new UsageError(`--schema must be evolve or freeze, got "${String(schema)}"`);
+  const stdout = out === '-';
+  const format = out === undefined || stdout ? undefined : fileFormat(out);
+  const escapeFormulae = flags['csv-escape-formulae'] === true;
+  if (dataset !== undefined && escapeFormulae) throw new UsageError('--csv-escape-formulae does not go with --dataset (dataset parts are Parquet)');
+  if (escapeFormulae && format !== 'csv') throw new UsageError('--csv-escape-formulae applies to a .csv output only');
+  const concurrency = optionalNumber(flags.concurrency) ?? 4;
+  const pageConcurrency = optionalNumber(flags['page-concurrency']);
+  if (concurrency < 1) throw new UsageError('--concurrency must be at least 1');
+  if (pageConcurrency !== undefined && pageConcurrency < 1) throw new UsageError('--page-concurrency must be at least 1');
+  const resume = flags.resume === true;
+  const restart = flags.restart === true;
+  if (stdout && (resume || restart)) throw new UsageError(`--${resume ? 'resume' : 'restart'} needs a file: with --out - nothing is staged`);
+  if (resume && restart) throw new UsageError('--resume and --restart contradict each other: pass one');
+  const dedupe = text(flags.dedupe);
+  const keepDuplicates = flags['keep-duplicates'] === true;
+  if (dedupe !== undefined && keepDuplicates) throw new UsageError('--dedupe and --keep-duplicates contradict each other: pass one');
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
-  const plan: ExportPlan = {
+  const options: ExportOptions = {
+    ...(out === undefined || stdout ? { dataset } : { out }),
+    ...(dataset === undefined ? {} : { schema, ...(shard === undefined ? {} : { shard }) }),
+    ...(escapeFormulae ? { escapeFormulae } : {}),
+    limit: optionalNumber(flags.limit),
+    maxPages: optionalNumber(flags['max-pages']),
+    maxCredits: optionalNumber(flags['max-credits']),
+    dedupe,
+    keepDuplicates,
+    resume,
+    restart,
+    concurrency,
+    pageConcurrency,
+    overfetch: flags.overfetch === true,
+  };
+  return {
     opId: op.id as OperationId,
+    options,
+    json: flags.json === true,
     inputs,
     repeatedLines: repeated,
     inputsFile: typeof flags.inputs === 'string' ? flags.inputs : undefined,
     lines,
-    out,
-    format: out === '-' ? 'ndjson' : formatOf(out),
-    limit: optionalNumber(flags.limit),
-    maxPages: optionalNumber(flags['max-pages']),
-    maxCredits: optionalNumber(flags['max-credits']),
-    dedupe: typeof flags.dedupe === 'string' ? flags.dedupe : undefined,
-    resume: flags.resume === true,
-    concurrency: optionalNumber(flags.concurrency) ?? 4,
-    pageConcurrency: optionalNumber(flags['page-concurrency']),
-    overfetch: flags.overfetch === true,
+    output: out ?? dataset!,
+    stdout,
     sandbox: flags.sandbox === true,
-    escapeFormulae: flags['csv-escape-formulae'] === true,
   };
-  if (plan.escapeFormulae && plan.format !== 'csv') throw new UsageError('--csv-escape-formulae applies to a .csv output only');
-  if (plan.concurrency < 1) throw new UsageError('--concurrency must be at least 1');
-  if (plan.pageConcurrency !== undefined && plan.pageConcurrency < 1) throw new UsageError('--page-concurrency must be at least 1');
-  if (plan.out === '-' && plan.resume) throw new UsageError('--resume needs a file: with --out - there is no checkpoint');
-  return plan;
+}
+
+function text(value: string | number | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function fileFormat(out: string): FileFormat {
+  const name = out.toLowerCase();
+  if (name.endsWith('.ndjson') || name.endsWith('.jsonl')) return 'ndjson';
+  if (name.endsWith('.csv')) return 'csv';
+  if (name.endsWith('.parquet')) return 'parquet';
+  throw new UsageError(`--out ${out}: the file name must end in .ndjson, .jsonl, .csv or .parquet`);
+}
+
+function parseShard(text: string): { index: number; count: number } {
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  const index = Number(match?.[1]);
+  const count = Number(match?.[2]);
+  if (!match || count < 1 || index < 1 || index > count) throw new UsageError(`--shard must be K/N with 1 ≤ K ≤ N, got "${text}"`);
+  return { index, count };
 }
 
 /** The parameter sets of a run: the command line's, or one per `--inputs` line over it; all checked. */

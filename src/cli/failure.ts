@@ -1,20 +1,11 @@
 /**
  * How a failed command ends: one line on stderr naming the problem and the fix, and the exit code
- * DESIGN gives it. Stack traces only with `--debug`.
+ * DESIGN gives it, read off the error's stable `code` (never off its message). Stack traces only
+ * with `--debug`.
  */
-import {
-  AuthError,
-  InsufficientCreditsError,
-  PaginationLoopError,
-  ResponseFormatError,
-  ServiceConfigError,
-  UpstreamError,
-  ValidationError,
-} from '../errors.ts';
+import { AuthError, InsufficientCreditsError, SocialstreamError, ValidationError } from '../errors.ts';
 import { constants } from 'node:os';
 import { UsageError } from './args.ts';
-import { TamperedStateError } from '../../sinks/durable.ts';
-import { OutputLockedError } from './lock.ts';
 
 export const EXIT = {
   ok: 0,
@@ -40,26 +31,9 @@ export class InterruptedError extends Error {
   }
 }
 
-/** No room left to save a page: the export stopped where its files were still whole. */
-export class DiskFullError extends Error {
-  override readonly name = 'DiskFullError';
-
-  constructor(
-    readonly folder: string,
-    options: ErrorOptions,
-  ) {
-    super(`no space left on the disk holding ${folder}`, options);
-  }
-}
-
 /** Some parameter sets of `--inputs` were rejected by the service; the others were exported. */
 export class RejectedInputsError extends Error {
   override readonly name = 'RejectedInputsError';
-}
-
-/** Whether the output written so far was kept and `--resume` can continue after this failure. */
-export function isResumable(code: number): boolean {
-  return code === EXIT.auth || code === EXIT.credits || code === EXIT.upstream || code === EXIT.diskFull || code > 128;
 }
 
 /**
@@ -71,30 +45,30 @@ export function stopWith(failure: unknown, resumeHint?: string): never {
   throw failure;
 }
 
+/** The exit code of each error code (DESIGN "CLI"); a code not listed is a plain failure (1). */
+const EXIT_OF_CODE: Record<string, number> = {
+  VALIDATION: EXIT.usage,
+  LOCKED: EXIT.usage,
+  HELD_STATE: EXIT.usage,
+  STATE_DAMAGED: EXIT.usage,
+  NOT_WRITABLE: EXIT.usage,
+  STREAM_USED: EXIT.usage,
+  AUTH: EXIT.auth,
+  INSUFFICIENT_CREDITS: EXIT.credits,
+  CREDIT_CAP: EXIT.credits,
+  UPSTREAM: EXIT.upstream,
+  NETWORK: EXIT.upstream,
+  RESPONSE_FORMAT: EXIT.upstream,
+  SERVICE_CONFIG: EXIT.upstream,
+  PAGINATION_LOOP: EXIT.upstream,
+  DISK_FULL: EXIT.diskFull,
+};
+
 export function exitCodeOf(error: unknown): number {
-  if (
-    error instanceof UsageError ||
-    error instanceof ValidationError ||
-    error instanceof TypeError ||
-    error instanceof TamperedStateError ||
-    error instanceof OutputLockedError ||
-    error instanceof RejectedInputsError
-  ) {
-    return EXIT.usage;
-  }
-  if (error instanceof AuthError) return EXIT.auth;
-  if (error instanceof InsufficientCreditsError) return EXIT.credits;
-  if (
-    error instanceof UpstreamError ||
-    error instanceof ResponseFormatError ||
-    error instanceof ServiceConfigError ||
-    error instanceof PaginationLoopError
-  ) {
-    return EXIT.upstream;
-  }
+  if (error instanceof UsageError || error instanceof TypeError || error instanceof RejectedInputsError) return EXIT.usage;
+  if (error instanceof SocialstreamError) return EXIT_OF_CODE[error.code] ?? EXIT.failure;
   // 128 + the signal's number, as shells report a process a signal ended: SIGHUP 129, SIGINT 130, SIGTERM 143.
   if (error instanceof InterruptedError) return 128 + constants.signals[error.signal];
-  if (error instanceof DiskFullError) return EXIT.diskFull;
   return EXIT.failure;
 }
 
@@ -120,7 +94,7 @@ export function explain(error: unknown, resumeHint: string | undefined): string 
     );
   }
   if (error instanceof InterruptedError) return `socialstream: interrupted (${error.signal}).${resume}`;
-  if (error instanceof DiskFullError) return `socialstream: ${message}: free some space there.${resume}`;
+  if (error instanceof SocialstreamError && error.code === 'DISK_FULL') return `socialstream: ${message}: free some space there.${resume}`;
   if (exitCodeOf(error) === EXIT.upstream) return `socialstream: the service failed after retries: ${message}.${resume}`;
   return `socialstream: ${message}`;
 }

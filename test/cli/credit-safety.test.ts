@@ -55,7 +55,7 @@ describe('--max-credits', () => {
       expect(killedMidRun).toBeGreaterThanOrEqual(5);
       const last = await runCli([...WALK, '--out', out, '--max-credits', String(cap), '--resume'], env);
       expect(last.code, last.stderr).toBe(0);
-      expect(last.stderr).toMatch(/stopped at --max-credits 40 .*--resume and a higher --max-credits/);
+      expect(last.stderr).toMatch(/stopped at --max-credits 40 \(\d+ credits? this run\): resume to continue/);
       expect(charged()).toBeLessThanOrEqual(cap);
       // What was kept is the start of the export, each record once.
       const kept = readNdjson(out);
@@ -76,13 +76,14 @@ describe('--max-credits', () => {
       const out = join(tempDir(), 'cap.ndjson');
       const first = await runCli([...SHORT, '--out', out, '--max-credits', '3'], env);
       expect(first.code, first.stderr).toBe(0);
-      expect(first.stderr).toMatch(/stopped at --max-credits 3 \(3 credits spent over every run\): run the same command with --resume and a higher --max-credits/);
+      expect(first.stderr).toMatch(/stopped at --max-credits 3 \(3 credits this run\): resume to continue/);
       expect(readNdjson(out)).toHaveLength(75);
       expect(existsSync(`${out}.checkpoint.json`)).toBe(true);
       const second = await runCli([...SHORT, '--out', out, '--max-credits', '6', '--resume'], env);
       expect(second.code, second.stderr).toBe(0);
-      expect(readNdjson(out)).toHaveLength(150);
-      expect(charged()).toBe(6);
+      // A clean stop ends a run: the resume is a new run, with 6 credits of its own.
+      expect(readNdjson(out)).toHaveLength(225);
+      expect(charged()).toBe(9);
       const last = await runCli([...SHORT, '--out', out, '--resume'], env);
       expect(last.code, last.stderr).toBe(0);
       expect(readNdjson(out)).toEqual(reference.short);
@@ -128,7 +129,7 @@ describe('--max-credits on stdout', () => {
 });
 
 describe('--max-pages and --limit', () => {
-  it('--max-pages counts the pages of every run, also after a resume', async () => {
+  it('--max-pages counts the pages of this run: a resume after a 402 starts a new run with its own', async () => {
     const { service, env, charged } = await account(4);
     try {
       const out = join(tempDir(), 'pages.ndjson');
@@ -137,9 +138,10 @@ describe('--max-pages and --limit', () => {
       service.purchase('sk_live_sandbox_credits', 100);
       const second = await runCli([...SHORT, '--out', out, '--max-pages', '6', '--resume'], env);
       expect(second.code, second.stderr).toBe(0);
-      expect(second.stderr).toMatch(/stopped at --max-pages 6/);
-      expect(readNdjson(out)).toEqual(reference.short.slice(0, 150));
-      expect(charged()).toBe(6);
+      // The 402 ended the first run: this one may buy 6 pages, and the 6 left finish the walk.
+      expect(second.stderr).toMatch(/^wrote 130 records \(6 pages\)/m);
+      expect(readNdjson(out)).toEqual(reference.short);
+      expect(charged()).toBe(10);
     } finally {
       await service.close();
     }
@@ -158,23 +160,24 @@ describe('--max-pages and --limit', () => {
     }
   });
 
-  it('a lower --limit on resume buys nothing, and a higher one continues inside the page the limit cut', async () => {
+  it('a resume after a --limit stop is a new run with its own --limit, continuing inside the page the limit cut', async () => {
     const { service, env, charged } = await account(100);
     try {
       const out = join(tempDir(), 'limit.ndjson');
       const first = await runCli([...SHORT, '--out', out, '--limit', '110'], env);
       expect(first.code, first.stderr).toBe(0);
-      expect(first.stderr).toMatch(/stopped at --limit 110: run the same command with --resume and a higher --limit/);
+      expect(first.stderr).toMatch(/stopped at --limit 110 \(110 records this run\): resume to continue/);
       expect(charged()).toBe(5);
       const lower = await runCli([...SHORT, '--out', out, '--limit', '50', '--resume'], env);
       expect(lower.code, lower.stderr).toBe(0);
-      expect(charged()).toBe(5);
-      expect(readNdjson(out)).toHaveLength(110);
+      // The cut page is read again for its other 15 records, then 25 and 10 more: 3 pages.
+      expect(charged()).toBe(8);
+      expect(readNdjson(out)).toEqual(reference.short.slice(0, 160));
       const rest = await runCli([...SHORT, '--out', out, '--resume'], env);
       expect(rest.code, rest.stderr).toBe(0);
       expect(readNdjson(out)).toEqual(reference.short);
-      // The page the limit cut is read again for its last 15 records; no finished page is.
-      expect(charged()).toBe(11);
+      // Each page a limit cut is read again for its other records; no finished page is.
+      expect(charged()).toBe(12);
     } finally {
       await service.close();
     }
@@ -277,7 +280,7 @@ describe('--inputs at width', () => {
 });
 
 describe('a walk that keeps yielding records it already read', () => {
-  it('is stopped after 5 repeated pages under new cursors, with exit 5 and what it read kept', async () => {
+  it('is stopped after 5 repeated pages under new cursors, with exit 5 and what it read kept, each record once', async () => {
     const service = await fakeService();
     try {
       const out = join(tempDir(), 'loop.ndjson');
@@ -286,7 +289,7 @@ describe('a walk that keeps yielding records it already read', () => {
       expect(result.code, result.stderr).toBe(5);
       expect(result.stderr).toMatch(/5 pages in a row repeated records of earlier pages/);
       expect(service.requests.get('loop')).toBe(6);
-      expect(readNdjson(out)).toHaveLength(125);
+      expect(readNdjson(out)).toHaveLength(25);
       expect(readFileSync(`${out}.checkpoint.json`, 'utf8')).not.toBe('');
     } finally {
       await service.close();

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadState, StateJournal } from '../../src/cli/export-state.ts';
+import { loadState, StateJournal } from '../../src/export/journal.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { readCsvWithPython, readNdjson } from './readers.ts';
@@ -149,7 +149,8 @@ describe('state changed by hand', () => {
       expect(resumed.code).toBe(2);
       expect(resumed.stderr.trimEnd().split('\n')).toHaveLength(1);
       expect(resumed.stderr).toContain(`${checkpoint} was changed after it was written`);
-      expect(resumed.stderr).toContain(`delete ${checkpoint} and ${out}.spool.ndjson to start over`);
+      expect(resumed.stderr).toContain(`restart the export (--restart) to discard ${checkpoint} and start over`);
+      expect(resumed.stderr).not.toContain(`delete ${checkpoint} and ${out}.spool.ndjson to start over`);
       expect(service.requests.charged['sk_live_sandbox_poor']).toBe(3);
     } finally {
       await service.close();
@@ -220,7 +221,7 @@ describe('output paths that cannot work', () => {
     for (const [out, reason] of cases) {
       const result = await runCli([...SHORT, '--out', out], sandboxEnv(sandbox));
       expect(result.code, out).toBe(2);
-      expect(result.stderr).toContain(`--out ${out}`);
+      expect(result.stderr).toContain(out);
       expect(result.stderr).toMatch(reason);
       expect(result.stderr).not.toMatch(/checkpoint|spool|lock/);
     }
@@ -238,7 +239,7 @@ describe('output paths that cannot work', () => {
       const requests = sandbox.requests.total;
       const result = await runCli([...SHORT, '--out', out], sandboxEnv(sandbox));
       expect(result.code).toBe(2);
-      expect(result.stderr).toContain(`--out ${out}: cannot write there: the folder ${readOnly} is on a read-only file system`);
+      expect(result.stderr).toContain(`${out}: cannot write there: ${readOnly} is on a read-only file system`);
       expect(sandbox.requests.total).toBe(requests);
     } finally {
       spawnSync('umount', [readOnly]);

@@ -109,7 +109,7 @@ describe('export --dataset against a growing resource', () => {
     await done;
     const again = await runCli(exportTo(dir, params), sandboxEnv(sandbox, key));
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/add --resume/);
+    expect(again.stderr).toMatch(/resume it \(--resume/);
   });
 
   it('buys only the new pages plus one on a third run, with the latest values', async () => {
@@ -172,8 +172,6 @@ describe('export --dataset --shard', () => {
 
 describe('export --dataset flags', () => {
   it.each([
-    [['--dataset', 'DIR', '--page-concurrency', '4'], /--page-concurrency does not go with --dataset/],
-    [['--dataset', 'DIR', '--overfetch'], /--overfetch does not go with --dataset/],
     [['--dataset', 'DIR', '--csv-escape-formulae'], /--csv-escape-formulae does not go with --dataset/],
     [['--out', 'OUT.ndjson', '--schema', 'freeze'], /--schema goes only with --dataset/],
     [['--out', 'OUT.ndjson', '--shard', '1/2'], /--shard goes only with --dataset/],
@@ -187,7 +185,7 @@ describe('export --dataset flags', () => {
     expect(charged(key, steady)).toBe(0);
   });
 
-  it('counts --max-pages over a run that ran out of credits and its --resume, as a file export does', async () => {
+  it('counts --max-pages per run: a resume after a 402 starts a new run, as a file export does', async () => {
     const apiKey = keys[KILLS + 9];
     const poor = await startSandbox({ port: 0, accounts: [{ apiKey, credits: 2 }] });
     try {
@@ -199,8 +197,8 @@ describe('export --dataset flags', () => {
       poor.purchase(apiKey, 100);
       const resumed = await runCli(exportTo(dir, params, '--resume', '--max-pages', '3'), sandboxEnv(poor, apiKey));
       expect(resumed.code, resumed.stderr).toBe(0);
-      expect(charged(apiKey, poor)).toBe(3);
-      expect(await rows(dir)).toHaveLength(75);
+      expect(charged(apiKey, poor)).toBe(5);
+      expect(await rows(dir)).toHaveLength(125);
     } finally {
       await poor.close();
     }

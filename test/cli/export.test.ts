@@ -169,7 +169,7 @@ describe('socialstream export', () => {
       expect(first.code).toBe(4);
       const again = await runCli(['export', ...SUBFORUM, '--out', out], sandboxEnv(poor));
       expect(again.code).toBe(2);
-      expect(again.stderr).toContain('add --resume to continue it');
+      expect(again.stderr).toContain('resume it (--resume');
     } finally {
       await poor.close();
     }

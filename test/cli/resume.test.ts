@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadState, StateJournal } from '../../src/cli/export-state.ts';
+import { loadState, StateJournal } from '../../src/export/journal.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { queryWithDuckDb, readCsvWithPython, readNdjson } from './readers.ts';

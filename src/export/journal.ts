@@ -1,11 +1,12 @@
 /**
- * What an export remembers between runs, in `<out>.checkpoint.json` beside the output: which walks
- * there are, where each one stands (the client's own checkpoint of its last finished page), how much
- * of the spool is vouched for (its length and SHA-256), and the running totals. It holds no key and
- * no service address.
+ * What an export remembers between runs, in its staging journal (`<out>.checkpoint.json` beside a
+ * file, `checkpoint.json` in a dataset writer's staging folder): which walks there are, where each
+ * one stands (the client's own checkpoint of its last staged page), how much of the spool is vouched
+ * for (its length and SHA-256), the totals over every run, and the counters of the current run
+ * (a crash does not end a run, so its caps hold across the crash). It holds no key and no address.
  *
  * The file is a journal, one JSON line per save: a whole state first, then one small patch per
- * finished page (the totals and the one walk that moved). So a save costs the same with 10 walks or
+ * staged page (the totals and the one walk that moved). So a save costs the same with 10 walks or
  * 10,000; once the patches outweigh the whole state, the journal is rewritten as one line again.
  * Each line carries a SHA-256 chained over the lines before it, so a hand-edited checkpoint is
  * refused rather than trusted; only a last line cut short by a crash is dropped (its page is then
@@ -13,53 +14,73 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile, type FileHandle, open } from 'node:fs/promises';
-import type { Checkpoint } from '../index.ts';
-import { UsageError } from './args.ts';
-import { OPEN, TamperedStateError, writeFileAtomic, type SpoolMark } from '../../sinks/durable.ts';
-import { walkName } from '../../sinks/dataset-store.ts';
+import type { Checkpoint } from '../checkpoint.ts';
+import { HeldStateError, StateDamagedError } from '../errors.ts';
+import { walkName } from '../operations/walk-name.ts';
+import { OPEN, writeFileAtomic, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
   params: Record<string, string>;
-  /** The walk has ended by its own continuation rule: nothing left to fetch. */
+  /** The walk has ended by its own continuation rule, or reached its high-water mark: nothing left to fetch. */
   done: boolean;
-  /** The client checkpoint after the walk's last finished page, once it has one. */
+  /** The client checkpoint after the walk's last staged page, once it has one. */
   checkpoint?: Checkpoint;
-  /** The service rejected this parameter set (400/404), with this message: it is tried again on `--resume`. */
+  /** The service rejected this parameter set (400/404), with this message: it is tried again on resume. */
   rejected?: string;
+  /** Datasets: the newest record time staged (Unix ms), and whether the walk stopped at its mark. */
+  newest?: number;
+  stoppedAtMark?: boolean;
+}
+
+/** The counters of one run: what its caps are held to. */
+export interface RunCounters {
+  records: number;
+  pages: number;
+  /** Attempts that may have been charged. */
+  credits: number;
+  received: number;
+  duplicates: number;
+  /** The run stopped cleanly (complete, cap, limit, signal, 402): a resume starts the next run. */
+  ended: boolean;
 }
 
 interface Totals {
-  /** What of the spool holds exactly the records of the finished pages. */
+  /** What of the spool holds exactly the records of the staged pages. */
   spool: SpoolMark;
+  /** Records staged, over every run (for a dataset: since its last publish too). */
   records: number;
   /** Pages read, over every run (a page read twice after a crash counts twice). */
   pages: number;
   /** Request attempts that may have been charged, over every run of this export. */
   credits: number;
-  /** Every page is in the spool; only writing the output from it is left. */
+  run: RunCounters;
+  /** Every page is staged; only publishing is left. */
   finished?: boolean;
 }
 
 export interface ExportState extends Totals {
-  version: 2;
+  version: 3;
   op: string;
-  out: string;
   walks: WalkState[];
 }
 
 /** A journal line: the whole state, or the totals and at most one walk. */
 type Entry = { state: ExportState } | { totals: Totals; walk?: [number, WalkState] };
 
-export function freshState(op: string, out: string, inputs: Record<string, string>[]): ExportState {
+export function freshRun(): RunCounters {
+  return { records: 0, pages: 0, credits: 0, received: 0, duplicates: 0, ended: false };
+}
+
+export function freshState(op: string, inputs: readonly Record<string, string>[]): ExportState {
   return {
-    version: 2,
+    version: 3,
     op,
-    out,
-    walks: inputs.map((params) => ({ params, done: false })),
+    walks: inputs.map((params) => ({ params: { ...params }, done: false })),
     spool: { bytes: 0, sha256: createHash('sha256').digest('hex') },
     records: 0,
     pages: 0,
     credits: 0,
+    run: freshRun(),
   };
 }
 
@@ -77,24 +98,24 @@ export async function loadState(path: string): Promise<ExportState | undefined> 
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new TamperedStateError(path, 'is a symbolic link, not a checkpoint this program wrote');
+    if (code === 'ELOOP') throw damaged(path, 'is a symbolic link, not a checkpoint this program wrote');
     throw error;
   }
   const lines = text.split('\n');
   // A file that ends in a newline has a last, empty element; one that does not ends in a torn line.
   const torn = lines.pop();
-  if (torn !== '' && lines.length === 0) throw new TamperedStateError(path, 'is not a checkpoint this program wrote');
+  if (torn !== '' && lines.length === 0) throw damaged(path, 'is not a checkpoint this program wrote');
   let state: ExportState | undefined;
   let digest = GENESIS;
   for (const [index, line] of lines.entries()) {
     const parsed = parseLine(line);
     if (parsed === undefined || parsed.digest !== digestOf(digest, parsed.entry)) {
-      throw new TamperedStateError(path, `was changed after it was written (line ${index + 1} does not verify)`);
+      throw damaged(path, `was changed after it was written (line ${index + 1} does not verify)`);
     }
     digest = parsed.digest;
     state = apply(state, JSON.parse(parsed.entry) as Entry, path);
   }
-  if (state === undefined) throw new TamperedStateError(path, 'is not a checkpoint this program wrote');
+  if (state === undefined) throw damaged(path, 'is not a checkpoint this program wrote');
   return state;
 }
 
@@ -110,21 +131,35 @@ function parseLine(line: string): { entry: string; digest: string } | undefined 
 
 function apply(state: ExportState | undefined, entry: Entry, path: string): ExportState {
   if ('state' in entry) {
-    if (entry.state.version !== 2) throw new TamperedStateError(path, 'is not an export checkpoint of this version');
+    const version = (entry.state as { version?: unknown }).version;
+    if (version === 2) return upgraded(entry.state);
+    if (version !== 3) throw damaged(path, `was written by a version of socialstream this one does not know (format ${JSON.stringify(version)})`);
     return entry.state;
   }
-  if (state === undefined) throw new TamperedStateError(path, 'does not start with a whole state');
+  if (state === undefined) throw damaged(path, 'does not start with a whole state');
   Object.assign(state, entry.totals);
   if (entry.walk) state.walks[entry.walk[0]] = entry.walk[1];
   return state;
 }
 
 /**
- * On `--resume`: the walks of the checkpoint, matched to the parameter sets asked for now. The
+ * A checkpoint of socialstream 0.1.0 (format 2): its caps counted over every run, so the run it was
+ * in continues with everything spent so far counted against it, which can only stop it sooner.
+ */
+function upgraded(old: Omit<ExportState, 'version' | 'run'>): ExportState {
+  return { ...old, version: 3, run: { ...freshRun(), records: old.records, pages: old.pages, credits: old.credits } };
+}
+
+function damaged(path: string, reason: string): StateDamagedError {
+  return new StateDamagedError(`${path} ${reason}`, path);
+}
+
+/**
+ * On resume: the walks of the checkpoint, matched to the parameter sets asked for now. The
  * operation must be the same and every walk the checkpoint holds must still be asked for, except
  * those the service rejected: the user may fix or remove their lines, and new lines start afresh.
  */
-export function matchWalks(state: ExportState, op: string, inputs: Record<string, string>[], path: string): void {
+export function matchWalks(state: ExportState, op: string, inputs: readonly Record<string, string>[], output: string): void {
   const held = new Map<string, WalkState[]>();
   for (const walk of state.walks) {
     const key = walkName(walk.params);
@@ -132,14 +167,15 @@ export function matchWalks(state: ExportState, op: string, inputs: Record<string
   }
   const walks = inputs.map((params): WalkState => {
     // By `walkName`, as `--inputs` tells repeats: a line whose keys were reordered is the same walk.
-    const { rejected: _, ...walk } = held.get(walkName(params))?.shift() ?? { params, done: false };
+    const { rejected: _, ...walk } = held.get(walkName(params))?.shift() ?? { params: { ...params }, done: false };
     return walk;
   });
   const dropped = [...held.values()].flat().filter((walk) => walk.rejected === undefined);
   if (state.op !== op || dropped.length > 0) {
-    throw new UsageError(
-      `the checkpoint ${path} belongs to another export (${state.op} with ${state.walks.length} parameter set(s)); ` +
-        `run that command with --resume, or delete the checkpoint to start this one`,
+    throw new HeldStateError(
+      `${output} holds an unfinished export of other walks (${state.op} with ${state.walks.length} parameter set(s)); ` +
+        `resume that export, or restart to discard it`,
+      output,
     );
   }
   state.walks = walks;
@@ -171,8 +207,8 @@ export class StateJournal {
 
   /** Records the totals and, when given, where walk `index` stands; resolves once that is on disk. */
   save(index?: number): Promise<void> {
-    const { spool, records, pages, credits, finished } = this.state;
-    const totals: Totals = { spool, records, pages, credits, ...(finished ? { finished } : {}) };
+    const { spool, records, pages, credits, run, finished } = this.state;
+    const totals: Totals = { spool, records, pages, credits, run: { ...run }, ...(finished ? { finished } : {}) };
     const entry: Entry = index === undefined ? { totals } : { totals, walk: [index, this.state.walks[index]] };
     return this.#append(entry);
   }
@@ -221,15 +257,21 @@ export class StateJournal {
 
   /** Rewrites the journal as one line holding the whole state, replacing the file atomically. */
   async #compact(): Promise<void> {
-    const entry = JSON.stringify({ state: this.state } satisfies Entry);
-    const digest = digestOf(GENESIS, entry);
-    const line = lineOf(entry, digest);
-    await writeFileAtomic(this.path, line);
+    const { line, digest } = await writeState(this.path, this.state);
     await this.handle?.close();
     this.handle = undefined;
     this.#digest = digest;
     this.#bytes = this.#wholeBytes = Buffer.byteLength(line);
   }
+}
+
+/** Writes a journal holding `state` whole, as one line, replacing the file atomically. */
+export async function writeState(path: string, state: ExportState): Promise<{ line: string; digest: string }> {
+  const entry = JSON.stringify({ state } satisfies Entry);
+  const digest = digestOf(GENESIS, entry);
+  const line = lineOf(entry, digest);
+  await writeFileAtomic(path, line);
+  return { line, digest };
 }
 
 function lineOf(entry: string, digest: string): string {

@@ -2,14 +2,14 @@
  * `toDataset` against a growing sandbox, read back by DuckDB as one table. Each run's purchases are
  * counted on the sandbox's side (its charged counter), never on the client's word.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, InsufficientCreditsError, SchemaDriftError, type Client } from '../../src/index.ts';
+import { createClient, HeldStateError, SchemaDriftError, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { toDataset } from '../../sinks/index.ts';
-import { query, sqlPath } from './helpers/duckdb.ts';
-import { scratchDir } from './helpers/files.ts';
+import { toDataset } from '../../src/export/index.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -57,7 +57,7 @@ describe('toDataset against a growing sandbox resource', () => {
       const before = charged();
       const summary = await toDataset(client.forum.subforum(params), dir);
       bought.push(charged() - before);
-      expect(summary.walks[0].complete).toBe(true);
+      expect(summary.complete).toBe(true);
     }
     // 25 posts a page: 240 posts are 10 pages; 30 new posts fill 2 pages (+1 reaching the mark at most); 60 fill 3.
     expect(bought[0]).toBe(10);
@@ -95,18 +95,9 @@ describe('toDataset against a growing sandbox resource', () => {
     const before = charged();
     const summary = await toDataset(client.forum.subforum(params), dir);
     expect(charged() - before).toBe(4);
-    expect(summary.walks[0].stoppedAtMark).toBe(false);
+    expect(summary.dataset?.stoppedAtMark).toBe(0);
     const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM ${table(dir)}`);
     expect([rows, keys]).toEqual([80, 80]);
-  });
-
-  it('keeps every version of a record in append mode', async () => {
-    const dir = freshDir();
-    const params = { subforum: 'append-n30', trim: true } as const;
-    await toDataset(client.forum.subforum(params), dir, { mode: 'append' });
-    await toDataset(client.forum.subforum(params), dir, { mode: 'append' });
-    const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM ${table(dir)}`);
-    expect([rows, keys]).toEqual([60, 30]);
   });
 
   it.each(['ndjson', 'csv'] as const)('writes %s part files that merge by key', async (format) => {
@@ -142,115 +133,28 @@ describe('toDataset against a growing sandbox resource', () => {
   });
 });
 
-describe('toDataset when its source fails', () => {
-  it('publishes the pages received, keeps the mark where it was, and rethrows the source error', async () => {
+describe('toDataset when the balance runs out', () => {
+  it('publishes the pages received, keeps the mark where it was, and a resume continues the walk', async () => {
     const apiKey = 'sk_live_sandbox_three';
     const sandbox = await startSandbox({ port: 0, accounts: [{ apiKey, credits: 3 }] });
     try {
       const client = createClient({ apiKey, baseUrl: sandbox.url, retry: { retries: 0 } });
       const dir = freshDir();
       const params = { subforum: 'dry-n200', sort: 'new', trim: true } as const;
-      await expect(toDataset(client.forum.subforum(params), dir)).rejects.toBeInstanceOf(InsufficientCreditsError);
+      const first = await toDataset(client.forum.subforum(params), dir);
+      expect(first).toMatchObject({ complete: false, stoppedBy: 'balance', balance: { available: 0 } });
       const [{ rows }] = await query(`SELECT count(*) AS rows FROM ${table(dir)}`);
       expect(rows).toBe(75);
-      // The walk did not complete, so no mark: the next run walks it all and loses nothing in between.
+      // The walk did not complete, so no mark moved; without resume the staged walk is not silently dropped.
       sandbox.purchase(apiKey, 100);
-      const summary = await toDataset(client.forum.subforum(params), dir);
-      expect(summary.walks[0]).toMatchObject({ pages: 8, complete: true, stoppedAtMark: false });
+      await expect(toDataset(client.forum.subforum(params), dir)).rejects.toBeInstanceOf(HeldStateError);
+      const summary = await toDataset(client.forum.subforum(params), dir, { resume: true });
+      expect(summary).toMatchObject({ complete: true, pages: 5, resumed: true });
+      expect(sandbox.requests.charged[apiKey]).toBe(8);
       const [{ total }] = await query(`SELECT count(DISTINCT id) AS total FROM ${table(dir)}`);
       expect(total).toBe(200);
     } finally {
       await sandbox.close();
     }
-  });
-
-  // A source that is not a client stream is staged 1,000 records at a time: the records after the
-  // last full batch, and a source that fails before its first, must still be published.
-  it.each([1_500, 0])('publishes all %i records a plain source gave before it threw, and rethrows its error', async (count) => {
-    const dir = freshDir();
-    const failure = new Error('the source broke');
-    async function* source(): AsyncGenerator<Record<string, unknown>> {
-      for (let i = 0; i < count; i++) yield { id: `r${i}`, created_utc: 1_700_000_000 + i };
-      throw failure;
-    }
-    await expect(toDataset(source(), dir, { operation: 'forum/subforum', params: { subforum: 'plain' } })).rejects.toBe(failure);
-    // Nothing staged is left behind either way, and no part file is made of nothing.
-    expect(existsSync(join(dir, '_dataset', 'forum__subforum', 'staging-all'))).toBe(false);
-    const parts = readdirSync(dir, { recursive: true }).filter((name) => String(name).endsWith('.parquet'));
-    expect(parts.length > 0).toBe(count > 0);
-    if (count === 0) return;
-    const [{ rows, ids }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM ${table(dir)}`);
-    expect({ rows, ids }).toEqual({ rows: count, ids: count });
-  });
-});
-
-describe('toDataset CSV parts', () => {
-  it('reads back a record field named _extra when it merges a part (the overflow column is then __extra)', async () => {
-    const dir = freshDir();
-    const options = { operation: 'forum/subforum', params: { subforum: 'csv-extra' }, format: 'csv' } as const;
-    await toDataset([{ id: 'a', created_utc: 1_700_000_000, _extra: 'mine' }], dir, options);
-    await toDataset([{ id: 'b', created_utc: 1_700_000_100, _extra: 'theirs' }], dir, options);
-    const rows = await query(`SELECT id, _extra FROM ${table(dir, 'csv')} ORDER BY id`);
-    expect(rows).toEqual([
-      { id: 'a', _extra: 'mine' },
-      { id: 'b', _extra: 'theirs' },
-    ]);
-  });
-});
-
-describe('toDataset record times', () => {
-  it('files a record whose time no date can hold as undated, beside one that reads', async () => {
-    const dir = freshDir();
-    const records = [
-      { id: 'far', created_utc: 1e15 },
-      { id: 'near', created_utc: 1_700_000_000 },
-    ];
-    const summary = await toDataset(records, dir, { operation: 'forum/subforum', params: { subforum: 'times' } });
-    expect(summary.added).toBe(2);
-    const rows = await query(`SELECT id, date FROM ${table(dir)} ORDER BY id`);
-    expect(rows).toEqual([
-      { id: 'far', date: 'undated' },
-      { id: 'near', date: '2023-11-14' },
-    ]);
-  });
-});
-
-describe('toDataset schema drift', () => {
-  const post = (id: string, fields: Record<string, unknown>) => ({ id, created_utc: 1_763_700_000, title: `post ${id}`, ...fields });
-
-  it('reports a field added and a type changed between runs, in the summary and in a file', async () => {
-    const dir = freshDir();
-    const options = { operation: 'forum/subforum', params: { subforum: 'drift' } };
-    await toDataset([post('a', { score: 1 }), post('b', { score: 2 })], dir, options);
-    const summary = await toDataset([post('c', { score: 'high', flair: 'news' })], dir, options);
-    expect(summary.drift).toEqual({
-      added: [{ column: 'flair', kind: 'string' }],
-      missing: [],
-      conflicting: [{ column: 'score', recorded: 'integer', seen: 'string' }],
-    });
-    const file = JSON.parse(readFileSync(join(dir, '_dataset/forum__subforum/drift-all.json'), 'utf8')) as { drift: unknown };
-    expect(file.drift).toEqual(summary.drift);
-  });
-
-  it('keeps a conflicting value in _extra and the column type of every part', async () => {
-    const dir = freshDir();
-    const options = { operation: 'forum/subforum', params: { subforum: 'drift' } };
-    await toDataset([post('a', { score: 1 })], dir, options);
-    // Another day: another part file, written with the recorded schema.
-    await toDataset([{ ...post('c', { score: 'high' }), created_utc: 1_763_000_000 }], dir, options);
-    const rows = await query(`SELECT id, score, _extra FROM ${table(dir)} ORDER BY id`);
-    expect(rows).toEqual([
-      { id: 'a', score: 1, _extra: null },
-      { id: 'c', score: null, _extra: '{"score":"high"}' },
-    ]);
-    expect([...(await typesPerPart(dir)).get('score')!]).toEqual(['INT64/null']);
-  });
-
-  it('reports recorded fields no record carried as missing', async () => {
-    const dir = freshDir();
-    const options = { operation: 'forum/subforum', params: { subforum: 'drift' } };
-    await toDataset([post('a', { score: 1, flair: 'x' })], dir, options);
-    const summary = await toDataset([post('b', { score: 2 })], dir, options);
-    expect(summary.drift.missing).toEqual(['flair']);
   });
 });

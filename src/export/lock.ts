@@ -1,30 +1,25 @@
 /**
- * One writer per output: `<out>.lock` holds the pid of the export writing `out`. It is written whole
+ * One writer per output: a lock file (`<out>.lock` beside a file, `writer-<name>.lock` in a dataset's
+ * state folder) holds the pid of the export writing it. It is written whole
  * under a name of its own and then hard-linked into place, which fails when the name exists: of two
  * runs started together exactly one gets it, and nobody ever reads a lock half written. A lock whose
  * process is gone (killed, crashed) is stale: it is first renamed to a name of its own, so that two
  * runs breaking the same stale lock cannot both go on to take the new one.
  */
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
-import { isAlive, OPEN, temporaryName } from '../../sinks/durable.ts';
+import { LockedError } from '../errors.ts';
+import { isAlive, OPEN, temporaryName } from './durable.ts';
 
-export class OutputLockedError extends Error {
-  override readonly name = 'OutputLockedError';
-
-  constructor(
-    readonly out: string,
-    readonly pid: number,
-  ) {
-    super(`another export (pid ${pid}) is writing ${out}; wait for it to end, or stop it (if no such export runs, delete ${out}.lock)`);
-  }
+function locked(output: string, path: string, pid: number): LockedError {
+  return new LockedError(`another export (pid ${pid}) is writing ${output}; wait for it to end, or stop it (if no such export runs, delete ${path})`, output, pid);
 }
 
 export interface OutputLock {
   release(): Promise<void>;
 }
 
-export async function lockOutput(out: string): Promise<OutputLock> {
-  const path = `${out}.lock`;
+/** Takes the lock at `path` for `output` (named in the refusal), or throws `LOCKED` naming the live holder. */
+export async function lockOutput(output: string, path: string): Promise<OutputLock> {
   // Two tries: the second follows the removal of a stale lock.
   for (let attempt = 0; ; attempt++) {
     // Written whole under a name of its own, then linked into place: the lock is never seen empty.
@@ -44,12 +39,12 @@ export async function lockOutput(out: string): Promise<OutputLock> {
       await unlink(draft).catch(() => undefined);
     }
     const holder = await pidIn(path);
-    if (holder !== undefined && isAlive(holder)) throw new OutputLockedError(out, holder);
-    await breakStaleLock(path, out, holder);
+    if (holder !== undefined && isAlive(holder)) throw locked(output, path, holder);
+    await breakStaleLock(path, output, holder);
   }
 }
 
-async function breakStaleLock(path: string, out: string, stale: number | undefined): Promise<void> {
+async function breakStaleLock(path: string, output: string, stale: number | undefined): Promise<void> {
   const aside = temporaryName(path);
   try {
     await rename(path, aside);
@@ -62,7 +57,7 @@ async function breakStaleLock(path: string, out: string, stale: number | undefin
     // Another run took the lock between our read and our rename: give it back, and yield.
     await link(aside, path).catch(() => undefined);
     await unlink(aside).catch(() => undefined);
-    throw new OutputLockedError(out, moved);
+    throw locked(output, path, moved);
   }
   await unlink(aside).catch(() => undefined);
 }

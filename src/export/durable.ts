@@ -1,7 +1,7 @@
 /**
- * The files that make an export crash-safe, and how they are opened: the CLI's `--out` export and a
- * dataset's staging both keep their pages here. The spool holds NDJSON lines,
- * appended a page at a time and flushed to disk; the checkpoint (see `src/cli/export-state.ts`) names the
+ * The files that make an export crash-safe, and how they are opened: a file export and a dataset's
+ * staging both keep their pages here. The spool holds NDJSON lines,
+ * appended a page at a time and flushed to disk; the checkpoint (see `journal.ts`) names the
  * spool length and hash it vouches for; whatever lies past that length was written by a run that
  * died before it could vouch for it, so a resumed run cuts it off and fetches those pages again.
  *
@@ -9,10 +9,13 @@
  * opened through a symbolic link (`O_NOFOLLOW`), and every new file is created, never reused
  * (`O_EXCL`): a link planted at a side file's name makes the export fail, never overwrite its target.
  */
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { StateDamagedError } from '../errors.ts';
+import { temporaryName } from '../../sinks/temporary-name.ts';
+
+export { isTemporaryNameOf, temporaryName } from '../../sinks/temporary-name.ts';
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_RDWR, O_WRONLY, O_APPEND } = constants;
 
@@ -21,19 +24,10 @@ export const OPEN = {
   read: O_RDONLY | O_NOFOLLOW,
   update: O_RDWR | O_NOFOLLOW,
   append: O_WRONLY | O_APPEND | O_NOFOLLOW,
+  /** Append, making the file when there is none (a journal of its own, never someone's link). */
+  appendOrCreate: O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW,
   create: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
 } as const;
-
-/** A fresh, unguessable name beside `path`, for a file that is renamed over `path` once complete. */
-export function temporaryName(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-}
-
-/** Whether `name`, a file in `path`'s folder, is one of `path`'s temporary names (left behind by a crash). */
-export function isTemporaryNameOf(name: string, path: string): boolean {
-  const prefix = `.${basename(path)}.`;
-  return name.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(name.slice(prefix.length));
-}
 
 /** Writes `text` so that a reader sees either the old file or the new one, never half of one. */
 export async function writeFileAtomic(path: string, text: string): Promise<void> {
@@ -56,16 +50,24 @@ export function writeJsonAtomic(path: string, value: unknown): Promise<void> {
   return writeFileAtomic(path, JSON.stringify(value, null, 1));
 }
 
-/** The JSON in `path` (never read through a link), or undefined when there is no such file. */
-export async function readJsonFile(path: string): Promise<unknown> {
+/**
+ * The JSON in `path` (never read through a link), or undefined when there is no such file. A file
+ * that is not JSON was cut short or edited: `STATE_DAMAGED`, naming it and `remedy`.
+ */
+export async function readJsonFile(path: string, remedy: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, { encoding: 'utf8', flag: OPEN.read });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new StateDamagedError(`${path} is a symbolic link, not a file this program wrote; ${remedy}`, path);
     throw error;
   }
-  return JSON.parse(text) as unknown;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new StateDamagedError(`${path} is not valid JSON (cut short or edited); ${remedy}`, path);
+  }
 }
 
 export async function removeIfPresent(path: string): Promise<void> {
@@ -133,15 +135,15 @@ export class Spool {
       handle = await open(path, OPEN.update);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new TamperedStateError(path, 'is missing');
-      if (code === 'ELOOP') throw new TamperedStateError(path, 'is a symbolic link, not a spool this program wrote');
+      if (code === 'ENOENT') throw damaged(path, 'is missing');
+      if (code === 'ELOOP') throw damaged(path, 'is a symbolic link, not a spool this program wrote');
       throw error;
     }
     try {
       const { size } = await handle.stat();
-      if (size < mark.bytes) throw new TamperedStateError(path, `is shorter (${size} bytes) than its checkpoint says (${mark.bytes})`);
+      if (size < mark.bytes) throw damaged(path, `is shorter (${size} bytes) than its checkpoint says (${mark.bytes})`);
       const hash = await hashPrefix(path, mark.bytes);
-      if (hash.copy().digest('hex') !== mark.sha256) throw new TamperedStateError(path, 'does not hold the records its checkpoint vouches for');
+      if (hash.copy().digest('hex') !== mark.sha256) throw damaged(path, 'does not hold the records its checkpoint vouches for');
       await handle.truncate(mark.bytes);
       return new Spool(path, handle, hash, mark.bytes);
     } catch (error) {
@@ -181,16 +183,8 @@ export class Spool {
   }
 }
 
-/** A side file that is not what the export left there: it was edited, truncated or replaced. */
-export class TamperedStateError extends Error {
-  override readonly name = 'TamperedStateError';
-
-  constructor(
-    readonly path: string,
-    readonly reason: string,
-  ) {
-    super(`${path} ${reason}`);
-  }
+function damaged(path: string, reason: string): StateDamagedError {
+  return new StateDamagedError(`${path} ${reason}`, path);
 }
 
 /** Whether process `pid` of this host still runs: what a lock's owner is checked by. */

@@ -13,12 +13,11 @@
  * A writer is one process's share: `all`, or `shard-K-of-N` with `--shard K/N`. Each writer writes
  * only its own part files and state, so shards never overwrite one another.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { DatasetError } from '../src/errors.ts';
-import { PART_EXTENSION, type DatasetFormat } from './dataset-parts.ts';
+import { DatasetError } from '../errors.ts';
+import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { isAlive } from './durable.ts';
 
 /** Where records without a time of their own go (the operation table's `time` is null, or the value does not read). */
@@ -71,14 +70,6 @@ export class DatasetPaths {
   walkSpool(walk: string): string {
     return join(this.staging, `walk-${walk}.spool`);
   }
-}
-
-/** A stable name for a parameter set: the same params in any order give the same name. */
-export function walkName(params: Readonly<Record<string, string>>): string {
-  const sorted = Object.keys(params)
-    .sort()
-    .map((name) => [name, params[name]]);
-  return createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 16);
 }
 
 /** The partition of a record time (Unix ms): its UTC date. */

@@ -1,0 +1,323 @@
+/**
+ * A growing dataset as an export's destination (DESIGN "Datasets"): part files per operation in a
+ * Hive layout partitioned by the records' own time, rows merged by the operation's record key, a
+ * schema kept stable across runs, and per parameter set a high-water mark so a later run of a
+ * newest-first walk stops at the first page that reaches it.
+ *
+ * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
+ * sight of readers. Publishing merges the spool into new part files, writes a journal naming them
+ * and the staging state that follows, then renames them into place: killed before the journal, the
+ * dataset is as it was and the staging intact; killed after it, the next open finishes the publish.
+ * Each record lives in the partition of its own (unchanging) time, so every part file is replaced
+ * whole and a reader sees each record exactly once at every moment.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
+import { isNewestFirst, keyOf, timeOf } from '../operations/record-meta.ts';
+import type { OperationSpec } from '../operations/spec.ts';
+import { walkName } from '../operations/walk-name.ts';
+import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { DatasetPaths, partitionOf, withLock, writerName } from './dataset-store.ts';
+import { fromNdjson } from '../../sinks/from-ndjson.ts';
+import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
+import type { Destination, Published } from './destination.ts';
+import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
+import { freshState, writeState, type ExportState, type WalkState } from './journal.ts';
+import type { DatasetChanges, SchemaPolicy } from './types.ts';
+
+export { describeDrift } from '../../sinks/dataset-schema.ts';
+
+export interface DatasetDestinationOptions {
+  format?: DatasetFormat;
+  schema?: SchemaPolicy;
+  shard?: { index: number; count: number };
+  incremental?: boolean;
+  maxDepth?: number;
+}
+
+interface MarksFile {
+  version: 1;
+  operation: string;
+  walks: Record<string, { params: Record<string, string>; mark: number; markTime: string }>;
+}
+
+interface SchemaFile {
+  version: 1;
+  operation: string;
+  format: DatasetFormat;
+  columns: SchemaColumn[];
+}
+
+/** What publishing decided, written before the first rename so a killed publish can be finished. */
+interface PublishJournal {
+  renames: [string, string][];
+  schema: SchemaFile;
+  marks: MarksFile;
+  drift: SchemaDrift;
+  changes: DatasetChanges;
+  /** The staging state after the publish: null when the export is complete (the staging goes). */
+  next: ExportState | null;
+}
+
+/** Records of a key-less operation are keyed by their content; the key is kept in this column. */
+const CONTENT_KEY = '_key';
+
+export class DatasetDestination implements Destination {
+  readonly paths: DatasetPaths;
+  readonly folder: string;
+  readonly files;
+  readonly remedy: string;
+  readonly #policy: SchemaPolicy;
+  readonly #incremental: boolean;
+  readonly #maxDepth: number;
+  readonly #askedFormat: DatasetFormat | undefined;
+  #format: DatasetFormat = 'parquet';
+  /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
+  #tracker = new SchemaTracker([]);
+  #marks: MarksFile;
+
+  constructor(
+    readonly output: string,
+    readonly op: OperationSpec,
+    options: DatasetDestinationOptions,
+  ) {
+    this.paths = new DatasetPaths(output, op.id, writerName(options.shard));
+    this.folder = resolve(output);
+    const staging = this.paths.staging;
+    this.files = {
+      lock: join(this.paths.meta, `writer-${this.paths.writer}.lock`),
+      journal: join(staging, 'checkpoint.json'),
+      spool: join(staging, 'spool.ndjson'),
+      held: join(staging, 'held.ndjson'),
+    };
+    this.remedy = `restart the export (--restart) to discard ${staging} and start over; the published dataset stays`;
+    this.#policy = options.schema ?? 'evolve';
+    this.#incremental = options.incremental ?? true;
+    this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.#askedFormat = options.format;
+    this.#marks = { version: 1, operation: op.id, walks: {} };
+  }
+
+  get format(): DatasetFormat {
+    return this.#format;
+  }
+
+  async prepare(): Promise<void> {
+    await mkdir(this.paths.meta, { recursive: true });
+  }
+
+  /** Finishes a publish a killed run left half done; reads the schema and marks this run goes by. */
+  async recover(): Promise<void> {
+    if ((await fileSize(this.paths.run)) !== undefined) {
+      throw new HeldStateError(
+        `${this.paths.staging} was staged by socialstream 0.1.0, whose staging this version does not read: finish it with 0.1.0 (export --resume), or ${this.remedy}`,
+        this.output,
+      );
+    }
+    const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
+    if (journal !== undefined) await withLock(this.paths, () => this.#finishPublish(journal));
+    const schema = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
+      throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
+    }
+    this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
+    this.#tracker = new SchemaTracker(schema?.columns ?? []);
+    const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
+    if (marks !== undefined) this.#marks = marks;
+  }
+
+  /** A dataset is never "complete": a later run buys what is new. */
+  isComplete(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  async discard(): Promise<void> {
+    await rm(this.paths.staging, { recursive: true, force: true });
+  }
+
+  /**
+   * Holds a page to a frozen schema, and tracks the walk's newest record time; a newest-first walk
+   * of a later run stops at the first page that reaches its mark.
+   */
+  inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
+    if (records.length > 0) this.#checkFrozen(records);
+    const mark = this.#incremental && isNewestFirst(this.op, walk.params) ? this.#marks.walks[walkName(walk.params)]?.mark : undefined;
+    let reached = false;
+    for (const record of records) {
+      const time = timeOf(this.op, record);
+      if (time === undefined) continue;
+      if (walk.newest === undefined || time > walk.newest) walk.newest = time;
+      if (mark !== undefined && time <= mark) reached = true;
+    }
+    if (reached) walk.stoppedAtMark = true;
+    return reached ? 'stop' : 'more';
+  }
+
+  /** Merges the spool into the partitions it touches, and moves the marks of walks that are done. */
+  async publish(state: ExportState, complete: boolean): Promise<Published> {
+    try {
+      return await withLock(this.paths, async () => {
+        const journal = await this.#plan(state, complete);
+        await writeJsonAtomic(this.paths.journal, journal);
+        await this.#finishPublish(journal);
+        return { dataset: journal.changes, repaired: 0, spoolTaken: true };
+      });
+    } catch (error) {
+      // Parts written for a publish that did not happen would only be in the next one's way.
+      await rm(join(this.paths.staging, 'parts'), { recursive: true, force: true }).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  #checkFrozen(records: readonly unknown[]): void {
+    // The run that records the first schema cannot drift from it.
+    if (this.#policy !== 'freeze' || this.#tracker.first) return;
+    const drift = this.#tracker.observe(records, this.#maxDepth);
+    if (!hasDrift(drift)) return;
+    const report: SchemaDrift = { added: drift.added.map(({ name, kind }) => ({ column: name, kind })), missing: [], conflicting: drift.conflicting };
+    throw new SchemaDriftError(`${this.op.id}: the schema is frozen and a page drifts from it (${describeDrift(report)})`, report, this.output, {
+      endpoint: this.op.id,
+    });
+  }
+
+  /** Reads every staged record, merges them into the partitions they touch, and writes the new parts (staged). */
+  async #plan(state: ExportState, complete: boolean): Promise<PublishJournal> {
+    const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    const tracker = new SchemaTracker(recorded?.columns ?? []);
+    const incoming = new Map<string, Record<string, unknown>[]>();
+    if (state.spool.bytes > 0) {
+      let chunk: Record<string, unknown>[] = [];
+      for await (const raw of fromNdjson(this.files.spool)) {
+        const record = this.op.key === null ? { ...raw, [CONTENT_KEY]: contentKey(raw) } : raw;
+        const partition = partitionOf(timeOf(this.op, record));
+        let list = incoming.get(partition);
+        if (list === undefined) incoming.set(partition, (list = []));
+        list.push(record);
+        chunk.push(record);
+        if (chunk.length >= 1_000) {
+          tracker.observe(chunk, this.#maxDepth);
+          chunk = [];
+        }
+      }
+      tracker.observe(chunk, this.#maxDepth);
+    }
+    const columns = mergeSchemas(recorded?.columns ?? [], tracker.columns());
+    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.#format, columns };
+    const renames: [string, string][] = [];
+    let added = 0;
+    let updated = 0;
+    const partitions = [...incoming.keys()].sort();
+    for (const partition of partitions) {
+      const target = this.paths.part(partition, this.#format);
+      const merged = this.#merge(await readExisting(target, this.#format), incoming.get(partition)!);
+      added += merged.added;
+      updated += merged.updated;
+      await writePart(merged.rows, this.paths.stagedPart(partition), this.#format, columns);
+      renames.push([this.paths.stagedPart(partition), target]);
+    }
+    const drift = tracker.drift();
+    const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
+    const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark };
+    return { renames, schema, marks: this.#nextMarks(state), drift, changes, next: complete ? null : afterPublish(state) };
+  }
+
+  /** One row per key, the version received last in place of older ones. */
+  #merge(old: Record<string, unknown>[], incoming: Record<string, unknown>[]): { rows: Record<string, unknown>[]; added: number; updated: number } {
+    const byKey = new Map<string, Record<string, unknown>>();
+    const keyless: Record<string, unknown>[] = [];
+    const keyOfRow = (row: Record<string, unknown>): string | undefined => (this.op.key === null ? (row[CONTENT_KEY] as string | undefined) : keyOf(this.op, row));
+    for (const row of old) {
+      const key = keyOfRow(row);
+      if (key === undefined) keyless.push(row);
+      else byKey.set(key, row);
+    }
+    const before = new Set(byKey.keys());
+    let added = 0;
+    let updated = 0;
+    const seenNow = new Set<string>();
+    for (const row of incoming) {
+      const key = keyOfRow(row);
+      if (key === undefined) {
+        keyless.push(row);
+        added++;
+        continue;
+      }
+      if (!seenNow.has(key)) {
+        seenNow.add(key);
+        if (before.has(key)) updated++;
+        else added++;
+      }
+      byKey.set(key, row);
+    }
+    return { rows: [...byKey.values(), ...keyless], added, updated };
+  }
+
+  /** A walk that is done moves its mark to its newest record; one not done keeps its old mark (a gap would be skipped). */
+  #nextMarks(state: ExportState): MarksFile {
+    const next: MarksFile = { version: 1, operation: this.op.id, walks: { ...this.#marks.walks } };
+    for (const walk of state.walks) {
+      if (!walk.done || walk.newest === undefined) continue;
+      const name = walkName(walk.params);
+      const mark = Math.max(walk.newest, next.walks[name]?.mark ?? -Infinity);
+      next.walks[name] = { params: walk.params, mark, markTime: new Date(mark).toISOString() };
+    }
+    return next;
+  }
+
+  /** Renames the staged parts into place, records schema, marks and drift, then leaves the staging as the journal says. */
+  async #finishPublish(journal: PublishJournal): Promise<void> {
+    for (const [from, to] of journal.renames) {
+      await mkdir(dirname(to), { recursive: true });
+      try {
+        await rename(from, to);
+      } catch (error) {
+        // Renamed before a crash: the staged file is gone and the part is in place.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    await writeJsonAtomic(this.paths.schema, journal.schema);
+    await writeJsonAtomic(this.paths.state, journal.marks);
+    await writeJsonAtomic(this.paths.drift, { operation: journal.schema.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
+    this.#marks = journal.marks;
+    this.#tracker = new SchemaTracker(journal.schema.columns);
+    if (journal.next === null) {
+      await rm(this.paths.staging, { recursive: true, force: true });
+      return;
+    }
+    // The walks go on from their checkpoints; the records are in the parts now, so the spool starts empty.
+    await writeState(this.files.journal, journal.next);
+    await rm(this.files.spool, { force: true });
+    await rm(join(this.paths.staging, 'parts'), { recursive: true, force: true });
+    await rm(this.paths.journal, { force: true });
+  }
+
+  /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */
+  async recordFrozenDrift(error: SchemaDriftError): Promise<void> {
+    await writeJsonAtomic(this.paths.drift, { operation: this.op.id, at: new Date().toISOString(), frozen: true, drift: error.drift });
+  }
+}
+
+/** The staging state once the spool is published: the same walks and totals, an empty spool. */
+function afterPublish(state: ExportState): ExportState {
+  const empty = freshState(state.op, []);
+  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
+}
+
+/** A stable key for a record without one of its own: its content. */
+function contentKey(record: unknown): string {
+  return createHash('sha256').update(JSON.stringify(record)).digest('hex').slice(0, 16);
+}
+
+async function readExisting(path: string, format: DatasetFormat): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  try {
+    for await (const row of readPart(path, format)) rows.push(row);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return rows;
+    throw new DatasetError(`cannot read the part file ${path} back to merge into it: ${(error as Error).message}`, path, { cause: error });
+  }
+  return rows;
+}

@@ -1,0 +1,55 @@
+/**
+ * Where an export's staged pages end up: a file or a dataset. The engine owns the walks, the
+ * staging (journal, spool, held pages), the lock and the ledger, the same for both; a destination
+ * says where those files live, checks a page before it is staged, and publishes the spool.
+ */
+import type { DatasetChanges } from './types.ts';
+import type { ExportState, WalkState } from './journal.ts';
+
+/** The staging files of an output: where the engine keeps what survives a crash. */
+export interface StagingFiles {
+  /** One writer at a time. */
+  lock: string;
+  /** The journal: walks, checkpoints, totals. */
+  journal: string;
+  /** Records of the staged pages, NDJSON. */
+  spool: string;
+  /** Pages bought ahead of their turn. */
+  held: string;
+}
+
+export interface Published {
+  /** The output file's size (files). */
+  bytes?: number;
+  /** What the publish changed (datasets). */
+  dataset?: DatasetChanges;
+  /** Strings with invalid UTF-16 the writers repaired. */
+  repaired: number;
+  /** The spool was taken into the output and a fresh one starts (a dataset after a partial publish). */
+  spoolTaken: boolean;
+}
+
+export interface Destination {
+  /** The file or directory, as the caller named it. */
+  readonly output: string;
+  /** The folder that must be writable, and whose disk may fill up. */
+  readonly folder: string;
+  readonly files: StagingFiles;
+  /** What a caller is told to do with held state it cannot use. */
+  readonly remedy: string;
+  /** Makes the folders staging needs (the output's folder is already known to be writable). */
+  prepare(): Promise<void>;
+  /** Holding the lock: finishes what a killed run left half done, and sweeps its temporary files. */
+  recover(): Promise<void>;
+  /** The output is complete and nothing is staged: a resume has nothing to buy. */
+  isComplete(): Promise<boolean>;
+  /** Drops everything earlier runs staged (the published output stays). */
+  discard(): Promise<void>;
+  /**
+   * Looks at a page's records before they are staged, and may end the walk: `'stop'` when the walk
+   * has everything new (a dataset's high-water mark). Throws to refuse the page (a frozen schema).
+   */
+  inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop';
+  /** Writes the spool into the output: whole (`complete`), or what there is so far. */
+  publish(state: ExportState, complete: boolean): Promise<Published>;
+}

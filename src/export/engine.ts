@@ -1,0 +1,286 @@
+/**
+ * `exportTo`: one engine for every export, from the CLI, a script or a notebook, into a file or a
+ * dataset. Its stages, as dlt names them:
+ *
+ * - open: check the options, refuse an output that cannot be written (before any request), take the
+ *   output's lock, finish what a killed run left half done, and load (or refuse) what it staged;
+ * - extract: walk every unfinished walk, staging each page durably as it arrives (`extract.ts`);
+ * - publish: turn the spool into the file (atomic replace) or merge it into the dataset (journal).
+ *
+ * A run is one call until it stops cleanly (complete, a cap, the limit, the signal, a 402); a kill
+ * does not end it, so its resume continues the same caps. Every failure is a `SocialstreamError`
+ * with a stable `code`; the output written so far stays valid and resumable.
+ */
+import { setMaxListeners } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { InsufficientCreditsError, HeldStateError, SchemaDriftError, StateDamagedError } from '../errors.ts';
+import { keyReader } from '../operators/dedupe.ts';
+import { fromNdjson } from '../../sinks/from-ndjson.ts';
+import { DatasetDestination } from './dataset.ts';
+import type { Destination, Published } from './destination.ts';
+import { diskFailure, ensureWritableFolder } from './disk.ts';
+import { fileSize, removeIfPresent, Spool } from './durable.ts';
+import { extract, operationKey } from './extract.ts';
+import { FileDestination, formatOf } from './file.ts';
+import { HeldPageFile } from './held.ts';
+import { freshRun, freshState, loadState, matchWalks, StateJournal, type ExportState } from './journal.ts';
+import { lockOutput } from './lock.ts';
+import { checkOptions, type ExportSettings } from './options.ts';
+import { progressReporter } from './progress.ts';
+import { walksOf, type ExportWalks } from './sources.ts';
+import type { ExportOptions, ExportSummary, StopReason } from './types.ts';
+
+/**
+ * Exports `source` (a client stream that has not been iterated, or an array of them: one operation,
+ * several parameter sets) into `options.out` (a file) or `options.dataset` (a growing dataset), and
+ * resolves with what it did. See DESIGN "Export engine".
+ */
+export async function exportTo(source: unknown, options: ExportOptions): Promise<ExportSummary> {
+  const settings = checkOptions(options);
+  const walks = walksOf(source, settings.shard);
+  const destination: Destination =
+    settings.out !== undefined
+      ? new FileDestination(settings.out, formatOf(settings.out, settings.format), settings.escapeFormulae)
+      : new DatasetDestination(settings.dataset!, walks.op, {
+          format: settings.format,
+          schema: settings.schema,
+          shard: settings.shard,
+          incremental: settings.incremental,
+          maxDepth: settings.maxDepth,
+        });
+  const onDisk = (error: unknown): unknown => diskFailure(error, destination.folder, destination.output);
+  await ensureWritableFolder(destination.folder, destination.output);
+  let lock;
+  try {
+    await destination.prepare();
+    lock = await lockOutput(destination.output, destination.files.lock);
+  } catch (error) {
+    throw onDisk(error);
+  }
+  try {
+    return await run(walks, destination, settings);
+  } catch (error) {
+    throw onDisk(error);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** `exportTo(source, { dataset: dir, …options })`. */
+export function toDataset(source: unknown, dir: string, options: Omit<ExportOptions, 'out' | 'dataset'> = {}): Promise<ExportSummary> {
+  return exportTo(source, { ...options, dataset: dir });
+}
+
+async function run(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<ExportSummary> {
+  const started = Date.now();
+  const { files, remedy } = destination;
+  await destination.recover();
+  let state = await trusted(() => loadState(files.journal), remedy);
+  if (state !== undefined && settings.restart) {
+    await destination.discard();
+    state = undefined;
+  }
+  if (state !== undefined && !settings.resume) {
+    throw new HeldStateError(
+      `${destination.output} holds an unfinished export (${files.journal}): resume it (--resume, or resume: true) to continue without buying its pages again, or restart (--restart, or restart: true) to discard it`,
+      destination.output,
+    );
+  }
+  if (state === undefined && settings.resume && (await destination.isComplete())) return nothingToDo(walks, destination, started);
+  const resumed = state !== undefined;
+  if (state === undefined) {
+    // A fresh start: whatever a run without a journal left staged vouches for nothing.
+    await destination.discard();
+    state = freshState(walks.op.id, walks.params);
+  } else {
+    matchWalks(state, walks.op.id, walks.params, destination.output);
+    if (state.run.ended) state.run = freshRun();
+  }
+  if (state.finished === true) return finish(destination, state, started, resumed, []);
+
+  const opened = state;
+  await mkdir(dirname(files.spool), { recursive: true });
+  const spool = await trusted(() => (resumed ? Spool.reopen(files.spool, opened.spool) : Spool.create(files.spool)), remedy);
+  const held = await HeldPageFile.open(files.held, remedy).catch(async (error: unknown) => {
+    await spool.close();
+    throw error;
+  });
+  const journal = StateJournal.start(files.journal, state);
+  const stopper = new AbortController();
+  const signal = settings.signal === undefined ? stopper.signal : AbortSignal.any([settings.signal, stopper.signal]);
+  // Every walk of a wide export listens on this one signal.
+  setMaxListeners(0, signal);
+  const progress = progressReporter(settings.progress, () => ({
+    pages: opened.run.pages,
+    records: opened.run.records,
+    credits: opened.run.credits,
+    walks: { done: opened.walks.filter((walk) => walk.done).length, total: opened.walks.length },
+    elapsedMs: Date.now() - started,
+  }));
+  let outcome: Awaited<ReturnType<typeof extract>>;
+  try {
+    const keyOf = settings.keepDuplicates ? undefined : settings.dedupe !== undefined ? keyReader<unknown>(settings.dedupe) : operationKey(walks);
+    const seen = keyOf === undefined ? undefined : await keysIn(files.spool, state.spool.bytes, keyOf);
+    outcome = await extract({
+      walks,
+      destination,
+      state,
+      journal,
+      spool,
+      held,
+      seen,
+      keyOf,
+      limit: settings.limit,
+      maxAttempts: minimum(settings.maxCredits, settings.maxPages),
+      concurrency: settings.concurrency,
+      pageConcurrency: settings.pageConcurrency,
+      overfetch: settings.overfetch,
+      transform: settings.transform,
+      signal,
+      onPage: () => progress.update(),
+    });
+    await held.flush().catch((error: unknown) => outcome.halt.fail(-1, error));
+  } finally {
+    await held.close();
+    await spool.close();
+  }
+  const { halt, ledger, enough, ignored, unread } = outcome;
+  for (const [index, error] of halt.rejected) state.walks[index].rejected = error.message;
+  const userStop = settings.signal?.aborted === true;
+  let failure = userStop && (halt.failure === undefined || halt.failure === settings.signal!.reason || isAbort(halt.failure)) ? undefined : halt.failure;
+  let stoppedBy: StopReason | undefined;
+  let balance: ExportSummary['balance'];
+  if (failure instanceof InsufficientCreditsError && failure.code === 'INSUFFICIENT_CREDITS') {
+    stoppedBy = 'balance';
+    balance = { available: failure.available, required: failure.required };
+    failure = undefined;
+  } else if (userStop) stoppedBy = 'signal';
+  else if (enough) stoppedBy = 'limit';
+  else if (ledger.refused > 0) stoppedBy = settings.maxCredits !== undefined && settings.maxCredits <= (settings.maxPages ?? Infinity) ? 'maxCredits' : 'maxPages';
+
+  if (failure instanceof SchemaDriftError && destination instanceof DatasetDestination) {
+    // A frozen schema publishes nothing of a drifting run: the dataset stays as it was.
+    await journal.close();
+    await destination.discard();
+    await destination.recordFrozenDrift(failure);
+    throw failure;
+  }
+  const done = state.walks.every((walk) => walk.done);
+  const rejected = state.walks.some((walk) => walk.rejected !== undefined);
+  if (failure === undefined) state.run.ended = true;
+  if (failure === undefined && done && !rejected) {
+    // From here on a kill is finished by a resume without a request: only the publishing is left.
+    state.finished = true;
+    await journal.save();
+    await journal.close();
+    return finish(destination, state, started, resumed, ignored, unread);
+  }
+  // On a full disk this may fail too: the journal then holds the last page that fitted, still whole.
+  await Promise.all([journal.save(), ...[...halt.rejected.keys()].map((index) => journal.save(index))]).catch(() => undefined);
+  await journal.close();
+  // A run that got nothing and may have spent nothing (no key, unreachable) leaves nothing behind.
+  if (!resumed && state.spool.bytes === 0 && state.credits === 0 && !state.walks.some((walk) => walk.checkpoint !== undefined)) {
+    await destination.discard();
+    if (failure !== undefined) throw asError(failure);
+  }
+  let published: Published | undefined;
+  if (state.run.records > 0 || (destination instanceof DatasetDestination && state.spool.bytes > 0)) {
+    try {
+      published = await destination.publish(state, false);
+    } catch (error) {
+      // The staging is whole: a resume publishes it. The run's own failure, if any, is the one to tell.
+      if (failure === undefined) throw error;
+    }
+  }
+  if (failure !== undefined) throw asError(failure);
+  return summarize(destination, state, { started, resumed, stoppedBy, balance, ignored, published, rejected: halt.rejected, unread });
+}
+
+/** Publishes a run whose every walk is staged, and drops the staging. */
+async function finish(destination: Destination, state: ExportState, started: number, resumed: boolean, ignored: string[], unread = 0): Promise<ExportSummary> {
+  const published = await destination.publish(state, true);
+  await removeIfPresent(destination.files.journal);
+  await removeIfPresent(destination.files.held);
+  return summarize(destination, state, { started, resumed, ignored, published, rejected: new Map(), unread, complete: true });
+}
+
+function nothingToDo(walks: ExportWalks, destination: Destination, started: number): ExportSummary {
+  const state = freshState(walks.op.id, walks.params);
+  for (const walk of state.walks) walk.done = true;
+  return summarize(destination, state, { started, resumed: true, ignored: [], rejected: new Map(), unread: 0, complete: true });
+}
+
+interface RunFacts {
+  started: number;
+  resumed: boolean;
+  stoppedBy?: StopReason;
+  balance?: ExportSummary['balance'];
+  ignored: string[];
+  published?: Published;
+  rejected: Map<number, Error>;
+  unread: number;
+  /** Every page is staged and published (a run that only had the publishing left knows it without its walks). */
+  complete?: boolean;
+}
+
+function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
+  const done = state.walks.filter((walk) => walk.done).length;
+  const rejected = [...facts.rejected].map(([index, error]) => ({ params: state.walks[index].params, message: error.message }));
+  return {
+    complete: facts.complete ?? (done === state.walks.length && rejected.length === 0 && facts.stoppedBy === undefined),
+    ...(facts.stoppedBy === undefined ? {} : { stoppedBy: facts.stoppedBy }),
+    ...(facts.balance === undefined ? {} : { balance: facts.balance }),
+    records: state.run.records,
+    received: state.run.received,
+    duplicates: state.run.duplicates,
+    repaired: facts.published?.repaired ?? 0,
+    pages: state.run.pages,
+    credits: state.run.credits,
+    exportCredits: state.credits,
+    unread: facts.unread,
+    walks: { done, total: state.walks.length },
+    remaining: state.walks.length - done,
+    rejected,
+    ignoredContinuations: facts.ignored,
+    resumed: facts.resumed,
+    output: destination.output,
+    ...(facts.published?.bytes === undefined ? {} : { bytes: facts.published.bytes }),
+    elapsedMs: Date.now() - facts.started,
+    ...(facts.published?.dataset === undefined ? {} : { dataset: facts.published.dataset }),
+  };
+}
+
+/** The keys an earlier run of this export already wrote, so dedupe holds across a resume. */
+async function keysIn(spool: string, bytes: number, keyOf: (record: unknown) => unknown): Promise<Set<unknown>> {
+  const seen = new Set<unknown>();
+  if (bytes === 0 || (await fileSize(spool)) === undefined) return seen;
+  for await (const record of fromNdjson(spool)) {
+    const key = keyOf(record);
+    if (key !== undefined && key !== null) seen.add(typeof key === 'object' ? JSON.stringify(key) : key);
+  }
+  return seen;
+}
+
+/** Runs `load`, adding to a damaged state file's message what to do about it. */
+async function trusted<T>(load: () => Promise<T>, remedy: string): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if (error instanceof StateDamagedError && !error.message.includes(remedy)) throw new StateDamagedError(`${error.message}; ${remedy}`, error.path);
+    throw error;
+  }
+}
+
+function minimum(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** What ended a walk, as something `throw` can carry: an abort's reason may be any value. */
+function asError(failure: unknown): Error {
+  return failure instanceof Error ? failure : new Error(String(failure));
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}

@@ -1,0 +1,196 @@
+/**
+ * The extract stage: every unfinished walk, `concurrency` at a time, each read a page at a time
+ * (`RecordStream.pageBatches`), each page staged — its kept records appended to the spool and the
+ * walk's checkpoint saved in the journal, both flushed — before that walk asks for its next page.
+ * Pages a walk buys ahead of its turn are staged as they arrive (`HeldPageFile`). So a kill at any
+ * moment loses at most the requests in flight; every answered page is on disk.
+ */
+import { STREAM_CONTROL } from '../control.ts';
+import { keyOf } from '../operations/record-meta.ts';
+import { walkName } from '../operations/walk-name.ts';
+import type { AnyIterable } from '../operators/types.ts';
+import type { PageBatch } from '../stream.ts';
+import type { Destination } from './destination.ts';
+import type { Spool } from './durable.ts';
+import type { HeldPageFile } from './held.ts';
+import type { ExportState, StateJournal } from './journal.ts';
+import { AttemptLedger, WalkHalt } from './ledger.ts';
+import type { ExportWalks } from './sources.ts';
+
+export interface ExtractPlan {
+  walks: ExportWalks;
+  destination: Destination;
+  state: ExportState;
+  journal: StateJournal;
+  spool: Spool;
+  held: HeldPageFile;
+  /** Keys already written by this export (dedupe), or undefined when duplicates are kept. */
+  seen: Set<unknown> | undefined;
+  keyOf: ((record: unknown) => unknown) | undefined;
+  limit: number | undefined;
+  maxAttempts: number | undefined;
+  concurrency: number;
+  pageConcurrency: number | undefined;
+  overfetch: boolean;
+  transform: ((records: AsyncIterable<unknown>) => AnyIterable<unknown>) | undefined;
+  /** Aborts every walk at once (the caller's signal, or a page that could not be staged). */
+  signal: AbortSignal;
+  /** Called after every staged page. */
+  onPage: () => void;
+}
+
+export interface ExtractOutcome {
+  halt: WalkHalt;
+  ledger: AttemptLedger;
+  /** The run has every record `limit` allows. */
+  enough: boolean;
+  /** Continuations the walks met that their rules do not follow. */
+  ignored: string[];
+  /** Credits spent on pages bought ahead that no walk will read (web search's empty pages past the end). */
+  unread: number;
+}
+
+/** Walks every walk not done into the staging. Failures are not thrown: `halt` holds them, for the caller to publish first. */
+export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
+  const { walks, state, journal } = plan;
+  const halt = new WalkHalt();
+  const ledger = new AttemptLedger(state, plan.maxAttempts, () => journal.save());
+  const ignored: string[] = [];
+  let unread = 0;
+  const events = walks.events$.subscribe((event) => {
+    if (!('endpoint' in event) || event.endpoint !== walks.op.id) return;
+    ledger.refund(event);
+    if (event.type === 'ignored-continuation') ignored.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
+    if (event.type === 'overfetch') unread += event.credits;
+  });
+  let enough = false;
+  // One page is staged at a time: the spool and the journal are shared by every walk.
+  let staging: Promise<unknown> = Promise.resolve();
+  const serially = <T>(task: () => Promise<T>): Promise<T> => {
+    const result = staging.then(task);
+    staging = result.catch(() => undefined);
+    return result;
+  };
+
+  const stage = async (index: number, batch: PageBatch<unknown>): Promise<'more' | 'stop'> => {
+    const walk = state.walks[index];
+    const { records } = batch;
+    const { kept, read, duplicates } = await keep(plan, records);
+    const page = records.slice(0, read);
+    const after = plan.destination.inspect(walk, page);
+    await plan.spool.appendPage(kept);
+    walk.checkpoint = read < records.length ? batch.checkpointAfter(read) : batch.checkpoint;
+    walk.done = (batch.last && read === records.length) || after === 'stop';
+    state.spool = plan.spool.mark();
+    state.records += kept.length;
+    state.pages++;
+    state.run.records += kept.length;
+    state.run.pages++;
+    state.run.received += read;
+    state.run.duplicates += duplicates;
+    await journal.save(index);
+    plan.onPage();
+    if (plan.limit !== undefined && state.run.records >= plan.limit) {
+      enough = true;
+      halt.halt();
+      return 'stop';
+    }
+    // A walk its rule ended runs on to the end of its stream, which reports pages bought ahead and never read.
+    return after === 'stop' ? 'stop' : 'more';
+  };
+
+  const runWalk = async (index: number): Promise<void> => {
+    const walk = state.walks[index];
+    const options = { signal: plan.signal, concurrency: plan.pageConcurrency, overfetch: plan.overfetch };
+    let stream;
+    try {
+      stream = walks.open(walk.params, walk.checkpoint, options, plan.held.forWalk(walkName(walk.params)));
+    } catch (error) {
+      halt.fail(index, error);
+      return;
+    }
+    const control = stream[STREAM_CONTROL];
+    control.addGate(halt);
+    // Last: an attempt the ledger lets through is sent.
+    control.addGate(ledger);
+    try {
+      for await (const batch of stream.pageBatches()) {
+        if ((await serially(() => stage(index, batch))) === 'stop') break;
+      }
+    } catch (error) {
+      halt.fail(index, error);
+    }
+  };
+
+  const pending = state.walks.flatMap((walk, index) => (walk.done ? [] : [index]));
+  if (plan.limit !== undefined && state.run.records >= plan.limit) {
+    // The run already has every record it may write (a resume with the same or a lower limit).
+    pending.length = 0;
+    enough = true;
+  }
+  try {
+    const runners = Array.from({ length: Math.min(plan.concurrency, pending.length) }, async () => {
+      for (let next = pending.shift(); next !== undefined && !halt.halted; next = pending.shift()) await runWalk(next);
+    });
+    await Promise.all(runners);
+    await staging;
+  } finally {
+    events.unsubscribe();
+  }
+  return { halt, ledger, enough, ignored, unread };
+}
+
+/**
+ * What an export keeps of a page: its records up to the run's `limit`, less those whose key this
+ * export already wrote, through `transform`. `read` is how many of the page's records were taken
+ * (fewer than all only when `limit` cut the page), so the walk's checkpoint points right after them.
+ */
+async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ kept: unknown[]; read: number; duplicates: number }> {
+  const { seen, limit, transform, state } = plan;
+  const room = limit === undefined ? Infinity : Math.max(0, limit - state.run.records);
+  let duplicates = 0;
+  const fresh = (record: unknown): boolean => {
+    if (seen === undefined || plan.keyOf === undefined) return true;
+    const key = plan.keyOf(record);
+    if (key === undefined || key === null) return true;
+    const comparable = typeof key === 'object' ? JSON.stringify(key) : key;
+    if (seen.has(comparable)) {
+      duplicates++;
+      return false;
+    }
+    seen.add(comparable);
+    return true;
+  };
+  if (transform === undefined) {
+    const kept: unknown[] = [];
+    let read = 0;
+    for (const record of records) {
+      if (kept.length >= room) break;
+      read++;
+      if (fresh(record)) kept.push(record);
+    }
+    return { kept, read, duplicates };
+  }
+  // Through `transform`, a record at a time: `read` counts the records it had pulled when the limit was met.
+  let read = 0;
+  async function* source(): AsyncGenerator<unknown> {
+    for (const record of records) {
+      read++;
+      if (fresh(record)) yield record;
+    }
+  }
+  const kept: unknown[] = [];
+  if (room > 0) {
+    for await (const record of transform(source())) {
+      kept.push(record);
+      if (kept.length >= room) break;
+    }
+  }
+  if (kept.length < room) read = records.length;
+  return { kept, read, duplicates };
+}
+
+/** The key an export dedupes by: `field` (a dotted path), or the operation's own key. */
+export function operationKey(walks: ExportWalks): (record: unknown) => unknown {
+  return (record) => keyOf(walks.op, record);
+}

@@ -1,0 +1,116 @@
+/**
+ * Pages a walk bought ahead of its turn (page concurrency), staged as they arrive. A page the
+ * service answered must never be bought again, but the walk reads pages in its own order, so a page
+ * that arrived early waits in memory until the walk reaches it; a kill in that time would lose it.
+ * Each one is therefore appended here as it arrives, flushed to disk, and a resumed walk reads it
+ * from here instead of buying it (`HeldPages`). Lines carry a SHA-256 of their content: an edited
+ * line is refused, a last line cut short by a kill is dropped (that page is bought again).
+ */
+import { createHash } from 'node:crypto';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { StateDamagedError } from '../errors.ts';
+import type { HeldPages } from '../page-reader.ts';
+import type { Query } from '../pagination/index.ts';
+import { OPEN } from './durable.ts';
+
+interface Line {
+  walk: string;
+  query: Query;
+  body: unknown;
+}
+
+export class HeldPageFile {
+  /** Bodies staged by earlier runs and not yet read, by walk, then by query. */
+  readonly #staged = new Map<string, Map<string, unknown>>();
+  #handle: FileHandle | undefined;
+  #writing: Promise<void> = Promise.resolve();
+  #failure: Error | undefined;
+
+  private constructor(readonly path: string) {}
+
+  /** The pages staged at `path` (none when there is no file), and appends from here on. */
+  static async open(path: string, remedy: string): Promise<HeldPageFile> {
+    const file = new HeldPageFile(path);
+    let text: string;
+    try {
+      text = await readFile(path, { encoding: 'utf8', flag: OPEN.read });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return file;
+      if (code === 'ELOOP') throw new StateDamagedError(`${path} is a symbolic link, not a file this program wrote; ${remedy}`, path);
+      throw error;
+    }
+    const lines = text.split('\n');
+    // Only the last line can be cut short by a kill; it ends without a newline.
+    lines.pop();
+    for (const [index, raw] of lines.entries()) {
+      const line = parseLine(raw);
+      if (line === undefined) throw new StateDamagedError(`${path} line ${index + 1} does not verify (edited or damaged); ${remedy}`, path);
+      let walk = file.#staged.get(line.walk);
+      if (walk === undefined) file.#staged.set(line.walk, (walk = new Map<string, unknown>()));
+      walk.set(queryKey(line.query), line.body);
+    }
+    return file;
+  }
+
+  /** The held pages of one walk (`walkName`), for its stream. */
+  forWalk(walk: string): HeldPages {
+    const staged = this.#staged.get(walk);
+    return {
+      take: (query) => {
+        if (staged === undefined) return undefined;
+        const key = queryKey(query);
+        const body = staged.get(key);
+        staged.delete(key);
+        return body;
+      },
+      hold: (query, body) => this.#append({ walk, query, body }),
+    };
+  }
+
+  /** Waits for every page handed to `hold` to be on disk; throws what failed (a full disk). */
+  async flush(): Promise<void> {
+    await this.#writing;
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  async close(): Promise<void> {
+    await this.#writing;
+    await this.#handle?.close();
+    this.#handle = undefined;
+  }
+
+  #append(line: Line): void {
+    const content = JSON.stringify(line);
+    const text = `${content.slice(0, -1)},"sha256":"${digestOf(content)}"}\n`;
+    this.#writing = this.#writing.then(async () => {
+      if (this.#failure !== undefined) return;
+      try {
+        const handle = (this.#handle ??= await open(this.path, OPEN.appendOrCreate, 0o600));
+        await handle.write(text);
+        await handle.datasync();
+      } catch (error) {
+        this.#failure = error instanceof Error ? error : new Error(String(error));
+      }
+    });
+  }
+}
+
+function parseLine(raw: string): Line | undefined {
+  try {
+    const { sha256, ...line } = JSON.parse(raw) as Line & { sha256?: unknown };
+    if (typeof line.walk !== 'string' || typeof line.query !== 'object' || line.query === null) return undefined;
+    return sha256 === digestOf(JSON.stringify(line)) ? line : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function digestOf(content: string): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+/** The same query in any key order is the same page. */
+function queryKey(query: Query): string {
+  return JSON.stringify(Object.entries(query).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

@@ -1,0 +1,21 @@
+/**
+ * The export engine: every export, into a file or a growing dataset, with the same guarantees for
+ * every caller (the CLI, a script, a notebook): one writer per output, pages staged durably as they
+ * arrive, caps exact across crashes, resume without buying a page twice, typed errors.
+ *
+ * @module socialstream/export
+ */
+export { exportTo, toDataset } from './engine.ts';
+export { describeSummary } from './summary.ts';
+export { describeProgress } from './progress.ts';
+export type { DatasetChanges, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
+export {
+  DiskFullError,
+  ExportError,
+  HeldStateError,
+  LockedError,
+  NotWritableError,
+  SchemaDriftError,
+  StateDamagedError,
+  StreamUsedError,
+} from '../errors.ts';

@@ -1,0 +1,123 @@
+/**
+ * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
+ * error, raised before anything is touched) and given their defaults.
+ */
+import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
+
+export interface ExportSettings {
+  out: string | undefined;
+  dataset: string | undefined;
+  format: FileFormat | undefined;
+  schema: SchemaPolicy;
+  shard: { index: number; count: number } | undefined;
+  incremental: boolean;
+  maxDepth: number | undefined;
+  transform: ExportOptions['transform'];
+  resume: boolean;
+  restart: boolean;
+  maxCredits: number | undefined;
+  maxPages: number | undefined;
+  limit: number | undefined;
+  concurrency: number;
+  pageConcurrency: number | undefined;
+  overfetch: boolean;
+  keepDuplicates: boolean;
+  dedupe: string | undefined;
+  escapeFormulae: boolean;
+  signal: AbortSignal | undefined;
+  progress: ExportOptions['progress'];
+}
+
+const FORMATS: readonly FileFormat[] = ['ndjson', 'csv', 'parquet'];
+
+export function checkOptions(options: ExportOptions): ExportSettings {
+  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+  const {
+    out,
+    dataset,
+    format,
+    schema = 'evolve',
+    shard,
+    incremental = true,
+    maxDepth,
+    transform,
+    resume = false,
+    restart = false,
+    maxCredits,
+    maxPages,
+    limit,
+    concurrency = 4,
+    pageConcurrency,
+    overfetch = false,
+    keepDuplicates = false,
+    dedupe,
+    escapeFormulae = false,
+    signal,
+    progress = false,
+  } = options;
+  if ((out === undefined) === (dataset === undefined)) throw new TypeError('exportTo needs exactly one of out (a file) and dataset (a directory)');
+  for (const [name, value] of [
+    ['out', out],
+    ['dataset', dataset],
+    ['dedupe', dedupe],
+  ] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`${name} must be a non-empty string, got ${String(value)}`);
+  }
+  if (format !== undefined && !FORMATS.includes(format)) throw new TypeError(`format must be one of ${FORMATS.join(', ')}, got ${String(format)}`);
+  if (schema !== 'evolve' && schema !== 'freeze') throw new TypeError(`schema must be 'evolve' or 'freeze', got ${String(schema)}`);
+  if (shard !== undefined) {
+    const valid = typeof shard === 'object' && Number.isSafeInteger(shard.count) && shard.count >= 1 && Number.isSafeInteger(shard.index) && shard.index >= 1 && shard.index <= shard.count;
+    if (!valid) throw new TypeError(`shard must be { index, count } with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
+  }
+  if (out !== undefined && (shard !== undefined || options.schema !== undefined || options.incremental !== undefined)) {
+    throw new TypeError('schema, shard and incremental apply to a dataset, not to a file');
+  }
+  if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
+  for (const [name, value] of [
+    ['resume', resume],
+    ['restart', restart],
+    ['overfetch', overfetch],
+    ['keepDuplicates', keepDuplicates],
+    ['escapeFormulae', escapeFormulae],
+    ['incremental', incremental],
+  ] as const) {
+    if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${String(value)}`);
+  }
+  if (resume && restart) throw new TypeError('resume and restart contradict each other: pass one');
+  for (const [name, value, least] of [
+    ['maxCredits', maxCredits, 0],
+    ['maxPages', maxPages, 0],
+    ['limit', limit, 0],
+    ['concurrency', concurrency, 1],
+    ['pageConcurrency', pageConcurrency, 1],
+    ['maxDepth', maxDepth, 1],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < least)) throw new TypeError(`${name} must be an integer of at least ${least}, got ${String(value)}`);
+  }
+  if (transform !== undefined && typeof transform !== 'function') throw new TypeError('transform must be a function: (records) => AsyncIterable');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
+  if (typeof progress !== 'boolean' && typeof progress !== 'function') throw new TypeError('progress must be true, false or a function');
+  return {
+    out,
+    dataset,
+    format,
+    schema,
+    shard,
+    incremental,
+    maxDepth,
+    transform,
+    resume,
+    restart,
+    maxCredits,
+    maxPages,
+    limit,
+    concurrency,
+    pageConcurrency,
+    overfetch,
+    keepDuplicates,
+    dedupe,
+    escapeFormulae,
+    signal,
+    progress,
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * An export summary in words: what was written where, what it cost, and, when the run stopped before
+ * the end, why and what a resume would continue. The CLI prints it (naming its own flags); a script
+ * or notebook reads it the same way.
+ */
+import { describeDrift } from '../../sinks/dataset-schema.ts';
+import { counted } from './progress.ts';
+import type { ExportSummary, StopReason } from './types.ts';
+
+/** Words for each stop, given how the caller names the option that caused it. */
+export type OptionNames = Record<'maxCredits' | 'maxPages' | 'limit', string>;
+
+const LIBRARY_NAMES: OptionNames = { maxCredits: 'maxCredits', maxPages: 'maxPages', limit: 'limit' };
+
+/** The summary as a few lines of text. */
+export function describeSummary(summary: ExportSummary, names: OptionNames = LIBRARY_NAMES): string {
+  const lines: string[] = [];
+  const where = summary.dataset === undefined ? summary.output : `dataset ${summary.output} (${summary.dataset.writer})`;
+  const size = summary.bytes === undefined ? '' : ` (${counted(summary.bytes, 'byte')})`;
+  const cost = `${counted(summary.credits, 'credit')} this run${summary.exportCredits !== summary.credits ? `, ${summary.exportCredits} over every run of this export` : ''}`;
+  const head = summary.complete ? 'wrote' : summary.stoppedBy !== undefined && summary.stoppedBy !== 'signal' ? `stopped at ${describeStop(summary.stoppedBy, summary, names)};` : 'stopped early;';
+  const how = summary.complete && summary.pages === 0 && summary.resumed ? 'finished from what was staged, no request needed' : `${cost}, ${(summary.elapsedMs / 1000).toFixed(1)} s`;
+  lines.push(`${head} ${counted(summary.records, 'record')} (${counted(summary.pages, 'page')}) to ${where}${size}; ${how}`);
+  if (summary.duplicates > 0) lines.push(`  ${counted(summary.duplicates, 'duplicate record')} (a key already written) dropped`);
+  if (summary.repaired > 0) lines.push(`  ${counted(summary.repaired, 'string')} had invalid UTF-16 and ${summary.repaired === 1 ? 'was' : 'were'} repaired`);
+  if (summary.unread > 0) lines.push(`  ${counted(summary.unread, 'credit')} on pages bought ahead and never read`);
+  if (summary.dataset !== undefined) {
+    const { added, updated, partitions, drift, stoppedAtMark } = summary.dataset;
+    lines.push(`  ${counted(added, 'new row')}, ${updated} updated, ${counted(partitions.length, 'partition')} rewritten; ${stoppedAtMark} of ${counted(summary.walks.total, 'walk')} stopped at the high-water mark`);
+    lines.push(`  ${describeDrift(drift)}`);
+  }
+  if (!summary.complete && summary.remaining > 0) lines.push(`  ${counted(summary.remaining, 'walk')} not finished: a resume continues ${summary.remaining === 1 ? 'it' : 'them'}`);
+  for (const warning of summary.ignoredContinuations) lines.push(`  warning: ${warning}; the output may be incomplete`);
+  return lines.join('\n');
+}
+
+function describeStop(reason: StopReason, summary: ExportSummary, names: OptionNames): string {
+  switch (reason) {
+    case 'maxCredits':
+      return `${names.maxCredits} (${counted(summary.credits, 'credit')} this run): resume to continue (with a higher ${names.maxCredits} for more this run)`;
+    case 'maxPages':
+      return `${names.maxPages} (${counted(summary.pages, 'page')} this run): resume to continue`;
+    case 'limit':
+      return `${names.limit} (${counted(summary.records, 'record')} this run): resume to continue`;
+    case 'signal':
+      return 'the signal';
+    case 'balance':
+      return `the balance (${summary.balance?.available ?? 0} credits left, ${summary.balance?.required ?? 1} needed): buy credits, then resume`;
+  }
+}

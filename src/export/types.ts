@@ -1,0 +1,134 @@
+/**
+ * The public shapes of the export engine: what a caller asks (`ExportOptions`), what it is told while
+ * the export runs (`ExportProgress`) and once it stops (`ExportSummary`). Shared by every module of
+ * the engine and by the CLI, so they live apart from the code.
+ */
+import type { SchemaDrift } from '../errors.ts';
+import type { AnyIterable } from '../operators/types.ts';
+
+/** `'evolve'`: new fields become columns. `'freeze'`: the first drifting page stops the run, publishing nothing of it. */
+export type SchemaPolicy = 'evolve' | 'freeze';
+
+/** An output's format: a file's (by default its extension says it), or a dataset's parts. */
+export type FileFormat = 'ndjson' | 'csv' | 'parquet';
+
+/** What ended a run before every walk was done. */
+export type StopReason = 'maxCredits' | 'maxPages' | 'limit' | 'signal' | 'balance';
+
+export interface ExportOptions {
+  /** A file: `.ndjson`/`.jsonl`, `.csv` or `.parquet` (or say `format`). Exactly one of `out` and `dataset`. */
+  out?: string;
+  /** A growing dataset's directory (DESIGN "Datasets"). Exactly one of `out` and `dataset`. */
+  dataset?: string;
+  /** A file's format when its name does not say it; a dataset's part format (default `'parquet'`; a dataset keeps the format of its first run). */
+  format?: FileFormat;
+  /** Datasets: `'evolve'` (default) or `'freeze'`. */
+  schema?: SchemaPolicy;
+  /** Datasets: this writer's share of the walks (`--shard K/N`): it walks the parameter sets whose hash picks share `index`, and writes only its own parts. */
+  shard?: { index: number; count: number };
+  /** Datasets: stop a newest-first walk at the first page that reaches the high-water mark. Default true. */
+  incremental?: boolean;
+  /** Deepest dotted path nested objects flatten into in CSV, Parquet and dataset parts. Default 3. */
+  maxDepth?: number;
+  /**
+   * Per-record shaping, applied to each staged page's records before they are written (so a resume
+   * stays exact): e.g. `(records) => pipe(records, filter(p => p.score > 10), map(toRow))`. Use
+   * `limit` rather than `take` to bound the export.
+   */
+  transform?: (records: AsyncIterable<unknown>) => AnyIterable<unknown>;
+  /** Continue what this output holds (nothing held: start fresh, and say so; a complete file: buy nothing). Default false: held state is refused (`HELD_STATE`). */
+  resume?: boolean;
+  /** Discard whatever this output holds from earlier runs and start fresh. Default false. */
+  restart?: boolean;
+  /** Credits this run may spend, every attempt that may be charged counted before it is sent; exact across crashes. */
+  maxCredits?: number;
+  /** Pages this run may buy, across every walk. */
+  maxPages?: number;
+  /** Records this run may write, across every walk; exact across crashes. */
+  limit?: number;
+  /** Walks in flight at once. Default 4. */
+  concurrency?: number;
+  /** Pages of one walk in flight at once where its rule allows. Default: the stream's (16). */
+  pageConcurrency?: number;
+  /** Web search: buy pages ahead before the end is known, paying for empty pages past it. Default false. */
+  overfetch?: boolean;
+  /** Keep every record, even one whose key was already written by this export. Default false. */
+  keepDuplicates?: boolean;
+  /** The field (a dotted path) that tells duplicates apart, instead of the operation's own key. */
+  dedupe?: string;
+  /** CSV: prefix `'` to text a spreadsheet would run as a formula. Default false. */
+  escapeFormulae?: boolean;
+  /** Aborting stops the export cleanly: it resolves with `stoppedBy: 'signal'`, the output valid and resumable. */
+  signal?: AbortSignal;
+  /** `true`: a live view fit for where it runs; a function: called with every update. */
+  progress?: boolean | ((progress: ExportProgress) => void);
+}
+
+/** A snapshot of a running export, as `progress` receives it. */
+export interface ExportProgress {
+  pages: number;
+  records: number;
+  credits: number;
+  walks: { done: number; total: number };
+  elapsedMs: number;
+  /** The last update: the export has stopped. */
+  finished: boolean;
+  stoppedBy?: StopReason;
+}
+
+/** What a dataset publish changed. */
+export interface DatasetChanges {
+  /** Rows whose key the dataset did not hold before. */
+  added: number;
+  /** Rows that replaced an older version of their record. */
+  updated: number;
+  /** Partitions whose part file was rewritten. */
+  partitions: string[];
+  drift: SchemaDrift;
+  /** The writer: `all`, or `shard-K-of-N`. */
+  writer: string;
+  /** Walks that stopped at their high-water mark (newest-first walks of a later run). */
+  stoppedAtMark: number;
+}
+
+/** How an export ended; one type for both destinations. */
+export interface ExportSummary {
+  /** Every walk is done and the output holds all of it. */
+  complete: boolean;
+  /** What ended the run before that. */
+  stoppedBy?: StopReason;
+  /** With `stoppedBy: 'balance'`: what the service said the account had and the next request needed. */
+  balance?: { available: number; required: number };
+  /** Records written this run (after dedupe, `limit` and `transform`). */
+  records: number;
+  /** Records the walks delivered this run. */
+  received: number;
+  /** Records dropped this run because their key was already written (files) or merged over (datasets). */
+  duplicates: number;
+  /** Strings with invalid UTF-16 that were repaired in the output. */
+  repaired: number;
+  /** Pages read this run. */
+  pages: number;
+  /** Credits this run may have been charged (every attempt counted, free ones given back). */
+  credits: number;
+  /** The same over every run of this export. */
+  exportCredits: number;
+  /** Credits of this run spent on pages bought ahead that no walk will read. */
+  unread: number;
+  walks: { done: number; total: number };
+  /** Walks a resume would continue. */
+  remaining: number;
+  /** Parameter sets the service rejected (400, 404): the others were exported; a resume tries them again. */
+  rejected: { params: Record<string, string>; message: string }[];
+  /** Continuations a walk met that its rule does not follow: its records may be short. */
+  ignoredContinuations: string[];
+  /** This run continued state an earlier run left. */
+  resumed: boolean;
+  /** The output file or dataset directory. */
+  output: string;
+  /** Bytes of the output file (files only). */
+  bytes?: number;
+  elapsedMs: number;
+  /** What the publish changed (datasets only). */
+  dataset?: DatasetChanges;
+}
