@@ -127,8 +127,12 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
     }
     throw error;
   });
-  process.stdout.write(announce(sandbox.url, sandbox.apiKey));
   const step = options.advance ?? DEFAULT_ADVANCE;
+  // Its own pid, because the pid a shell's `$!` names is often not this process (`npx` runs it as a
+  // child of npm), and a signal to npm does not reach the sandbox.
+  process.stdout.write(
+    announce(sandbox.url, sandbox.apiKey) + `pid ${process.pid}: kill -USR2 ${process.pid} adds ${step} new records to every paginated resource\n`,
+  );
   let added = 0;
   const advance = () => {
     sandbox.advance({ records: step });
