@@ -116,22 +116,36 @@ function gapHtml(count: number, width: number): string {
   return `<tr><td colspan="${width}" style="text-align:center;opacity:.7">… ${count} more ${count === 1 ? 'row' : 'rows'} …</td></tr>`;
 }
 
-/** The grid as aligned plain text: the caption, the headers (and types), then the rows. */
-export function tableText(grid: Grid): string {
-  const { caption, columns, rows, omitted, omittedColumns = 0 } = grid;
-  const lines = [caption];
-  if (columns.length === 0) return caption;
-  const widths = columns.map(({ name, type }, i) => Math.max(length(name), length(type ?? ''), ...rows.map((row) => length(row[i] ?? ''))));
+/** The widest line `tableText` writes by default: columns past it are counted, not shown. */
+export const TEXT_WIDTH = 160;
+
+/** The grid as aligned plain text: the caption, the headers (and types), then the rows, in at most `width` characters a line. */
+export function tableText(grid: Grid, width = TEXT_WIDTH): string {
+  const { caption, rows, omitted } = grid;
+  if (grid.columns.length === 0) return caption;
+  const all = grid.columns.map(({ name, type }, i) => Math.max(length(name), length(type ?? ''), ...rows.map((row) => length(row[i] ?? ''))));
+  // As many columns as fit (at least one), leaving room for the `  …` that says more follow.
+  let shown = 1;
+  let used = all[0];
+  while (shown < all.length && used + 2 + all[shown] + (shown + 1 < all.length ? 3 : 0) <= width) used += 2 + all[shown++];
+  const columns = grid.columns.slice(0, shown);
+  const widths = all.slice(0, shown);
+  const hidden = (grid.omittedColumns ?? 0) + grid.columns.length - shown;
   const line = (cells: readonly string[]): string =>
-    (cells.map((cell, i) => pad(cell, widths[i])).join('  ') + (omittedColumns > 0 ? '  …' : '')).trimEnd();
+    (cells.slice(0, shown).map((cell, i) => pad(cell, widths[i])).join('  ') + (hidden > 0 ? '  …' : '')).trimEnd();
+  const lines = [hidden > 0 ? `${caption} (${hidden} ${hidden === 1 ? 'column' : 'columns'} not shown here)` : caption];
   lines.push(line(columns.map(({ name }) => name)));
   if (columns.some(({ type }) => type !== undefined)) lines.push(line(columns.map(({ type }) => type ?? '')));
   rows.forEach((row, index) => {
-    if (omitted !== undefined && omitted.at === index) lines.push(`… ${omitted.count} more ${omitted.count === 1 ? 'row' : 'rows'} …`);
+    if (omitted !== undefined && omitted.at === index) lines.push(gapText(omitted.count));
     lines.push(line(row));
   });
-  if (omitted !== undefined && omitted.at >= rows.length) lines.push(`… ${omitted.count} more rows …`);
+  if (omitted !== undefined && omitted.at >= rows.length) lines.push(gapText(omitted.count));
   return lines.join('\n');
+}
+
+function gapText(count: number): string {
+  return `… ${count} more ${count === 1 ? 'row' : 'rows'} …`;
 }
 
 function length(text: string): number {

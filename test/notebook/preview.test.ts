@@ -181,6 +181,16 @@ describe('RecordTable display', () => {
     expect(table.records).toHaveLength(50);
   });
 
+  it('keeps text lines within 160 characters, counting the columns left out, while HTML shows them all', async () => {
+    const record = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`field${i}`, `${i}`.repeat(30)]));
+    const table = await preview([record]);
+    const lines = table.toString().split('\n');
+    expect(lines[0]).toBe('1 record × 12 columns · the whole source (8 columns not shown here)');
+    expect(Math.max(...lines.slice(1).map((line) => line.length))).toBeLessThanOrEqual(160);
+    expect(lines[1]).toMatch(/^field0 +field1 +field2 +field3 +…$/);
+    expect(table[JUPYTER_DISPLAY]()['text/html']).toContain('<th>field11');
+  });
+
   it('prints as its text table under console.log', async () => {
     const { inspect } = await import('node:util');
     const table = await preview([{ a: 1 }]);
