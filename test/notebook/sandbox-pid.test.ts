@@ -36,9 +36,13 @@ describe('socialstream sandbox banner', () => {
       process.kill(pid, 'SIGUSR2');
       await waitFor(/has 3 new records/);
     } finally {
-      if (pid !== undefined) process.kill(pid, 'SIGTERM');
-      else child.kill('SIGTERM');
-      await once(child, 'exit');
+      if (child.exitCode === null) {
+        const exited = once(child, 'exit');
+        // The sandbox first (the shell waits for it), then the shell, in case the banner never came.
+        if (pid !== undefined) process.kill(pid, 'SIGTERM');
+        else child.kill('SIGTERM');
+        await exited;
+      }
     }
     expect(out).toContain('sandbox stopped');
   });
