@@ -10,6 +10,8 @@ describe('socialstream sandbox banner', () => {
       cwd: process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // 'close' comes once every holder of the pipe is gone: the sandbox (which holds it too) and the shell.
+    const closed = once(child, 'close');
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (out += chunk));
@@ -36,13 +38,13 @@ describe('socialstream sandbox banner', () => {
       process.kill(pid, 'SIGUSR2');
       await waitFor(/has 3 new records/);
     } finally {
-      if (child.exitCode === null) {
-        const exited = once(child, 'exit');
-        // The sandbox first (the shell waits for it), then the shell, in case the banner never came.
+      try {
         if (pid !== undefined) process.kill(pid, 'SIGTERM');
         else child.kill('SIGTERM');
-        await exited;
+      } catch {
+        // Already gone.
       }
+      await closed;
     }
     expect(out).toContain('sandbox stopped');
   });
