@@ -31,6 +31,13 @@ describe('preview of a client stream', () => {
     expect(client.stats.credits - stats.credits).toBe(2);
   });
 
+  it('buys no page past the rows when they end on a page boundary', async () => {
+    const before = charged();
+    const table = await preview(client.forum.subforum({ subforum: 'preview-boundary-n1000' }), { rows: 100 });
+    expect(table.records).toHaveLength(100);
+    expect(charged() - before).toBe(1);
+  });
+
   it('reads 20 records by default, from one page', async () => {
     const before = charged();
     const table = await preview(client.forum.subforum({ subforum: 'preview-default-n1000' }));
