@@ -103,7 +103,7 @@ node app.cjs
 
 step "3. a strict TypeScript consumer compiles against the published declarations"
 cat >consumer.ts <<'EOF'
-import { createClient, pipe, map, take, AuthError, type Checkpoint, type SubforumPost } from 'socialstream';
+import { createClient, pipe, map, take, preview, withProgress, AuthError, type Checkpoint, type SubforumPost, type RecordTable, type ExportProgress } from 'socialstream';
 import { toParquet, writeRecords, fromNdjson, type SinkResult } from 'socialstream/sinks';
 import { startSandbox, type Sandbox } from 'socialstream/sandbox';
 
@@ -115,22 +115,48 @@ const titles: AsyncIterable<string> = pipe(client.forum.subforum({ subforum: 'no
 const written: SinkResult = await toParquet(posts, 'posts.parquet');
 const again: SinkResult = await writeRecords(fromNdjson('posts.ndjson'), 'posts.csv');
 const checkpoint: Checkpoint = stream.checkpoint();
-console.log(written.records, again.bytes, checkpoint, titles, new AuthError('no key') instanceof Error);
+const table: RecordTable<SubforumPost> = await preview(client.forum.subforum({ subforum: 'node' }), { rows: 5 });
+const view = (progress: ExportProgress): void => console.log(progress.records, progress.stoppedBy ?? 'running');
+for await (const post of withProgress(client.forum.subforum({ subforum: 'deno' }, { limit: 3 }), { client, view })) console.log(post.id);
+console.log(written.records, again.bytes, checkpoint, titles, table.columns[0]?.type, new AuthError('no key') instanceof Error);
 await sandbox.close();
 EOF
-for resolution in nodenext bundler; do
-  module="$([ "$resolution" = bundler ] && echo esnext || echo nodenext)"
+# Every moduleResolution a consumer may use: node10 (tslab, older tsconfigs) finds the subpaths' types
+# only through typesVersions, and must never land on the shipped .ts sources beside them.
+for resolution in node10 node16 nodenext bundler; do
+  case "$resolution" in node16 | nodenext) module="$resolution" ;; *) module=esnext ;; esac
   cat >"tsconfig.$resolution.json" <<EOF
 {
   "compilerOptions": {
     "target": "ES2022", "module": "$module", "moduleResolution": "$resolution", "types": ["node"], "noEmit": true,
     "strict": true, "exactOptionalPropertyTypes": true, "noUncheckedIndexedAccess": true, "skipLibCheck": false
   },
-  "files": ["consumer.ts"]
+  "files": ["consumer.ts", "entry-points.ts"]
 }
 EOF
-  "$tools/tsc" -p "tsconfig.$resolution.json"
-  echo "tsc --noEmit under $resolution: no errors"
+done
+# One import of every entry point the package exports (./export too, once it is there), so a new
+# subpath without its typesVersions line fails here rather than for a node10 user.
+node - "$consumer/node_modules/socialstream/package.json" >entry-points.ts <<'EOF'
+const { exports, typesVersions } = require(process.argv[2]);
+const subpaths = Object.keys(exports).filter((key) => key !== './package.json');
+for (const subpath of subpaths.filter((key) => key !== '.')) {
+  const mapped = typesVersions?.['*']?.[subpath.slice(2)]?.[0];
+  if (mapped !== exports[subpath].types) throw new Error(`typesVersions maps ${subpath} to ${mapped}, exports to ${exports[subpath].types}`);
+}
+subpaths.forEach((subpath, i) => console.log(`import * as entry${i} from '${subpath === '.' ? 'socialstream' : `socialstream/${subpath.slice(2)}`}';`));
+console.log(`export const entryPoints: object[] = [${subpaths.map((_, i) => `entry${i}`).join(', ')}];`);
+EOF
+entries="$(grep -c '^import' entry-points.ts)"
+echo "entry points: $entries"
+for resolution in node10 node16 nodenext bundler; do
+  "$tools/tsc" -p "tsconfig.$resolution.json" --traceResolution >"trace.$resolution.txt" || { grep -v '^[=A-Z]' "trace.$resolution.txt" | head -40; fail "tsc under $resolution"; }
+  resolved="$(grep -oE "Module name 'socialstream[^']*' was successfully resolved to '[^']*'" "trace.$resolution.txt" | sort -u)"
+  [ "$(grep -c . <<<"$resolved")" -eq "$entries" ] || fail "under $resolution, not every entry point resolved: $resolved"
+  if grep -vE "resolved to '[^']*/node_modules/socialstream/dist/[^']*\.d\.ts'$" <<<"$resolved"; then
+    fail "under $resolution, an entry point resolved to something other than dist/*.d.ts (above)"
+  fi
+  echo "tsc --noEmit under $resolution: no errors; every entry point resolves to dist/*.d.ts"
 done
 
 step "4. the socialstream command"
@@ -138,6 +164,17 @@ step "4. the socialstream command"
 npx --no -- socialstream --help | grep -q '^usage:' || fail "--help printed no usage"
 npx --no -- socialstream export forum/subforum subforum=tarball-n60 --out exported.ndjson --sandbox
 [ "$(wc -l <exported.ndjson)" -eq 60 ] || fail "export wrote $(wc -l <exported.ndjson) lines, expected 60"
+
+step "the README's kill -USR2 block, as written (on a free port)"
+./node_modules/.bin/socialstream sandbox --port 0 > sandbox.log &
+for _ in $(seq 100); do grep -q '^pid ' sandbox.log && break; sleep 0.2; done
+kill -USR2 $!
+for _ in $(seq 50); do grep -q '^advanced' sandbox.log && break; sleep 0.1; done
+kill $!
+wait $! || true
+cat sandbox.log
+grep -q "^pid $!: " sandbox.log || fail "the banner does not name the sandbox's pid $!"
+grep -q '^advanced: every paginated resource has 10 new records$' sandbox.log || fail "kill -USR2 \$! did not advance the sandbox"
 
 step "a copied DuckDB recipe without DuckDB installed says what to install"
 cp node_modules/socialstream/recipes/creator-videos-to-parquet.ts .

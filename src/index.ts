@@ -29,3 +29,4 @@ export * from './errors.ts';
 export { STREAM_CONTROL, controlOf } from './control.ts';
 export type { Controlled, OperatorEvent, RequestGate, StreamControl } from './control.ts';
 export * from './operators/index.ts';
+export * from './notebook/index.ts';

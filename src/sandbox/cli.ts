@@ -24,8 +24,8 @@ options:
   --advance N      records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})
   --help           this text
 
-kill -USR2 <pid> lets time pass: every paginated resource gains --advance new newest records and
-counters of existing records grow, as sandbox.advance({ records }) does.`;
+kill -USR2 <pid> (the pid its banner prints) lets time pass: every paginated resource gains --advance
+new newest records and counters of existing records grow, as sandbox.advance({ records }) does.`;
 
 const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance'] as const;
 type Flag = (typeof FLAGS)[number];
@@ -127,7 +127,6 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
     }
     throw error;
   });
-  process.stdout.write(announce(sandbox.url, sandbox.apiKey));
   const step = options.advance ?? DEFAULT_ADVANCE;
   let added = 0;
   const advance = () => {
@@ -136,7 +135,7 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
     process.stdout.write(`advanced: every paginated resource has ${added} new records\n`);
   };
   process.on('SIGUSR2', advance);
-  await new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -146,6 +145,13 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  // The banner comes last: whoever waits for it may signal at once, and Node's default for SIGUSR2 is
+  // to exit. It names this process's pid because `$!` in a shell often does not (`npx` runs the
+  // sandbox as a child of npm, which does not pass signals on).
+  process.stdout.write(
+    announce(sandbox.url, sandbox.apiKey) + `pid ${process.pid}: kill -USR2 ${process.pid} adds ${step} new records to every paginated resource\n`,
+  );
+  await stopped;
   await sandbox.close();
   process.stdout.write('sandbox stopped\n');
 }

@@ -1,0 +1,122 @@
+/**
+ * The columns a preview shows, named and flattened the way the sinks name a file's columns
+ * (`sinks/rows.ts`), so what a notebook shows is what a CSV or Parquet export will hold:
+ * nested plain objects become dotted names (`author.name`) down to three segments; arrays, empty
+ * objects, keyed collections (`{"0": …, "1": …}`) and deeper objects stay one value; a key holding
+ * `.` or `\` is escaped (`a\.b`). The client never imports the sinks, hence this small copy of the rule.
+ */
+
+/** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
+export type ColumnType = 'integer' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json' | 'null' | 'mixed';
+
+export interface TableColumn {
+  /** Escaped, dotted path: `author.name`, `a\.b`. */
+  readonly name: string;
+  readonly type: ColumnType;
+  /** Rows where it is null or absent. */
+  readonly missing: number;
+}
+
+/** The deepest dotted path, as the sinks' default `maxDepth`. */
+const MAX_DEPTH = 3;
+/** The column of records that are not objects (a preview of numbers or strings). */
+export const VALUE_COLUMN = '(value)';
+
+type PlainObject = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is PlainObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function escapeKey(key: string): string {
+  return key.includes('.') || key.includes('\\') ? key.replace(/[\\.]/g, (c) => '\\' + c) : key;
+}
+
+/** `record` as leaf path → value, in key order; `undefined` fields are absent, as in JSON. */
+export function flatten(record: unknown): Map<string, unknown> {
+  const cells = new Map<string, unknown>();
+  if (!isPlainObject(record)) {
+    cells.set(VALUE_COLUMN, record);
+    return cells;
+  }
+  const visit = (object: PlainObject, prefix: string, depth: number): void => {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const name = prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
+      if (isPlainObject(value) && depth < MAX_DEPTH) {
+        const keys = Object.keys(value);
+        if (keys.length > 0 && !keys.every((k, i) => k === String(i))) {
+          visit(value, name, depth + 1);
+          continue;
+        }
+      }
+      cells.set(name, value);
+    }
+  };
+  visit(record, '', 1);
+  return cells;
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function kindOf(value: unknown): ColumnType {
+  switch (typeof value) {
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+      return Number.isSafeInteger(value) ? 'integer' : 'double';
+    case 'string':
+      // The one form a Parquet TIMESTAMP gives back unchanged, as the sinks decide.
+      return ISO_INSTANT.test(value) && new Date(value).toISOString() === value ? 'timestamp' : 'string';
+    default:
+      return 'json';
+  }
+}
+
+/** Integers share a double column and timestamps a string one, as in the sinks; other mixes are `mixed`. */
+function settle(kinds: ReadonlySet<ColumnType>): ColumnType {
+  if (kinds.size === 0) return 'null';
+  if (kinds.size === 1) return [...kinds][0];
+  if (kinds.size === 2 && kinds.has('integer') && kinds.has('double')) return 'double';
+  if (kinds.size === 2 && kinds.has('timestamp') && kinds.has('string')) return 'string';
+  return 'mixed';
+}
+
+/**
+ * The columns of `rows` (flattened records), in order of first appearance, with their types. A name
+ * that is a leaf in one record and a parent in another (`a: null`, then `a: {b: 1}`) keeps only the
+ * leaves below it when it only ever held null, as the sinks do.
+ */
+export function columnsOf(rows: readonly ReadonlyMap<string, unknown>[]): TableColumn[] {
+  const kinds = new Map<string, Set<ColumnType>>();
+  for (const row of rows) {
+    for (const [name, value] of row) {
+      let seen = kinds.get(name);
+      if (seen === undefined) kinds.set(name, (seen = new Set()));
+      if (value !== null) seen.add(kindOf(value));
+    }
+  }
+  const parents = new Set<string>();
+  for (const name of kinds.keys()) {
+    for (let i = name.indexOf('.'); i !== -1; i = name.indexOf('.', i + 1)) {
+      if (!isEscaped(name, i)) parents.add(name.slice(0, i));
+    }
+  }
+  const columns: TableColumn[] = [];
+  for (const [name, seen] of kinds) {
+    if (seen.size === 0 && parents.has(name)) continue;
+    const missing = rows.reduce((n, row) => (row.get(name) === undefined || row.get(name) === null ? n + 1 : n), 0);
+    columns.push({ name, type: settle(seen), missing });
+  }
+  return columns;
+}
+
+/** Whether the character at `index` is escaped by an odd run of backslashes before it. */
+function isEscaped(name: string, index: number): boolean {
+  let slashes = 0;
+  for (let i = index - 1; i >= 0 && name[i] === '\\'; i--) slashes++;
+  return slashes % 2 === 1;
+}
