@@ -3,6 +3,7 @@
  * and once at the end, or with `progress: true` as a live line on a terminal's stderr. The engine
  * itself never prints.
  */
+import { progressView } from '../notebook/progress.ts';
 import type { ExportOptions, ExportProgress } from './types.ts';
 
 export interface ProgressReporter {
@@ -11,7 +12,7 @@ export interface ProgressReporter {
 }
 
 export function progressReporter(option: ExportOptions['progress'], snapshot: () => Omit<ExportProgress, 'finished' | 'stoppedBy'>): ProgressReporter {
-  const report = typeof option === 'function' ? option : option === true ? terminalLine(process.stderr) : undefined;
+  const report = typeof option === 'function' ? option : option === true ? progressView() : undefined;
   if (report === undefined) return { update: () => undefined, finish: () => undefined };
   return {
     update: () => report({ ...snapshot(), finished: false }),

@@ -1,0 +1,143 @@
+/**
+ * `exportTo` from a script: the engine's guarantees without the CLI, against the sandbox over
+ * loopback, every credit claim counted on the sandbox's side.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, filter, map, pipe, type Client } from '../../src/index.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { exportTo, HeldStateError, LockedError, NotWritableError, StreamUsedError } from '../../src/export/index.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
+
+const root = scratchDir();
+let counter = 0;
+const fresh = (name: string) => join(root, `${++counter}-${name}`);
+const lines = (path: string): { id: string }[] =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { id: string });
+
+let sandbox: Sandbox;
+let client: Client;
+const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+});
+afterAll(async () => {
+  await client.close();
+  await sandbox.close();
+});
+
+describe('exportTo a file', () => {
+  it('writes every record of every walk once, and says what it did', async () => {
+    const out = fresh('posts.ndjson');
+    const before = charged();
+    const summary = await exportTo([client.forum.subforum({ subforum: 'lib-a-n60' }), client.forum.subforum({ subforum: 'lib-b-n30' })], { out });
+    expect(summary).toMatchObject({ complete: true, records: 90, received: 90, duplicates: 0, walks: { done: 2, total: 2 }, remaining: 0, output: out });
+    expect(summary.credits).toBe(charged() - before);
+    expect(new Set(lines(out).map((post) => post.id)).size).toBe(90);
+    expect(existsSync(`${out}.checkpoint.json`) || existsSync(`${out}.spool.ndjson`) || existsSync(`${out}.lock`)).toBe(false);
+  });
+
+  it('stops at maxCredits, and a resume is a new run that continues without buying a page again', async () => {
+    const out = fresh('capped.ndjson');
+    const before = charged();
+    const walk = () => client.forum.subforum({ subforum: 'lib-cap-n2000' });
+    const first = await exportTo(walk(), { out, maxCredits: 4 });
+    expect(first).toMatchObject({ complete: false, stoppedBy: 'maxCredits', pages: 4, credits: 4 });
+    expect(charged() - before).toBe(4);
+    expect(lines(out)).toHaveLength(first.records);
+    await expect(exportTo(walk(), { out })).rejects.toBeInstanceOf(HeldStateError);
+    const second = await exportTo(walk(), { out, resume: true });
+    expect(second).toMatchObject({ complete: true, resumed: true, records: 2000 - first.records });
+    // Every page bought once: the resume bought only the pages the first run had not.
+    expect(second.exportCredits).toBe(first.pages + second.pages);
+    expect(charged() - before).toBe(first.pages + second.pages);
+    expect(new Set(lines(out).map((post) => post.id)).size).toBe(2000);
+  });
+
+  it('shapes each staged page with transform, and limit counts what it wrote', async () => {
+    const out = fresh('shaped.ndjson');
+    const summary = await exportTo(client.forum.subforum({ subforum: 'lib-shape-n200' }), {
+      out,
+      limit: 30,
+      transform: (records) =>
+        pipe(
+          records as AsyncIterable<{ id: string; score: number }>,
+          filter((post) => post.score % 2 === 0),
+          map((post) => ({ id: post.id, score: post.score })),
+        ),
+    });
+    expect(summary).toMatchObject({ stoppedBy: 'limit', records: 30 });
+    const written = lines(out) as unknown as { id: string; score: number }[];
+    expect(written).toHaveLength(30);
+    for (const row of written) expect(Object.keys(row)).toEqual(['id', 'score']);
+    for (const row of written) expect(row.score % 2).toBe(0);
+  });
+
+  it('refuses a second export of the same output at once (LOCKED), spending nothing', async () => {
+    const out = fresh('locked.ndjson');
+    const slow = await startSandbox({ port: 0, latencyMs: 50 });
+    const slowClient = createClient({ apiKey: slow.apiKey, baseUrl: slow.url });
+    try {
+      const first = exportTo(slowClient.forum.subforum({ subforum: 'lib-lock-n200' }), { out });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const before = charged();
+      const second = exportTo(client.forum.subforum({ subforum: 'lib-lock-n200' }), { out });
+      await expect(second).rejects.toBeInstanceOf(LockedError);
+      await expect(second).rejects.toMatchObject({ code: 'LOCKED' });
+      expect(charged()).toBe(before);
+      expect(await first).toMatchObject({ complete: true, records: 200 });
+    } finally {
+      await slowClient.close();
+      await slow.close();
+    }
+  });
+
+  it('refuses a stream that was already iterated (STREAM_USED), and a path no file can be written to (NOT_WRITABLE)', async () => {
+    const stream = client.forum.subforum({ subforum: 'lib-used-n10' });
+    for await (const post of stream) void post;
+    await expect(exportTo(stream, { out: fresh('used.ndjson') })).rejects.toBeInstanceOf(StreamUsedError);
+    const before = charged();
+    const refused = exportTo(client.forum.subforum({ subforum: 'lib-path-n10' }), { out: '/dev/null/x.ndjson' });
+    await expect(refused).rejects.toBeInstanceOf(NotWritableError);
+    await expect(refused).rejects.toThrow(/\/dev\/null is not a folder/);
+    expect(charged()).toBe(before);
+  });
+
+  it('keeps one record per key by default on a feed whose pages shift, and counts the duplicates', async () => {
+    const repeating = await startSandbox({ port: 0, faults: { duplicates: true } });
+    const repeatingClient = createClient({ apiKey: repeating.apiKey, baseUrl: repeating.url });
+    try {
+      const out = fresh('shifting.ndjson');
+      const summary = await exportTo(repeatingClient.forum.subforum({ subforum: 'lib-shift-n500' }), { out });
+      const ids = lines(out).map((post) => post.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(summary.duplicates).toBeGreaterThan(0);
+      expect(summary.received).toBe(summary.records + summary.duplicates);
+      const kept = await exportTo(repeatingClient.forum.subforum({ subforum: 'lib-shift-n500' }), { out: fresh('all.ndjson'), keepDuplicates: true });
+      expect(kept.duplicates).toBe(0);
+      expect(kept.records).toBe(kept.received);
+    } finally {
+      await repeatingClient.close();
+      await repeating.close();
+    }
+  });
+});
+
+describe('exportTo a dataset', () => {
+  it('runs the shards of one dataset at once, an empty shard included', async () => {
+    const dir = fresh('sharded');
+    // One parameter set and two shares: one share is empty.
+    const summaries = await Promise.all(
+      [1, 2].map((index) => exportTo([client.forum.subforum({ subforum: 'lib-shard-n25' })], { dataset: dir, shard: { index, count: 2 } })),
+    );
+    expect(summaries.map((summary) => summary.walks.total).sort()).toEqual([0, 1]);
+    for (const summary of summaries) expect(summary.complete).toBe(true);
+    expect(summaries.reduce((sum, summary) => sum + (summary.dataset?.added ?? 0), 0)).toBe(25);
+  });
+});
