@@ -6,7 +6,7 @@
  * @module socialstream/export
  */
 export { exportTo, toDataset } from './engine.ts';
-export { describeSummary } from './summary.ts';
+export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';
 export type { DatasetChanges, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
 export {
