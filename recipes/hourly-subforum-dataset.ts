@@ -32,7 +32,9 @@ for (let pull = 1; pull <= pulls; pull++) {
   if (pull > 1) sandbox?.advance({ records: POSTS_PER_HOUR });
   // `resume: true` on every pull: a pull that was killed half way continues; a finished one starts the next.
   const summary = await toDataset(client.forum.subforum({ subforum: SUBFORUM, sort: 'new', timeframe: 'day', trim: true }), DIR, { resume: true });
-  console.log(`pull ${pull}: ${describeSummary(summary)}`);
+  const { added = 0, updated = 0 } = summary.dataset ?? {};
+  console.log(`pull ${pull}: ${summary.pages} pages bought, ${added} new posts, ${updated} updated`);
+  console.log(describeSummary(summary));
 }
 await client.close();
 await sandbox?.close();
