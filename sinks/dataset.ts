@@ -22,12 +22,25 @@ import { findOperation } from '../src/operations/table.ts';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { DATASET_FORMATS, readPart, writePart, type DatasetFormat } from './dataset-parts.ts';
 import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type SchemaColumn } from './dataset-schema.ts';
-import { DatasetPaths, partitionOf, walkName, withLock, writerName } from './dataset-store.ts';
+import {
+  checkPartitionCollision,
+  DatasetPaths,
+  LEGACY_PARTITIONING,
+  PARTITION_BYS,
+  partitioningFor,
+  partitionOf,
+  walkName,
+  withLock,
+  writerName,
+  type PartitionBy,
+  type Partitioning,
+} from './dataset-store.ts';
 import { fromNdjson } from './from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from './rows.ts';
 import { checkSource } from './run.ts';
 
 export type { DatasetFormat } from './dataset-parts.ts';
+export type { PartitionBy } from './dataset-store.ts';
 export { describeDrift } from './dataset-schema.ts';
 
 export type DatasetMode = 'merge' | 'append';
@@ -48,6 +61,12 @@ export interface DatasetRunOptions {
   shard?: { index: number; count: number };
   /** Deepest dotted path nested objects flatten into (as the sinks' `maxDepth`). Default 3. */
   maxDepth?: number;
+  /**
+   * How finely part files split by record time, under the Hive key `_date`: `'day'` (`2025-11-21`),
+   * `'month'` (`2025-11`, the default), `'year'` (`2025`) or `'none'` (`all`). A dataset keeps the
+   * partitioning of its first run.
+   */
+  partition?: PartitionBy;
 }
 
 export interface DatasetOptions extends Partial<DatasetRunOptions> {
@@ -110,6 +129,8 @@ interface SchemaFile {
   operation: string;
   format: DatasetFormat;
   columns: SchemaColumn[];
+  /** Absent in datasets written before it was recorded: `LEGACY_PARTITIONING`. */
+  partitioning?: Partitioning;
 }
 
 interface RunFile {
@@ -140,6 +161,7 @@ export class DatasetRun {
   readonly policy: SchemaPolicy;
   readonly incremental: boolean;
   readonly maxDepth: number;
+  readonly partitioning: Partitioning;
   /** A run of this writer was interrupted: its staged pages are waiting for a resume. */
   readonly interrupted: boolean;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
@@ -148,7 +170,15 @@ export class DatasetRun {
   readonly #walks = new Map<string, WalkFile>();
   #stagingBegun = false;
 
-  private constructor(paths: DatasetPaths, op: OperationSpec, options: DatasetRunOptions, schema: SchemaFile | undefined, marks: StateFile, staged: RunFile | undefined) {
+  private constructor(
+    paths: DatasetPaths,
+    op: OperationSpec,
+    options: DatasetRunOptions,
+    schema: SchemaFile | undefined,
+    marks: StateFile,
+    staged: RunFile | undefined,
+    partitioning: Partitioning,
+  ) {
     this.paths = paths;
     this.op = op;
     this.format = schema?.format ?? staged?.format ?? options.format ?? 'parquet';
@@ -157,6 +187,7 @@ export class DatasetRun {
     this.incremental = options.incremental ?? true;
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.interrupted = staged !== undefined;
+    this.partitioning = partitioning;
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
     this.#marks = marks;
   }
@@ -175,7 +206,9 @@ export class DatasetRun {
     }
     const marks = ((await readJsonFile(paths.state)) as StateFile | undefined) ?? { version: 1, operation: op.id, walks: {} };
     const staged = (await readJsonFile(paths.run)) as RunFile | undefined;
-    const run = new DatasetRun(paths, op, options, schema, marks, staged);
+    const recorded = schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING);
+    const partitioning = await partitioningFor(paths, recorded, options.partition);
+    const run = new DatasetRun(paths, op, options, schema, marks, staged, partitioning);
     if (staged !== undefined) await run.#loadStaged();
     return run;
   }
@@ -281,7 +314,7 @@ export class DatasetRun {
       for await (const raw of fromNdjson(this.paths.walkSpool(name))) {
         const record = this.op.key === null ? { ...raw, [POSITION_KEY]: `${name}:${position}` } : raw;
         position++;
-        const partition = partitionOf(timeOf(this.op, record));
+        const partition = partitionOf(timeOf(this.op, record), this.partitioning.by);
         let list = incoming.get(partition);
         if (list === undefined) incoming.set(partition, (list = []));
         list.push(record);
@@ -294,13 +327,14 @@ export class DatasetRun {
       tracker.observe(chunk, this.maxDepth);
     }
     const columns = mergeSchemas(recorded?.columns ?? [], tracker.columns());
-    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.format, columns };
+    checkPartitionCollision(this.paths, this.partitioning, columns);
+    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.format, columns, partitioning: this.partitioning };
     const renames: [string, string][] = [];
     let added = 0;
     let updated = 0;
     const partitions = [...incoming.keys()].sort();
     for (const partition of partitions) {
-      const target = this.paths.part(partition, this.format);
+      const target = this.paths.part(partition, this.format, this.partitioning.column);
       const old = await readExisting(target, this.format);
       const merged = this.mode === 'merge' ? this.#merge(old, incoming.get(partition)!) : { rows: [...old, ...incoming.get(partition)!], added: incoming.get(partition)!.length, updated: 0 };
       added += merged.added;
@@ -461,7 +495,7 @@ async function readExisting(path: string, format: DatasetFormat): Promise<Record
 
 function checkRunOptions(dir: unknown, options: DatasetRunOptions): void {
   if (typeof dir !== 'string' || dir === '') throw new TypeError('dir must be a non-empty string');
-  const { format, mode, schema, shard, maxDepth } = options;
+  const { format, mode, schema, shard, maxDepth, partition } = options;
   if (format !== undefined && !DATASET_FORMATS.includes(format)) throw new TypeError(`format must be one of ${DATASET_FORMATS.join(', ')}, got ${String(format)}`);
   if (mode !== undefined && mode !== 'merge' && mode !== 'append') throw new TypeError(`mode must be 'merge' or 'append', got ${String(mode)}`);
   if (schema !== undefined && schema !== 'evolve' && schema !== 'freeze') throw new TypeError(`schema must be 'evolve' or 'freeze', got ${String(schema)}`);
@@ -469,6 +503,7 @@ function checkRunOptions(dir: unknown, options: DatasetRunOptions): void {
     throw new TypeError(`shard must be { index, count } with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
   }
   if (maxDepth !== undefined && !(Number.isSafeInteger(maxDepth) && maxDepth >= 1)) throw new TypeError(`maxDepth must be a positive integer, got ${String(maxDepth)}`);
+  if (partition !== undefined && !PARTITION_BYS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITION_BYS.join(', ')}, got ${String(partition)}`);
 }
 
 /** A client stream: it knows its operation and where its walk stands. */

@@ -17,6 +17,7 @@ export {
   type DatasetFormat,
   type DatasetMode,
   type SchemaPolicy,
+  type PartitionBy,
 } from './dataset.ts';
 export { partialOf, type SinkResult } from './run.ts';
 export type { RowOptions } from './rows.ts';
