@@ -100,6 +100,8 @@ export interface DatasetSummary {
   updated: number;
   /** Partitions whose part file the run rewrote. */
   partitions: string[];
+  /** Strings of the run's records that held invalid UTF-16 and were written with U+FFFD (`SinkResult.repaired`). */
+  repaired: number;
   walks: DatasetWalkSummary[];
   drift: SchemaDrift;
 }
@@ -332,6 +334,7 @@ export class DatasetRun {
     const renames: [string, string][] = [];
     let added = 0;
     let updated = 0;
+    let repaired = 0;
     const partitions = [...incoming.keys()].sort();
     for (const partition of partitions) {
       const target = this.paths.part(partition, this.format, this.partitioning.column);
@@ -339,7 +342,8 @@ export class DatasetRun {
       const merged = this.mode === 'merge' ? this.#merge(old, incoming.get(partition)!) : { rows: [...old, ...incoming.get(partition)!], added: incoming.get(partition)!.length, updated: 0 };
       added += merged.added;
       updated += merged.updated;
-      await writePart(merged.rows, this.paths.stagedPart(partition), this.format, columns);
+      // Old rows were repaired when first written: the count is this run's strings.
+      repaired += (await writePart(merged.rows, this.paths.stagedPart(partition), this.format, columns)).repaired;
       renames.push([this.paths.stagedPart(partition), target]);
     }
     const state = this.#nextMarks();
@@ -358,6 +362,7 @@ export class DatasetRun {
       added,
       updated,
       partitions,
+      repaired,
       walks,
       drift,
     };
