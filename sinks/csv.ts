@@ -32,7 +32,7 @@ const NEEDS_QUOTES = /[",\r\n\0]/;
 const CHUNK_CHARS = 64 * 1024;
 
 /** One RFC 4180 field: quoted, its quotes doubled, when it holds a character that needs it. */
-export function csvField(text: string): string {
+function csvField(text: string): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
