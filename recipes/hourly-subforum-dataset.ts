@@ -6,7 +6,7 @@
  * Run it every hour (cron `0 * * * *`). `sort: 'new'` lists posts newest first, so each pull stops
  * at the first page that reaches the newest post of the pull before: it buys only the new pages,
  * plus at most one. Posts are merged by id (a post seen again replaces its row, with its new score)
- * and filed under `date=` of their own creation time. The same from the command line:
+ * and filed under `_date=` (the month) of their own creation time. The same from the command line:
  *
  *   socialstream export forum/subforum subforum=typescript sort=new trim=true --dataset out/subforum-dataset
  *
@@ -58,7 +58,7 @@ if (duckdb) {
     console.table((await db.runAndReadAll(sql)).getRowObjectsJS());
   };
   await ask('Every post once?', `SELECT count(*)::INTEGER AS rows, count(DISTINCT id)::INTEGER AS posts FROM ${table}`);
-  await ask('Posts per day:', `SELECT date::VARCHAR AS date, count(*)::INTEGER AS posts FROM ${table} GROUP BY date ORDER BY date`);
+  await ask('Posts per month:', `SELECT _date::VARCHAR AS month, count(*)::INTEGER AS posts FROM ${table} GROUP BY _date ORDER BY _date`);
   await ask(
     'Top posts by score:',
     `SELECT title, score::INTEGER AS score, num_comments::INTEGER AS comments, to_timestamp(created_utc)::VARCHAR AS created FROM ${table} ORDER BY score DESC LIMIT 5`,

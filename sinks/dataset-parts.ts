@@ -1,12 +1,21 @@
 /**
  * A dataset's part files: written through the sinks' own writers with the dataset's pinned columns,
  * and read back as records so a run can merge new versions of records into them. Parquet is read
- * with parquetjs-lite's reader (the library that writes it), CSV with fast-csv, NDJSON with
- * `fromNdjson`; a row becomes a record again by splitting its column names and `_extra`.
+ * with hyparquet, CSV with fast-csv, NDJSON with `fromNdjson`; a row becomes a record again by
+ * splitting its column names and `_extra`.
+ *
+ * Why hyparquet: parquetjs-lite's reader returned the values of dictionary-encoded INT64 and DOUBLE
+ * columns as strings, so a merge wrote them back as NULL with the text in `_extra`, and even an
+ * identical re-run corrupted a dataset. hyparquet (MIT, no dependencies, maintained) returns the
+ * types written — INT64 as bigint, DOUBLE as number, TIMESTAMP as Date — reads every encoding our
+ * writer uses (dictionary, DELTA_BINARY_PACKED, snappy), and read 100,000 rows about four times
+ * faster (0.2 s against 0.86 s). Our own decoder would have to keep page headers, dictionaries, the
+ * RLE/bit-packed hybrid, PLAIN, DELTA and the codecs in step with the writer, tested by nothing but
+ * itself; hyparquet is also tested against files other writers make.
  */
 import { parse } from 'fast-csv';
 import { createReadStream } from 'node:fs';
-import parquet, { type ParquetRow } from 'parquetjs-lite';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { csvWriter } from './csv.ts';
 import type { SchemaColumn } from './dataset-schema.ts';
@@ -35,7 +44,7 @@ export function writePart(records: AnyIterable<unknown>, path: string, format: D
       ? {}
       : { columns: schema.map((column) => column.name), kinds: Object.fromEntries(schema.map((column) => [column.name, column.kind])) };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
-  return runSink(records, path, (destination) => parquetWriter(destination, pinned, { readable: 'parquetjs' }));
+  return runSink(records, path, (destination) => parquetWriter(destination, pinned));
 }
 
 /** The records of a part file, as a run merges them. */
@@ -45,19 +54,15 @@ export function readPart(path: string, format: DatasetFormat): AsyncIterable<Rec
 }
 
 async function* readParquetPart(path: string): AsyncGenerator<Record_> {
-  const reader = await parquet.ParquetReader.openFile(path);
-  try {
-    const described = JSON.parse(reader.getMetadata()[COLUMNS_METADATA_KEY] ?? '{}') as {
-      columns?: { name: string; kind: ColumnKind }[];
-      overflow?: string;
-    };
-    const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
-    const overflow = described.overflow ?? '_extra';
-    const cursor = reader.getCursor();
-    for (let row = await cursor.next(); row !== null; row = await cursor.next()) yield recordOf(row, kinds, overflow);
-  } finally {
-    await reader.close();
-  }
+  const file = await asyncBufferFromFile(path);
+  const metadata = await parquetMetadataAsync(file);
+  const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
+  const described = JSON.parse(entry?.value ?? '{}') as { columns?: { name: string; kind: ColumnKind }[]; overflow?: string };
+  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
+  const overflow = described.overflow ?? '_extra';
+  // A part is merged in memory whole (dataset.ts), so reading it whole holds nothing more.
+  const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
+  for (const row of rows) yield recordOf(row, kinds, overflow);
 }
 
 async function* readCsvPart(path: string): AsyncGenerator<Record_> {
@@ -78,9 +83,14 @@ async function* readCsvPart(path: string): AsyncGenerator<Record_> {
   }
 }
 
-function recordOf(row: ParquetRow | Record<string, string>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string): Record_ {
+/** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
+type Cell = string | number | boolean | bigint | Date | null | undefined;
+
+function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string): Record_ {
   const record: Record_ = {};
   for (const [name, cell] of Object.entries(row)) {
+    // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
+    if (cell === null || cell === undefined) continue;
     if (name === overflow) {
       for (const [path, value] of Object.entries(JSON.parse(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
     } else {
@@ -90,7 +100,7 @@ function recordOf(row: ParquetRow | Record<string, string>, kinds: ReadonlyMap<s
   return record;
 }
 
-function valueOf(cell: ParquetRow[string], kind: ColumnKind | undefined): unknown {
+function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {
   if (typeof cell === 'bigint') return Number(cell);
   if (cell instanceof Date) return cell.toISOString();
   if (kind === 'json' && typeof cell === 'string') return JSON.parse(cell) as unknown;

@@ -26,8 +26,9 @@ function holds(recorded: ColumnKind, seen: ColumnKind): boolean {
 }
 
 /**
- * parquetjs-lite, the reader a dataset merges with, cannot read TIMESTAMP columns back, so a dataset
- * keeps ISO instants as text (DuckDB: `CAST(col AS TIMESTAMP)`).
+ * A dataset keeps ISO instants as text (DuckDB: `CAST(col AS TIMESTAMP)`). Its first reader for
+ * merging (parquetjs-lite) could not read TIMESTAMP back; hyparquet can, but datasets recorded such
+ * columns as `string`, and a column's kind must not change under them.
  */
 function datasetKind(kind: ColumnKind): ColumnKind {
   return kind === 'timestamp' ? 'string' : kind;

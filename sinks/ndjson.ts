@@ -1,7 +1,11 @@
-/** NDJSON: one `JSON.stringify`d record per line, written in chunks of about 64 KiB. */
+/**
+ * NDJSON: one `JSON.stringify`d record per line, written in chunks of about 64 KiB. A lone surrogate
+ * is written as U+FFFD (`strings.ts`), not as the `\ud800` escape that DuckDB refuses a file for.
+ */
 import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
+import { Repairs, wellFormedJson } from './strings.ts';
 
 export const NDJSON_EXTENSIONS = ['.ndjson', '.jsonl'] as const;
 
@@ -10,7 +14,8 @@ const CHUNK_CHARS = 64 * 1024;
 
 /**
  * Writes each record as one line of JSON to `path` (`.ndjson` or `.jsonl`), or to stdout when
- * `path` is `'-'`. Every value is kept exactly as `JSON.stringify` writes it.
+ * `path` is `'-'`. Every value is kept exactly as `JSON.stringify` writes it, except that a lone
+ * surrogate becomes U+FFFD (counted in `repaired`).
  */
 export function toNdjson(source: AnyIterable<unknown>, path: string): Promise<SinkResult> {
   checkSource(source);
@@ -20,12 +25,16 @@ export function toNdjson(source: AnyIterable<unknown>, path: string): Promise<Si
 
 export function ndjsonWriter(destination: Destination): RecordWriter {
   let pending = '';
+  const repairs = new Repairs();
   return {
+    get repaired() {
+      return repairs.count;
+    },
     write(record) {
       if (record === null || typeof record !== 'object' || Array.isArray(record)) {
         throw new TypeError(`A record must be an object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
       }
-      pending += JSON.stringify(record) + '\n';
+      pending += wellFormedJson(JSON.stringify(record), repairs) + '\n';
       if (pending.length < CHUNK_CHARS) return undefined;
       const chunk = pending;
       pending = '';

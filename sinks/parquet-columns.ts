@@ -36,8 +36,6 @@ export interface ColumnSpec {
   readonly physical: PhysicalType;
   /** Parquet compression name: `SNAPPY`, `GZIP`, `UNCOMPRESSED`. */
   readonly compression: string;
-  /** Whether a PLAIN integer chunk may be DELTA_BINARY_PACKED (not where parquetjs-lite reads the file back). */
-  readonly delta: boolean;
 }
 
 /** The largest dictionary page kept (parquet-mr's default): past it a column turns PLAIN. */
@@ -227,7 +225,7 @@ class ColumnBuffer {
       const width = bitWidth(this.entryStarts.length - 1);
       body.byte(width);
       writeHybrid(body, this.indices, this.count, width);
-    } else if (physical === 'INT64' && this.spec.delta && this.count > 0 && this.deltaFits()) {
+    } else if (physical === 'INT64' && this.count > 0 && this.deltaFits()) {
       encoding = Encoding.DELTA_BINARY_PACKED;
       writeDeltaBinaryPacked(body, this.plainIntegers(), this.count);
     } else {

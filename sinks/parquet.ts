@@ -70,11 +70,7 @@ export function toParquet(
   return runSink(source, path, (destination) => parquetWriter(destination, options));
 }
 
-/**
- * `readable: 'parquetjs'` keeps to the encodings parquetjs-lite's reader knows (no DELTA_BINARY_PACKED),
- * for files a dataset reads back to merge into.
- */
-export function parquetWriter(destination: Destination, options: ParquetOptions, { readable = 'any' }: { readable?: 'any' | 'parquetjs' } = {}): RecordWriter {
+export function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
   let specs: ColumnSpec[] = [];
@@ -120,15 +116,15 @@ export function parquetWriter(destination: Destination, options: ParquetOptions,
 
   return tableWriter(
     {
-      async begin(layout) {
+      async begin(layout, names) {
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        specs = layout.names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression, delta: readable === 'any' }));
+        specs = names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression }));
         schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
         group = new RowGroupCells(specs.map(({ physical }) => physical), rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
         metadata = {
           [COLUMNS_METADATA_KEY]: JSON.stringify({
-            columns: layout.columns.map(({ name, kind }) => ({ name, kind })),
+            columns: layout.columns.map(({ kind }, i) => ({ name: names[i], kind })),
             overflow: layout.overflowName,
           }),
         };

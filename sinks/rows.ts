@@ -13,7 +13,10 @@
  * - Typed layouts (Parquet) give each column a kind from the sample; a later value of another kind
  *   also goes to `_extra` (the column is NULL in that row). Untyped layouts (CSV) take any value.
  * - NULL and an absent field read the same: both are an empty cell.
+ * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
+ *   (`strings.ts`), so CSV and Parquet write what NDJSON writes and say so.
  */
+import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
 
 export const COLUMN_KINDS = ['integer', 'double', 'boolean', 'string', 'timestamp', 'json'] as const;
 export type ColumnKind = (typeof COLUMN_KINDS)[number];
@@ -156,12 +159,14 @@ function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
 }
 
 /** The cell for a value that fits a column of `kind` other than timestamp. */
-function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): Cell {
-  return kind === 'json' ? JSON.stringify(value) : (value as Cell);
+function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
+  if (kind === 'json') return wellFormedJson(JSON.stringify(value), repairs);
+  return kind === 'string' ? wellFormed(value as string, repairs) : (value as Cell);
 }
 
-function untypedCell(value: unknown): Cell {
-  return value !== null && typeof value === 'object' ? JSON.stringify(value) : (value as Cell);
+function untypedCell(value: unknown, repairs: Repairs): Cell {
+  if (typeof value === 'string') return wellFormed(value, repairs);
+  return value !== null && typeof value === 'object' ? wellFormedJson(JSON.stringify(value), repairs) : (value as Cell);
 }
 
 /** Numbers share a DOUBLE column and every timestamp is a string; otherwise the commonest kind wins. */
@@ -248,9 +253,12 @@ export class RowLayout {
     return counts;
   }
 
-  /** One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed). */
-  toRow(record: unknown): Cell[] {
-    const filler = new RowFiller(this.columns);
+  /**
+   * One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed).
+   * Strings repaired on the way are counted in `repairs`.
+   */
+  toRow(record: unknown, repairs: Repairs = new Repairs()): Cell[] {
+    const filler = new RowFiller(this.columns, repairs);
     try {
       this.walk(checkRecord(record), this.root, '', filler);
       return filler.finish();
@@ -325,7 +333,10 @@ class RowFiller implements Visitor {
   private readonly row: Cell[];
   private spilled: PlainObject | undefined;
 
-  constructor(private readonly columns: readonly Column[]) {
+  constructor(
+    private readonly columns: readonly Column[],
+    private readonly repairs: Repairs,
+  ) {
     this.row = new Array<Cell>(columns.length + 1).fill(null);
   }
 
@@ -333,14 +344,14 @@ class RowFiller implements Visitor {
     const { kind } = this.columns[index];
     if (kind === undefined) {
       checkJsonValue(value, name);
-      this.row[index] = untypedCell(value);
+      this.row[index] = untypedCell(value, this.repairs);
     } else if (kind === 'timestamp') {
       const ms = typeof value === 'string' ? timestampOf(value) : undefined;
       if (ms !== undefined) this.row[index] = ms;
       else this.overflow(name, value);
     } else if (fits(kind, value)) {
       if (kind === 'json') checkJsonValue(value, name);
-      this.row[index] = typedCell(kind, value);
+      this.row[index] = typedCell(kind, value, this.repairs);
     } else {
       checkJsonValue(value, name);
       this.overflow(name, value);
@@ -352,7 +363,7 @@ class RowFiller implements Visitor {
   }
 
   finish(): Cell[] {
-    if (this.spilled !== undefined) this.row[this.columns.length] = JSON.stringify(this.spilled);
+    if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(JSON.stringify(this.spilled), this.repairs);
     return this.row;
   }
 }

@@ -20,6 +20,11 @@ export interface SinkResult {
   records: number;
   /** Size of the finished file in bytes. */
   bytes: number;
+  /**
+   * Strings (values or keys) that held invalid UTF-16 — a lone surrogate, which no UTF-8 file can
+   * hold — and were written with U+FFFD in its place, the same way in every format.
+   */
+  repaired: number;
 }
 
 /** One format's writer over an open destination. */
@@ -32,13 +37,15 @@ export interface RecordWriter {
   write(record: unknown): Promise<void> | undefined;
   /** Writes whatever is buffered and the format's trailer (CSV nothing, Parquet its footer). */
   close(): Promise<void>;
+  /** Strings repaired so far (`SinkResult.repaired`). */
+  readonly repaired: number;
 }
 
 /** Where the partial file of a sink whose source threw is told, on the source's error (`Symbol.for`, so copies of this module agree). */
 const PARTIAL: unique symbol = Symbol.for('socialstream.sinks.partial');
 
 /**
- * The file a sink kept when its source threw `error`: `{ path, records, bytes }` of that valid
+ * The file a sink kept when its source threw `error`: `{ path, records, bytes, repaired }` of that valid
  * partial file, or undefined when `error` did not come out of a sink this way (or is not an object
  * the sink could mark, such as a frozen object or a string).
  */
@@ -76,6 +83,7 @@ export async function runSink(
 ): Promise<SinkResult> {
   const destination = await openDestination(path);
   let records = 0;
+  let repaired: number;
   let failure: { error: unknown; fromSource: boolean } | undefined;
   let bytes: number;
   try {
@@ -103,6 +111,7 @@ export async function runSink(
     }
     if (destination.ioError === undefined) await writer.close();
     if (destination.ioError !== undefined) throw destination.ioError;
+    repaired = writer.repaired;
     bytes = await destination.commit();
   } catch (error) {
     await destination.abandon();
@@ -111,7 +120,7 @@ export async function runSink(
   if (failure?.fromSource === true) {
     const { error } = failure;
     if (typeof error === 'object' && error !== null && Object.isExtensible(error)) {
-      Object.defineProperty(error, PARTIAL, { value: { path, records, bytes }, configurable: true });
+      Object.defineProperty(error, PARTIAL, { value: { path, records, bytes, repaired }, configurable: true });
     }
     throw error;
   }
@@ -120,7 +129,7 @@ export async function runSink(
       cause: failure.error,
     });
   }
-  return { path, records, bytes };
+  return { path, records, bytes, repaired };
 }
 
 /**

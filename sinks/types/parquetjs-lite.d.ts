@@ -1,27 +1,4 @@
-/** The parts of parquetjs-lite (which ships no types) that the sinks use: the reader (datasets), thrift structures and codecs. */
-declare module 'parquetjs-lite' {
-  /** A row as read back: flat columns by name; NULL cells are absent; INT64 comes back as bigint. */
-  type ParquetRow = Record<string, string | number | boolean | bigint | Date | Buffer>;
-
-  class ParquetCursor {
-    next(): Promise<ParquetRow | null>;
-  }
-
-  class ParquetReader {
-    static openFile(path: string): Promise<ParquetReader>;
-    getCursor(): ParquetCursor;
-    /** The footer's key-value metadata. */
-    getMetadata(): Record<string, string>;
-    close(): Promise<void>;
-  }
-
-  const parquet: {
-    ParquetReader: typeof ParquetReader;
-  };
-  export default parquet;
-  export type { ParquetReader, ParquetRow };
-}
-
+/** The parts of parquetjs-lite (which ships no types) that the sinks use: thrift structures and codecs. */
 declare module 'parquetjs-lite/gen-nodejs/parquet_types.js' {
   /** A thrift struct from parquet.thrift, built from its fields by name. */
   type Struct = new (fields?: Record<string, unknown>) => unknown;

@@ -31,6 +31,7 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
   { name: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
   { name: 'schema', kind: 'string', value: 'evolve|freeze', help: 'with --dataset: new fields become columns (evolve), or the first drifting page stops the run (freeze)' },
+  { name: 'partition', kind: 'string', value: 'day|month|year|none', help: "with --dataset: how finely part files split by the records' own time (default month; a dataset keeps its first)" },
   { name: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
@@ -84,12 +85,16 @@ export async function planExport(
   const dataset = text(flags.dataset);
   if ((out === undefined) === (dataset === undefined)) throw new UsageError('export needs --out FILE or --dataset DIR (one of them)');
   if (out !== undefined) {
-    for (const name of ['schema', 'shard']) if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
+    for (const name of ['schema', 'shard', 'partition']) if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
   }
   const shard = typeof flags.shard === 'string' ? parseShard(flags.shard) : undefined;
   if (shard && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
   const schema = flags.schema ?? 'evolve';
   if (schema !== 'evolve' && schema !== 'freeze') throw new UsageError(`--schema must be evolve or freeze, got "${String(schema)}"`);
+  const partition = flags.partition;
+  if (partition !== undefined && partition !== 'day' && partition !== 'month' && partition !== 'year' && partition !== 'none') {
+    throw new UsageError(`--partition must be day, month, year or none, got "${String(partition)}"`);
+  }
   const stdout = out === '-';
   const format = out === undefined || stdout ? undefined : fileFormat(out);
   const escapeFormulae = flags['csv-escape-formulae'] === true;
@@ -109,7 +114,7 @@ export async function planExport(
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
   const options: ExportOptions = {
     ...(out === undefined || stdout ? { dataset } : { out }),
-    ...(dataset === undefined ? {} : { schema, ...(shard === undefined ? {} : { shard }) }),
+    ...(dataset === undefined ? {} : { schema, ...(shard === undefined ? {} : { shard }), ...(partition === undefined ? {} : { partition }) }),
     ...(escapeFormulae ? { escapeFormulae } : {}),
     limit: optionalNumber(flags.limit),
     maxPages: optionalNumber(flags['max-pages']),

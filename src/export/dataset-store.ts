@@ -1,9 +1,11 @@
 /**
  * Where a dataset keeps things. Part files are the dataset, in a Hive layout any reader globs:
- * `DIR/<operation>/date=<YYYY-MM-DD|undated>/part-<writer>.<ext>`. Everything else lives under
+ * `DIR/<operation>/_date=<YYYY-MM|undated>/part-<writer>.<ext>` (by month by default: `partitionOf`).
+ * Everything else lives under
  * `DIR/_dataset/<operation>/` with names no glob for part files matches (`.json`, `.spool`, `.staged`):
  *
- * - `schema.json`: the columns and kinds every part of the operation uses (shared by all writers);
+ * - `schema.json`: the columns and kinds every part of the operation uses, and how it is partitioned
+ *   (shared by all writers);
  * - `state-<writer>.json`: per parameter set, the high-water mark of its records' time;
  * - `drift-<writer>.json`: the last run's schema drift, for machines;
  * - `staging-<writer>/`: a run in progress (its pages, walk checkpoints, and while publishing, the
@@ -13,15 +15,47 @@
  * A writer is one process's share: `all`, or `shard-K-of-N` with `--shard K/N`. Each writer writes
  * only its own part files and state, so shards never overwrite one another.
  */
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { isAlive } from './durable.ts';
+import { isAlive, readJsonFile } from './durable.ts';
 
-/** Where records without a time of their own go (the operation table's `time` is null, or the value does not read). */
-const UNDATED = 'undated';
+/**
+ * Where records without a usable time go: the operation table's `time` is null, the value does not
+ * read, or its year is outside 0–9999 (no `YYYY-MM-DD` names it; such a time is garbage, not history).
+ */
+export const UNDATED = 'undated';
+/** The one partition of `partition: 'none'`: still a Hive folder, so every operation of a dataset has the same Hive key. */
+export const UNPARTITIONED = 'all';
+
+/** How finely a dataset's part files split by their records' own time. */
+export type PartitionBy = 'day' | 'month' | 'year' | 'none';
+export const PARTITION_BYS: readonly PartitionBy[] = ['day', 'month', 'year', 'none'];
+/**
+ * By month: a feed of a few posts a day makes a part file a month instead of one per post-day (a
+ * subforum whose 988 posts span five years was 972 files by day, 60 by month), and a run merges
+ * into one month's part, not a year's.
+ */
+export const DEFAULT_PARTITION_BY: PartitionBy = 'month';
+
+/** A dataset operation's partitioning, recorded in its schema file so every run and writer keeps it. */
+export interface Partitioning {
+  by: PartitionBy;
+  /** The Hive key: `_date`, or `date` in datasets made before it could hide a record's own `date` field. */
+  column: string;
+}
+
+/** The Hive key of new datasets: a record field `date` is common, `_date` is not (and is refused: `partitionCollision`). */
+export const PARTITION_COLUMN = '_date';
+/** What a schema file without `partitioning` means: the layout of socialstream 0.1, by day under `date=`. */
+export const LEGACY_PARTITIONING: Partitioning = { by: 'day', column: 'date' };
+
+/** 0000-01-01 and 10000-01-01 (UTC): the times whose date has four digits. */
+const FIRST_DATED_MS = -62_167_219_200_000;
+const END_DATED_MS = 253_402_300_800_000;
+const PREFIX_LENGTH: Record<Exclude<PartitionBy, 'none'>, number> = { day: 10, month: 7, year: 4 };
 
 export class DatasetPaths {
   readonly meta: string;
@@ -56,9 +90,9 @@ export class DatasetPaths {
     return join(this.meta, 'lock');
   }
 
-  /** The writer's part file of a partition: `DIR/forum/subforum/date=2025-11-21/part-all.parquet`. */
-  part(partition: string, format: DatasetFormat): string {
-    return join(this.dir, ...this.operation.split('/'), `date=${partition}`, `part-${this.writer}${PART_EXTENSION[format]}`);
+  /** The writer's part file of a partition: `DIR/forum/subforum/_date=2025-11/part-all.parquet`. */
+  part(partition: string, format: DatasetFormat, column: string): string {
+    return join(this.dir, ...this.operation.split('/'), `${column}=${partition}`, `part-${this.writer}${PART_EXTENSION[format]}`);
   }
   /** A part written during publishing, before it is renamed into place. */
   stagedPart(partition: string): string {
@@ -72,9 +106,59 @@ export class DatasetPaths {
   }
 }
 
-/** The partition of a record time (Unix ms): its UTC date. */
-export function partitionOf(ms: number | undefined): string {
-  return ms === undefined ? UNDATED : new Date(ms).toISOString().slice(0, 10);
+/** The partition of a record time (Unix ms): its UTC day (`2025-11-21`), month (`2025-11`) or year (`2025`). */
+export function partitionOf(ms: number | undefined, by: PartitionBy): string {
+  if (by === 'none') return UNPARTITIONED;
+  if (ms === undefined || !(ms >= FIRST_DATED_MS && ms < END_DATED_MS)) return UNDATED;
+  return new Date(ms).toISOString().slice(0, PREFIX_LENGTH[by]);
+}
+
+/**
+ * The partitioning of a run: the one recorded (`LEGACY_PARTITIONING` for a schema file from before
+ * it was recorded), or for an operation new to the dataset, `by` (default month) under the Hive key
+ * the dataset's other operations use, so a glob of all its part files with `hive_partitioning` reads
+ * as one table (DuckDB refuses files whose Hive keys differ). A recorded one cannot change: its records would
+ * then be in two partitions, merged in neither.
+ */
+export async function partitioningFor(
+  paths: DatasetPaths,
+  recorded: Partitioning | undefined,
+  by: PartitionBy | undefined,
+): Promise<Partitioning> {
+  if (recorded !== undefined) {
+    if (by !== undefined && by !== recorded.by) {
+      throw new DatasetError(
+        `${paths.dir} holds ${paths.operation} partitioned by ${recorded.by}; a run cannot partition it by ${by} (export into a new directory for another partitioning)`,
+        paths.dir,
+      );
+    }
+    return recorded;
+  }
+  return { by: by ?? DEFAULT_PARTITION_BY, column: await datasetPartitionColumn(paths) };
+}
+
+/** The Hive key other operations of the dataset use, or `_date` when there are none. */
+async function datasetPartitionColumn(paths: DatasetPaths): Promise<string> {
+  const meta = join(paths.dir, '_dataset');
+  const operations = await readdir(meta).catch(() => [] as string[]);
+  for (const operation of operations) {
+    const schema = (await readJsonFile(join(meta, operation, 'schema.json'), 'delete it to record the schema afresh').catch(() => undefined)) as { partitioning?: Partitioning } | undefined;
+    if (schema !== undefined) return schema.partitioning?.column ?? LEGACY_PARTITIONING.column;
+  }
+  return PARTITION_COLUMN;
+}
+
+/**
+ * Refuses records with a top-level field named as the Hive key: a reader with `hive_partitioning`
+ * would show the partition's value in its place (`date=` hid a record's own `date`).
+ */
+export function checkPartitionCollision(paths: DatasetPaths, partitioning: Partitioning, columns: readonly { name: string }[]): void {
+  if (!columns.some((column) => column.name === partitioning.column)) return;
+  throw new DatasetError(
+    `records of ${paths.operation} have a field ${partitioning.column}, the name of the dataset's partition folders (${partitioning.column}=…): ` +
+      `readers would show the partition in its place. Nothing was published; export into a new directory, whose partition key is ${PARTITION_COLUMN}`,
+    paths.dir,
+  );
 }
 
 /** `shard-2-of-3` for `--shard 2/3`; `all` for one writer. */

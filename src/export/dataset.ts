@@ -20,7 +20,17 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
-import { DatasetPaths, partitionOf, withLock, writerName } from './dataset-store.ts';
+import {
+  checkPartitionCollision,
+  DatasetPaths,
+  LEGACY_PARTITIONING,
+  partitioningFor,
+  partitionOf,
+  withLock,
+  writerName,
+  type PartitionBy,
+  type Partitioning,
+} from './dataset-store.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
@@ -36,6 +46,7 @@ export interface DatasetDestinationOptions {
   shard?: { index: number; count: number };
   incremental?: boolean;
   maxDepth?: number;
+  partition?: PartitionBy;
 }
 
 interface MarksFile {
@@ -49,6 +60,8 @@ interface SchemaFile {
   operation: string;
   format: DatasetFormat;
   columns: SchemaColumn[];
+  /** Absent in datasets written before it was recorded: `LEGACY_PARTITIONING`. */
+  partitioning?: Partitioning;
 }
 
 /** What publishing decided, written before the first rename so a killed publish can be finished. */
@@ -58,6 +71,8 @@ interface PublishJournal {
   marks: MarksFile;
   drift: SchemaDrift;
   changes: DatasetChanges;
+  /** Strings of this publish's records that held invalid UTF-16 (written with U+FFFD). */
+  repaired: number;
   /** The staging state after the publish: null when the export is complete (the staging goes). */
   next: ExportState | null;
 }
@@ -74,7 +89,9 @@ export class DatasetDestination implements Destination {
   readonly #incremental: boolean;
   readonly #maxDepth: number;
   readonly #askedFormat: DatasetFormat | undefined;
+  readonly #askedPartition: PartitionBy | undefined;
   #format: DatasetFormat = 'parquet';
+  #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
   #tracker = new SchemaTracker([]);
   #marks: MarksFile;
@@ -98,6 +115,7 @@ export class DatasetDestination implements Destination {
     this.#incremental = options.incremental ?? true;
     this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.#askedFormat = options.format;
+    this.#askedPartition = options.partition;
     this.#marks = { version: 1, operation: op.id, walks: {} };
   }
 
@@ -124,6 +142,7 @@ export class DatasetDestination implements Destination {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
     }
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
+    this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
     const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
     if (marks !== undefined) this.#marks = marks;
@@ -163,7 +182,7 @@ export class DatasetDestination implements Destination {
         const journal = await this.#plan(state, complete);
         await writeJsonAtomic(this.paths.journal, journal);
         await this.#finishPublish(journal);
-        return { dataset: journal.changes, repaired: 0, spoolTaken: true };
+        return { dataset: journal.changes, repaired: journal.repaired, spoolTaken: true };
       });
     } catch (error) {
       // Parts written for a publish that did not happen would only be in the next one's way.
@@ -192,7 +211,7 @@ export class DatasetDestination implements Destination {
       let chunk: Record<string, unknown>[] = [];
       for await (const raw of fromNdjson(this.files.spool)) {
         const record = this.op.key === null ? { ...raw, [CONTENT_KEY]: contentKey(raw) } : raw;
-        const partition = partitionOf(timeOf(this.op, record));
+        const partition = partitionOf(timeOf(this.op, record), this.#partitioning.by);
         let list = incoming.get(partition);
         if (list === undefined) incoming.set(partition, (list = []));
         list.push(record);
@@ -205,23 +224,26 @@ export class DatasetDestination implements Destination {
       tracker.observe(chunk, this.#maxDepth);
     }
     const columns = mergeSchemas(recorded?.columns ?? [], tracker.columns());
-    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.#format, columns };
+    checkPartitionCollision(this.paths, this.#partitioning, columns);
+    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.#format, columns, partitioning: this.#partitioning };
     const renames: [string, string][] = [];
     let added = 0;
     let updated = 0;
+    let repaired = 0;
     const partitions = [...incoming.keys()].sort();
     for (const partition of partitions) {
-      const target = this.paths.part(partition, this.#format);
+      const target = this.paths.part(partition, this.#format, this.#partitioning.column);
       const merged = this.#merge(await readExisting(target, this.#format), incoming.get(partition)!);
       added += merged.added;
       updated += merged.updated;
-      await writePart(merged.rows, this.paths.stagedPart(partition), this.#format, columns);
+      // Old rows were repaired when first written: the count is this run's strings.
+      repaired += (await writePart(merged.rows, this.paths.stagedPart(partition), this.#format, columns)).repaired;
       renames.push([this.paths.stagedPart(partition), target]);
     }
     const drift = tracker.drift();
     const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
     const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark };
-    return { renames, schema, marks: this.#nextMarks(state), drift, changes, next: complete ? null : afterPublish(state) };
+    return { renames, schema, marks: this.#nextMarks(state), drift, changes, repaired, next: complete ? null : afterPublish(state) };
   }
 
   /** One row per key, the version received last in place of older ones. */

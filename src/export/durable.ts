@@ -13,6 +13,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StateDamagedError } from '../errors.ts';
+import { Repairs, wellFormedJson } from '../../sinks/strings.ts';
 import { temporaryName } from '../../sinks/temporary-name.ts';
 
 export { isTemporaryNameOf, temporaryName } from '../../sinks/temporary-name.ts';
@@ -156,11 +157,16 @@ export class Spool {
     return { bytes: this.bytes, sha256: this.hash.copy().digest('hex') };
   }
 
-  /** Appends one page of records and waits until they are on disk; a failed write is cut off again. */
-  async appendPage(records: readonly unknown[]): Promise<void> {
-    if (records.length === 0) return;
+  /**
+   * Appends one page of records and waits until they are on disk; a failed write is cut off again.
+   * Lone surrogates are written as U+FFFD, as every sink writes them (a reader refuses the escape);
+   * resolves to how many strings needed that.
+   */
+  async appendPage(records: readonly unknown[]): Promise<number> {
+    if (records.length === 0) return 0;
+    const repairs = new Repairs();
     let text = '';
-    for (const record of records) text += JSON.stringify(record) + '\n';
+    for (const record of records) text += wellFormedJson(JSON.stringify(record), repairs) + '\n';
     const buffer = Buffer.from(text, 'utf8');
     try {
       let written = 0;
@@ -176,6 +182,7 @@ export class Spool {
     }
     this.hash.update(buffer);
     this.bytes += buffer.length;
+    return repairs.count;
   }
 
   async close(): Promise<void> {

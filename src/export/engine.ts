@@ -48,6 +48,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           shard: settings.shard,
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
+          partition: settings.partition,
         });
   const onDisk = (error: unknown): unknown => diskFailure(error, destination.folder, destination.output);
   await ensureWritableFolder(destination.folder, destination.output);
@@ -234,7 +235,7 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     records: state.run.records,
     received: state.run.received,
     duplicates: state.run.duplicates,
-    repaired: facts.published?.repaired ?? 0,
+    repaired: state.run.repaired + (facts.published?.repaired ?? 0),
     pages: state.run.pages,
     credits: state.run.credits,
     exportCredits: state.credits,

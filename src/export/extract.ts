@@ -78,7 +78,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     const { kept, read, duplicates } = await keep(plan, records);
     const page = records.slice(0, read);
     const after = plan.destination.inspect(walk, page);
-    await plan.spool.appendPage(kept);
+    state.run.repaired += await plan.spool.appendPage(kept);
     walk.checkpoint = read < records.length ? batch.checkpointAfter(read) : batch.checkpoint;
     walk.done = (batch.last && read === records.length) || after === 'stop';
     state.spool = plan.spool.mark();

@@ -109,7 +109,7 @@ export class FileDestination implements Destination {
   async #writeRecords(records: AnyIterable<unknown>): Promise<{ bytes: number; repaired: number }> {
     const write = { ndjson: () => toNdjson(records, this.output), csv: () => toCsv(records, this.output, { escapeFormulae: this.escapeFormulae }), parquet: () => toParquet(records, this.output) };
     const result = await write[this.format]();
-    return { bytes: result.bytes, repaired: (result as { repaired?: number }).repaired ?? 0 };
+    return { bytes: result.bytes, repaired: result.repaired };
   }
 
   /** The spool was renamed to the output by a run that died before it could drop the journal. */

@@ -40,6 +40,8 @@ export interface RunCounters {
   credits: number;
   received: number;
   duplicates: number;
+  /** Strings with invalid UTF-16 written as U+FFFD. */
+  repaired: number;
   /** The run stopped cleanly (complete, cap, limit, signal, 402): a resume starts the next run. */
   ended: boolean;
 }
@@ -68,7 +70,7 @@ export interface ExportState extends Totals {
 type Entry = { state: ExportState } | { totals: Totals; walk?: [number, WalkState] };
 
 export function freshRun(): RunCounters {
-  return { records: 0, pages: 0, credits: 0, received: 0, duplicates: 0, ended: false };
+  return { records: 0, pages: 0, credits: 0, received: 0, duplicates: 0, repaired: 0, ended: false };
 }
 
 export function freshState(op: string, inputs: readonly Record<string, string>[]): ExportState {

@@ -12,6 +12,7 @@ export interface ExportSettings {
   shard: { index: number; count: number } | undefined;
   incremental: boolean;
   maxDepth: number | undefined;
+  partition: ExportOptions['partition'];
   transform: ExportOptions['transform'];
   resume: boolean;
   restart: boolean;
@@ -29,6 +30,7 @@ export interface ExportSettings {
 }
 
 const FORMATS: readonly FileFormat[] = ['ndjson', 'csv', 'parquet'];
+const PARTITIONS: readonly NonNullable<ExportOptions['partition']>[] = ['day', 'month', 'year', 'none'];
 
 export function checkOptions(options: ExportOptions): ExportSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
@@ -40,6 +42,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     shard,
     incremental = true,
     maxDepth,
+    partition,
     transform,
     resume = false,
     restart = false,
@@ -69,9 +72,10 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     const valid = typeof shard === 'object' && Number.isSafeInteger(shard.count) && shard.count >= 1 && Number.isSafeInteger(shard.index) && shard.index >= 1 && shard.index <= shard.count;
     if (!valid) throw new TypeError(`shard must be { index, count } with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
   }
-  if (out !== undefined && (shard !== undefined || options.schema !== undefined || options.incremental !== undefined)) {
-    throw new TypeError('schema, shard and incremental apply to a dataset, not to a file');
+  if (out !== undefined && (shard !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
+    throw new TypeError('schema, shard, incremental and partition apply to a dataset, not to a file');
   }
+  if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
   for (const [name, value] of [
     ['resume', resume],
@@ -105,6 +109,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     shard,
     incremental,
     maxDepth,
+    partition,
     transform,
     resume,
     restart,

@@ -28,6 +28,11 @@ export interface ExportOptions {
   shard?: { index: number; count: number };
   /** Datasets: stop a newest-first walk at the first page that reaches the high-water mark. Default true. */
   incremental?: boolean;
+  /**
+   * Datasets: how finely part files split by their records' own time, under the Hive key `_date`:
+   * `'day'`, `'month'` (the default), `'year'` or `'none'`. A dataset keeps the partitioning of its first run.
+   */
+  partition?: 'day' | 'month' | 'year' | 'none';
   /** Deepest dotted path nested objects flatten into in CSV, Parquet and dataset parts. Default 3. */
   maxDepth?: number;
   /**

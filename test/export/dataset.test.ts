@@ -4,12 +4,15 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, HeldStateError, SchemaDriftError, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { toDataset } from '../../src/export/index.ts';
+import { closeServed, recordsIntoDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+
+afterAll(closeServed);
 
 const root = scratchDir();
 let counter = 0;
@@ -80,7 +83,7 @@ describe('toDataset against a growing sandbox resource', () => {
     await toDataset(client.forum.subforum(params), dir);
     sandbox.advance({ records: 10 });
     await toDataset(client.forum.subforum(params), dir);
-    const [{ wrong }] = await query(`SELECT count(*) AS wrong FROM ${table(dir)} WHERE date <> CAST(to_timestamp(created_utc) AS DATE)`);
+    const [{ wrong }] = await query(`SELECT count(*) AS wrong FROM ${table(dir)} WHERE CAST(_date AS VARCHAR) <> strftime(to_timestamp(created_utc), '%Y-%m')`);
     expect(wrong).toBe(0);
     const types = await typesPerPart(dir);
     expect(types.size).toBeGreaterThan(20);
@@ -156,5 +159,76 @@ describe('toDataset when the balance runs out', () => {
     } finally {
       await sandbox.close();
     }
+  });
+});
+
+describe('toDataset CSV parts', () => {
+  it('reads back a record field named _extra when it merges a part (the overflow column is then __extra)', async () => {
+    const dir = freshDir();
+    const options = { operation: 'forum/subforum', params: { subforum: 'csv-extra' }, format: 'csv' } as const;
+    await recordsIntoDataset([{ id: 'a', created_utc: 1_700_000_000, _extra: 'mine' }], dir, options);
+    await recordsIntoDataset([{ id: 'b', created_utc: 1_700_000_100, _extra: 'theirs' }], dir, options);
+    const rows = await query(`SELECT id, _extra FROM ${table(dir, 'csv')} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'a', _extra: 'mine' },
+      { id: 'b', _extra: 'theirs' },
+    ]);
+  });
+});
+
+describe('toDataset record times', () => {
+  it('files a record whose time no date can hold as undated, beside one that reads', async () => {
+    const dir = freshDir();
+    const records = [
+      { id: 'far', created_utc: 1e15 },
+      { id: 'near', created_utc: 1_700_000_000 },
+    ];
+    const summary = await recordsIntoDataset(records, dir, { operation: 'forum/subforum', params: { subforum: 'times' } });
+    expect(summary.added).toBe(2);
+    const rows = await query(`SELECT id, _date FROM ${table(dir)} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'far', _date: 'undated' },
+      { id: 'near', _date: '2023-11' },
+    ]);
+  });
+});
+
+describe('toDataset schema drift', () => {
+  const post = (id: string, fields: Record<string, unknown>) => ({ id, created_utc: 1_763_700_000, title: `post ${id}`, ...fields });
+
+  it('reports a field added and a type changed between runs, in the summary and in a file', async () => {
+    const dir = freshDir();
+    const options = { operation: 'forum/subforum', params: { subforum: 'drift' } } as const;
+    await recordsIntoDataset([post('a', { score: 1 }), post('b', { score: 2 })], dir, options);
+    const summary = await recordsIntoDataset([post('c', { score: 'high', flair: 'news' })], dir, options);
+    expect(summary.drift).toEqual({
+      added: [{ column: 'flair', kind: 'string' }],
+      missing: [],
+      conflicting: [{ column: 'score', recorded: 'integer', seen: 'string' }],
+    });
+    const file = JSON.parse(readFileSync(join(dir, '_dataset/forum__subforum/drift-all.json'), 'utf8')) as { drift: unknown };
+    expect(file.drift).toEqual(summary.drift);
+  });
+
+  it('keeps a conflicting value in _extra and the column type of every part', async () => {
+    const dir = freshDir();
+    const options = { operation: 'forum/subforum', params: { subforum: 'drift' } } as const;
+    await recordsIntoDataset([post('a', { score: 1 })], dir, options);
+    // Another day: another part file, written with the recorded schema.
+    await recordsIntoDataset([{ ...post('c', { score: 'high' }), created_utc: 1_763_000_000 }], dir, options);
+    const rows = await query(`SELECT id, score, _extra FROM ${table(dir)} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'a', score: 1, _extra: null },
+      { id: 'c', score: null, _extra: '{"score":"high"}' },
+    ]);
+    expect([...(await typesPerPart(dir)).get('score')!]).toEqual(['INT64/null']);
+  });
+
+  it('reports recorded fields no record carried as missing', async () => {
+    const dir = freshDir();
+    const options = { operation: 'forum/subforum', params: { subforum: 'drift' } } as const;
+    await recordsIntoDataset([post('a', { score: 1, flair: 'x' })], dir, options);
+    const summary = await recordsIntoDataset([post('b', { score: 2 })], dir, options);
+    expect(summary.drift.missing).toEqual(['flair']);
   });
 });

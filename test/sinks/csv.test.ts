@@ -26,7 +26,7 @@ describe('toCsv', () => {
 
   it('resolves to the path, the record count and the file size', async () => {
     const result = await written;
-    expect(result).toEqual({ path, records: 6_000, bytes: readFileSync(path).length });
+    expect(result).toEqual({ path, records: 6_000, bytes: readFileSync(path).length, repaired: 0 });
   });
 
   it("gives back every leaf of every hostile record when python's csv module reads the file", async () => {

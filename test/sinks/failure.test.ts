@@ -30,7 +30,7 @@ describe.each(['ndjson', 'csv', 'parquet'])('a %s sink whose source fails', (for
     const path = join(dir, `credits-${count}.${format}`);
     const error = await writeRecords(outOfCreditsAfter(count), path).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InsufficientCreditsError);
-    expect(partialOf(error)).toEqual({ path, records: count, bytes: statSync(path).size });
+    expect(partialOf(error)).toEqual({ path, records: count, bytes: statSync(path).size, repaired: 0 });
     expect(await rowsIn(path)).toBe(count);
     expect(temporaryFiles(dir)).toEqual([]);
   });

@@ -23,7 +23,7 @@ describe('toNdjson', () => {
   it('writes one line of JSON per record and reports the count and size', async () => {
     const result = await written;
     const text = readFileSync(path, 'utf8');
-    expect(result).toEqual({ path, records: 6_000, bytes: Buffer.byteLength(text) });
+    expect(result).toEqual({ path, records: 6_000, bytes: Buffer.byteLength(text), repaired: 0 });
     expect(text.split('\n')).toHaveLength(6_001);
   });
 
