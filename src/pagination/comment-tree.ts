@@ -19,7 +19,7 @@ import type { ForumComment } from '../records/index.ts';
 import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { PageRead, Strategy } from './strategy.ts';
-import { described, isCursor, isObject } from './strategy.ts';
+import { described, isCursor, isObject, isStrange } from './strategy.ts';
 
 interface Frame {
   /** Depth of the comments listed in this frame. */
@@ -120,8 +120,8 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
 
 /**
  * The cursor of a `{ has_more, cursor }` (or `next_cursor`) object unless its flag says no; without
- * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor cannot be
- * followed and is reported.
+ * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor, or a
+ * cursor that is no cursor (an object, an array), cannot be followed and is reported.
  */
 function continuation(more: unknown): string | { ignored: string } | undefined {
   if (!isObject(more)) return undefined;
@@ -129,5 +129,6 @@ function continuation(more: unknown): string | { ignored: string } | undefined {
   if (flag === false) return undefined;
   const cursor = more.cursor ?? more.next_cursor;
   if (isCursor(cursor)) return String(cursor);
+  if (isStrange(cursor)) return { ignored: described('more.cursor', cursor) };
   return flag === true ? { ignored: 'more.has_more = true without a cursor' } : undefined;
 }

@@ -33,7 +33,7 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
     return withBranchesAhead(commentTreeWalk({ at, param: continuation.param }, op.id), at);
   }
   const kind = records.kind;
-  const read = (payload: unknown): unknown[] => plainRecords(payload, kind, at, op.id);
+  const read = (payload: unknown): unknown[] | null => plainRecords(payload, kind, at, op.id);
   switch (continuation.kind) {
     case 'none':
       return singlePage(read);

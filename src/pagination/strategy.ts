@@ -9,8 +9,11 @@ export { isObject } from '../operations/extract.ts';
 /** Query parameters, as sent. */
 export type Query = Record<string, string>;
 
-/** Reads the records of a page's payload. */
-export type ListRecords = (payload: unknown) => unknown[];
+/**
+ * Reads the records of a page's payload; `null` when the payload says `null` where they go: an empty
+ * page to the walk, but one that must not end it in silence when a continuation stands beside it.
+ */
+export type ListRecords = (payload: unknown) => unknown[] | null;
 
 export interface PageRead<S> {
   records: unknown[];
@@ -82,6 +85,15 @@ export interface Lookahead {
 /** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
 export function isCursor(value: unknown): value is string | number {
   return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
+}
+
+/**
+ * Whether `value`, found where a continuation goes, is something other than a cursor or an end
+ * (absent, `null`, `""`, `0`, `false`): an object, an array, `true`, a number that is no cursor. A
+ * walk cannot follow it and must not take it for an end.
+ */
+export function isStrange(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '' && value !== 0 && value !== false && !isCursor(value);
 }
 
 /** `field = value`, for the report of a continuation the walk did not follow. */
