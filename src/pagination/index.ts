@@ -10,7 +10,7 @@ import { singlePage } from './single.ts';
 import type { Strategy } from './strategy.ts';
 import { timelineWalk } from './timeline.ts';
 
-export type { Lookahead, PageRead, Query, Strategy } from './strategy.ts';
+export type { Lookahead, PageRead, PagesAhead, Query, Strategy } from './strategy.ts';
 
 /**
  * The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`.
@@ -48,7 +48,7 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
         total: continuation.total && payloadPath(continuation.total),
         perPage: continuation.perPage && payloadPath(continuation.perPage),
       };
-      return withKnownPagesAhead(pageNumberWalk(rule, read), rule);
+      return withKnownPagesAhead(pageNumberWalk(rule, read), rule, read);
     }
   }
 }
