@@ -229,16 +229,20 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
             inflight = undefined;
             return value;
           },
-          (error: unknown) => {
-            inflight = undefined;
-            finish();
-            throw error;
-          },
+          // Pages bought ahead land (an abort ends them at once) and are reported before the error is.
+          (error: unknown) =>
+            this.#ended().then(() => {
+              inflight = undefined;
+              finish();
+              throw error;
+            }),
         );
         return inflight;
       } catch (error) {
-        finish();
-        return Promise.reject(error);
+        return this.#ended().then(() => {
+          finish();
+          throw error;
+        });
       }
     };
     // Like an async generator, `return()` waits for a page read in flight to settle, and for the pages
