@@ -177,7 +177,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       },
       report: (event) => parts.meter.operator(event),
       readAtMost: (records) => {
-        if (!Number.isSafeInteger(records) || records < 0) throw new TypeError(`readAtMost: records must be a non-negative integer, got ${String(records)}`);
+        if (typeof records !== 'number' || !(records >= 0)) throw new TypeError(`readAtMost: records must be a number ≥ 0, got ${String(records)}`);
         this.#readUpTo = Math.min(this.#readUpTo, this.#recordsOut + records);
       },
     };

@@ -101,6 +101,11 @@ describe('take against the sandbox', () => {
     expect(sandbox.requests.charged[sandbox.apiKey] - charged).toBe(2);
   });
 
+  it('with an n past every safe integer reads the whole walk', async () => {
+    const client = clientOf(sandbox);
+    expect(await collect(pipe(client.forum.subforum({ subforum: 'huge-n60', trim: true }), take(2 ** 60)))).toHaveLength(60);
+  });
+
   it('lets a break in the consumer stop the client walk on the page it was reading', async () => {
     const client = clientOf(sandbox);
     const charged = sandbox.requests.charged[sandbox.apiKey] ?? 0;
