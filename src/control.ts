@@ -7,6 +7,10 @@
  * `StreamControl` under the `STREAM_CONTROL` symbol. An operator that governs requests attaches a
  * `RequestGate` to its source's control; operators that only reshape records forward their source's
  * control unchanged; `mergeMap` attaches its gates to every inner stream it starts.
+ *
+ * The other way, `take(n)` tells the walk how many records its reader will take (`readAtMost`), so it
+ * buys no page ahead past them; each operator between passes that count on as it translates (`batch(k)`
+ * multiplies it) or not at all (`filter`: no count of records is known to be enough).
  */
 
 /** Decides, before every HTTP attempt (first tries and retries alike), whether it may go ahead. */
@@ -33,6 +37,14 @@ export interface StreamControl {
   addGate(gate: RequestGate): void;
   /** Reports an operator event to the client the stream belongs to. */
   report(event: OperatorEvent): void;
+  /**
+   * The iteration of this stream that starts next (or is running) will take at most `records` more
+   * records: its walk buys no page it knows to lie past them, and risks at most 2 that may. Said by
+   * `take(n)` as it starts; it holds until that iteration ends. It only spares credits: the stream
+   * yields the same records either way. Absent where no count of records is known to be enough
+   * (below `filter`, `dedupe`, `takeWhile`, which drop records).
+   */
+  readAtMost?(records: number): void;
 }
 
 export const STREAM_CONTROL: unique symbol = Symbol.for('socialstream.streamControl');

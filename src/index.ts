@@ -6,7 +6,7 @@
 export { createClient } from './client.ts';
 export type { Client, ClientOptions, OperationGroups, OperationStream } from './client.ts';
 export { RecordStream } from './stream.ts';
-export type { PageBatch, StreamOptions } from './stream.ts';
+export type { LookaheadMode, PageBatch, StreamOptions } from './stream.ts';
 export type { Checkpoint } from './checkpoint.ts';
 export type { ClientEvent, ClientStats } from './metering.ts';
 export type { RetryOptions } from './retry.ts';

@@ -21,8 +21,14 @@ export interface ClientStats {
   retries: number;
   /** Records operators reported as duplicates (e.g. `dedupe`). */
   duplicates: number;
-  /** Credits spent on pages bought ahead that their walk never read (e.g. web search's empty pages past the end). */
+  /**
+   * Credits spent on pages bought ahead that their walk never read: past its end (web search's empty
+   * pages with `overfetch`, a total that promised more than there was) or past where its reader
+   * stopped (`break`, `take`, `limit`). Reported when the walk ends or its reader stops.
+   */
   overfetched: number;
+  /** Those pages: bought ahead and never read. */
+  overfetchedPages: number;
   /** Walks that met a continuation their rule does not follow (once per walk): their output may be short. */
   ignoredContinuations: number;
 }
@@ -33,12 +39,13 @@ export type ClientEvent =
   | { type: 'page'; endpoint: string; records: number; credits: number }
   | { type: 'error'; endpoint: string; error: SocialstreamError }
   | { type: 'duplicate'; operator: string; count: number }
+  /** A walk ended, or its reader stopped, with `pages` bought ahead and never read, which cost `credits`. */
   | { type: 'overfetch'; endpoint: string; pages: number; credits: number }
   /** A page offered a continuation the operation's rule does not follow (`detail`: what and where); once per walk. */
   | { type: 'ignored-continuation'; endpoint: string; detail: string };
 
 export class Meter {
-  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0, overfetched: 0, ignoredContinuations: 0 };
+  readonly #stats: ClientStats = { requests: 0, pages: 0, records: 0, credits: 0, retries: 0, duplicates: 0, overfetched: 0, overfetchedPages: 0, ignoredContinuations: 0 };
   readonly #events = new Subject<ClientEvent>();
   readonly events$: Observable<ClientEvent> = this.#events.asObservable();
 
@@ -82,6 +89,7 @@ export class Meter {
   /** A walk ended with `pages` bought ahead and never read, which cost `credits`. */
   overfetched(endpoint: string, pages: number, credits: number): void {
     this.#stats.overfetched += credits;
+    this.#stats.overfetchedPages += pages;
     this.#events.next({ type: 'overfetch', endpoint, pages, credits });
   }
 

@@ -9,8 +9,15 @@
  * slots and every gate (throttle, credit caps) are asked before each attempt, and the walk's signal
  * ends the requests in flight.
  */
-import type { Query } from './pagination/index.ts';
+import type { PagesAhead, Query } from './pagination/index.ts';
 import { STOPPED } from './requester.ts';
+
+/**
+ * Pages bought that the walk may not read (its caller wants only so many records, and the pages
+ * before them have not answered yet) held at once: enough to keep a page in flight behind the one
+ * being read, few enough that stopping where the caller said costs at most this many pages.
+ */
+export const SPECULATIVE_PAGES = 2;
 
 /** Buys one page: its parsed body, `STOPPED` when a gate refused, or a rejection with the typed error. */
 export type BuyPage = (query: Query) => Promise<unknown>;
@@ -63,20 +70,30 @@ export class PageReader {
    * Starts buying `queries` (the pages the walk reads next, in its order; the first is the one it
    * reads now) that are not bought yet, keeping at most `concurrency` in flight and `window` bought and
    * unread. The page read now comes first, and one place in flight is always left for it, so it never
-   * waits behind pages bought ahead. Next comes the last one: it is the frontier of the walk's longest
-   * chain (in a comment tree, the next top-level `more`, whose answer holds the next batch's cursors).
-   * The rest follow in reading order, so the pages needed soonest are bought first.
+   * waits behind pages bought ahead. Next comes the frontier of the walk's longest chain, when the list
+   * reaches it (in a comment tree, the next top-level `more`, whose answer holds the next batch's
+   * cursors). The rest follow in reading order, so the pages needed soonest are bought first.
+   *
+   * Only the first `needed` queries are sure to be read (the caller wants only so many records); of
+   * the pages bought and not among them, at most `SPECULATIVE_PAGES` are held at any moment, so a walk
+   * that stops where its caller said it would has paid for at most that many pages it never read.
    */
-  plan(queries: readonly Query[], concurrency: number, window: number): void {
+  plan({ queries, needed, frontier }: PagesAhead, concurrency: number, window: number): void {
     if (!this.#open || queries.length === 0) return;
     const [now, ...ahead] = queries;
     const current = this.#bought.get(keyOf(now)) ?? this.#start(keyOf(now), now);
     const limit = current.settled ? concurrency - 1 : concurrency;
-    const order = ahead.length > 1 ? [ahead[ahead.length - 1], ...ahead.slice(0, -1)] : ahead;
-    for (const query of order) {
+    const sure = ahead.slice(0, Math.max(0, needed - 1));
+    const order = frontier === true && sure.length > 1 ? [sure[sure.length - 1], ...sure.slice(0, -1)] : sure;
+    // Keys of the pages sure to be read, worked out only when some listed page is not.
+    const sureKeys = needed < queries.length ? new Set(queries.slice(0, Math.max(1, needed)).map(keyOf)) : undefined;
+    let speculative = sureKeys === undefined ? 0 : [...this.#bought.keys()].filter((key) => !sureKeys.has(key)).length;
+    for (const query of [...order, ...ahead.slice(sure.length)]) {
       if (this.#inFlight >= limit || this.#bought.size >= window) return;
       const key = keyOf(query);
-      if (!this.#bought.has(key)) this.#start(key, query);
+      if (this.#bought.has(key)) continue;
+      if (sureKeys !== undefined && !sureKeys.has(key) && speculative++ >= SPECULATIVE_PAGES) return;
+      this.#start(key, query);
     }
   }
 

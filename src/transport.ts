@@ -8,8 +8,15 @@
  * A hostile or broken service must not be able to hang the client or exhaust its memory: the timeout
  * ends the attempt by its own timer (not only through undici's abort), and a body is read only up to
  * `maxBodyBytes`. (`JSON.parse` itself is not recursive; the walks over records bound their depth.)
+ *
+ * Bodies may come compressed (a proxy or CDN may compress unasked), so the client asks for gzip,
+ * deflate and br and decodes them as they stream in; the size limit counts decoded bytes, so a small
+ * compressed body cannot unpack into gigabytes. A body that cannot be decoded (an encoding the client
+ * does not know, or data that is not what its header says) fails its attempt once: a second attempt
+ * would get the same bytes and pay for them again.
  */
-import type { Readable } from 'node:stream';
+import { type Readable, pipeline, type Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Pool } from 'undici';
 import {
   AuthError,
@@ -55,7 +62,7 @@ export class Transport {
   constructor(options: TransportOptions) {
     this.#pool = new Pool(options.baseUrl.origin, { connections: options.connections });
     this.#basePath = options.baseUrl.pathname.replace(/\/+$/, '');
-    this.#headers = { 'x-api-key': options.apiKey, accept: 'application/json' };
+    this.#headers = { 'x-api-key': options.apiKey, accept: 'application/json', 'accept-encoding': ACCEPTED_ENCODINGS };
     const scrub = keyScrubber(options.apiKey);
     this.#scrub = (text) => scrub(text).slice(0, 300);
     this.#timeoutMs = options.timeoutMs;
@@ -113,12 +120,26 @@ export class Transport {
         headersTimeout: 0,
         bodyTimeout: 0,
       });
+      const codings = codingsOf(response.headers['content-encoding']);
+      const unknown = codings.find((coding) => !(coding in DECODERS));
+      if (unknown !== undefined) {
+        response.body.destroy();
+        return this.#undecodable(response.statusCode, `it is encoded as ${JSON.stringify(unknown.slice(0, 40))}, which the client cannot decode`, endpoint);
+      }
+      // Which stream failed first: the connection (the body was cut short) or a decoder (bad data).
+      let brokeFirst: 'body' | 'decoder' | undefined;
+      response.body.once('error', () => (brokeFirst ??= 'body'));
+      const decoded = decodedBody(response.body, codings, () => (brokeFirst ??= 'decoder'));
       let text: string | undefined;
       try {
-        text = await readBounded(response.body, response.headers['content-length'], this.#maxBodyBytes);
+        text = await readBounded(decoded, response.headers['content-length'], this.#maxBodyBytes);
       } catch (error) {
         response.body.destroy();
         if (signal.aborted) throw error;
+        if (brokeFirst === 'decoder') {
+          const reason = error instanceof Error ? `: ${this.#scrub(error.message)}` : '';
+          return this.#undecodable(response.statusCode, `it is not valid ${codings.join(' + ')} data${reason}`, endpoint);
+        }
         return this.#cutShort(response.statusCode, error, endpoint);
       }
       if (text === undefined) {
@@ -180,6 +201,12 @@ export class Transport {
     }
   }
 
+  /** The body cannot be decoded: the same bytes would come again, so one attempt is all it costs. */
+  #undecodable(status: number, why: string, endpoint: string): Attempt {
+    const error = new ResponseFormatError(`${endpoint}: the response body cannot be read (HTTP ${status}): ${why}`, { endpoint, status });
+    return { ok: false, error, retry: false, charged: status === 200 };
+  }
+
   /** The headers came but the connection broke in the body: the answer is incomplete, and a 200 was charged. */
   #cutShort(status: number, error: unknown, endpoint: string): Attempt {
     const cause = error instanceof Error ? error : undefined;
@@ -209,6 +236,34 @@ function queryString(query: Record<string, string>): string {
   let search = '';
   for (const name in query) search += `${search === '' ? '' : '&'}${encodeURIComponent(name)}=${encodeURIComponent(query[name])}`;
   return search;
+}
+
+/** What the client asks for in `accept-encoding`: what Node decodes without a dependency. */
+const ACCEPTED_ENCODINGS = 'gzip, deflate, br';
+
+const DECODERS: Readonly<Record<string, () => Transform>> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** The codings of a `content-encoding` header, in the order they were applied (`identity` is none). */
+function codingsOf(header: string | string[] | undefined): string[] {
+  const value = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return value
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+}
+
+/** `body` with `codings` undone, last applied first; `onDecoderError` hears a decoder fail. */
+function decodedBody(body: Readable, codings: readonly string[], onDecoderError: () => void): Readable {
+  if (codings.length === 0) return body;
+  const decoders = [...codings].reverse().map((coding) => DECODERS[coding]());
+  for (const decoder of decoders) decoder.once('error', onDecoderError);
+  // `pipeline` destroys every stream when one fails and hands the error to the last one, which is read.
+  return pipeline([body, ...decoders], () => undefined) as unknown as Readable;
 }
 
 function failed(error: SocialstreamError, retry: boolean): Attempt {

@@ -38,7 +38,7 @@ export async function exportToStdout(plan: ExportPlan): Promise<number> {
   let failure: unknown;
   try {
     const walk = (params: Record<string, string>) => {
-      const stream = client.stream(plan.opId, params, { signal, concurrency: options.pageConcurrency, overfetch: options.overfetch });
+      const stream = client.stream(plan.opId, params, { signal, concurrency: options.pageConcurrency, overfetch: options.overfetch, lookahead: 'eager' });
       stream[STREAM_CONTROL].addGate(halt);
       stream[STREAM_CONTROL].addGate(ledger);
       return stream;

@@ -101,7 +101,8 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
 
   const runWalk = async (index: number): Promise<void> => {
     const walk = state.walks[index];
-    const options = { signal: plan.signal, concurrency: plan.pageConcurrency, overfetch: plan.overfetch };
+    // An export reads every page it buys: it buys ahead at full page concurrency.
+    const options = { signal: plan.signal, concurrency: plan.pageConcurrency, overfetch: plan.overfetch, lookahead: 'eager' as const };
     let stream;
     try {
       stream = walks.open(walk.params, walk.checkpoint, options, plan.held.forWalk(walkName(walk.params)));

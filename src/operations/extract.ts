@@ -69,9 +69,13 @@ export function collectionAt(body: unknown, path: string, endpoint: string): unk
   return items;
 }
 
-/** The records of a payload for the `one` and `list` kinds; `at` is payload-relative (`payloadPath`). */
-export function plainRecords(payload: unknown, kind: 'one' | 'list', at: string, endpoint: string): unknown[] {
-  if (kind === 'list') return collectionAt(payload, at, endpoint);
+/**
+ * The records of a payload for the `one` and `list` kinds; `at` is payload-relative (`payloadPath`).
+ * A list that is `null` is `null`: no records, which a walk must not take for an end when a
+ * continuation stands beside it.
+ */
+export function plainRecords(payload: unknown, kind: 'one' | 'list', at: string, endpoint: string): unknown[] | null {
+  if (kind === 'list') return valueAt(payload, at) === null ? null : collectionAt(payload, at, endpoint);
   const record = valueAt(payload, at);
   if (!isObject(record)) {
     throw new ResponseFormatError(`${endpoint}: the response has no record at ${at === '' ? 'the payload' : at}`, { endpoint });

@@ -4,7 +4,7 @@ import type { AnyIterable, Operator } from './types.ts';
 
 export function batch<T>(n: number): Operator<T, T[]> {
   assertInteger(n, 'batch: n', 1);
-  return (source) => derive(source, 'batch', (s) => batchRecords(s, n));
+  return (source) => derive(source, 'batch', (s) => batchRecords(s, n), (batches) => Math.min(batches * n, Number.MAX_SAFE_INTEGER));
 }
 
 async function* batchRecords<T>(source: AnyIterable<T>, n: number): AsyncGenerator<T[]> {

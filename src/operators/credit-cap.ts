@@ -7,7 +7,7 @@
 import { controlOf } from '../control.ts';
 import { CreditCapError } from '../errors.ts';
 import { CreditBudgetGate } from '../gates.ts';
-import { assertInteger, assertIterable, derive, describe } from './derive.ts';
+import { assertInteger, assertIterable, derive, describe, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
 export interface CreditCapOptions {
@@ -38,7 +38,7 @@ export function creditCap<T>(max: number, options: CreditCapOptions = {}): Opera
     // One budget per use of the operator: it counts across every iteration of the stream it returns.
     const gate = new CreditBudgetGate(max);
     control.addGate(gate);
-    return derive(source, 'creditCap', (s) => capRecords(s, gate, onCap));
+    return derive(source, 'creditCap', (s) => capRecords(s, gate, onCap), sameCount);
   };
 }
 

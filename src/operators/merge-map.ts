@@ -40,10 +40,15 @@ export function mergeMap<A, B>(
   };
 }
 
-/** The control of a merged stream: gates go everywhere, reports go to the walk the last record came from. */
+/**
+ * The control of a merged stream: gates go everywhere, reports go to the walk the last record came
+ * from, and a count of records the reader will take (`readAtMost`) to every inner stream, since all
+ * of them may come from any one (never to the input source: its records are inputs, not these).
+ */
 class FanOutControl implements StreamControl {
   readonly #gates: RequestGate[] = [];
   readonly #running = new Set<StreamControl>();
+  #readAtMost: number | undefined;
   /** The control of the inner stream that produced the latest record, so a `dedupe` below reports to its client. */
   latest: StreamControl | undefined;
 
@@ -59,10 +64,16 @@ class FanOutControl implements StreamControl {
     (this.latest ?? this.outer)?.report(event);
   }
 
+  readAtMost(records: number): void {
+    this.#readAtMost = Math.min(this.#readAtMost ?? Infinity, records);
+    for (const control of this.#running) control.readAtMost?.(records);
+  }
+
   /** Called before an inner stream is first pulled, so its very first request already passes every gate. */
   started(control: StreamControl | undefined): void {
     if (control === undefined) return;
     for (const gate of this.#gates) control.addGate(gate);
+    if (this.#readAtMost !== undefined) control.readAtMost?.(this.#readAtMost);
     this.#running.add(control);
   }
 

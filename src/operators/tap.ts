@@ -1,10 +1,10 @@
 /** `tap(fn)`: calls `fn(record, index)` for each record (awaiting it when async) and passes the record on unchanged. */
-import { assertFunction, derive } from './derive.ts';
+import { assertFunction, derive, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
 export function tap<T>(fn: (record: T, index: number) => unknown): Operator<T, T> {
   assertFunction(fn, 'tap: fn');
-  return (source) => derive(source, 'tap', (s) => tapRecords(s, fn));
+  return (source) => derive(source, 'tap', (s) => tapRecords(s, fn), sameCount);
 }
 
 async function* tapRecords<T>(source: AnyIterable<T>, fn: (record: T, index: number) => unknown): AsyncGenerator<T> {

@@ -8,7 +8,7 @@
  */
 import { controlOf } from '../control.ts';
 import { assertRate, ThrottleGate } from '../gates.ts';
-import { assertIterable, asyncIteratorOf, derive, describe } from './derive.ts';
+import { assertIterable, asyncIteratorOf, derive, describe, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
 export interface ThrottleOptions {
@@ -31,7 +31,7 @@ export function throttle<T>(options: ThrottleOptions): Operator<T, T> {
     const control = controlOf(source);
     if (control === undefined) return derive(source, 'throttle', (s) => spaceRecords(s, gate, signal));
     control.addGate(gate);
-    return derive(source, 'throttle', asyncIteratorOf);
+    return derive(source, 'throttle', asyncIteratorOf, sameCount);
   };
 }
 

@@ -19,7 +19,7 @@ import type { ForumComment } from '../records/index.ts';
 import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { PageRead, Strategy } from './strategy.ts';
-import { described, isCursor, isObject } from './strategy.ts';
+import { described, isCursor, isObject, isStrange } from './strategy.ts';
 
 interface Frame {
   /** Depth of the comments listed in this frame. */
@@ -46,14 +46,14 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
   const top = (state: TreeState): Frame | undefined => state.frames[state.frames.length - 1];
   /**
    * Reads one fetched page into the frame stack, building the records only when `withRecords`: a
-   * look-ahead (`follow`) needs the cursors alone, and unkeying every comment of every page held
-   * ahead, again at each planning step, was most of its cost.
+   * look-ahead (`follow`) needs the cursors and a count alone, and unkeying every comment of every
+   * page held ahead, again at each planning step, was most of its cost.
    */
-  function walkPage(payload: unknown, state: TreeState, withRecords: boolean): PageRead<TreeState> {
+  function walkPage(payload: unknown, state: TreeState, withRecords: boolean): PageRead<TreeState> & { count: number } {
     // States go into checkpoints and may be read again: copy, never mutate.
     const frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
     const fetched = frames[frames.length - 1];
-    if (fetched === undefined) return { records: [], next: null };
+    if (fetched === undefined) return { records: [], next: null, count: 0 };
     fetched.items = collectionAt(payload, rule.at, endpoint).concat(fetched.items);
     delete fetched.cursor;
     delete fetched.taken;
@@ -68,19 +68,23 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
     };
     continueSiblings(fetched, isObject(payload) ? payload.more : undefined);
     const records: ForumComment[] = [];
+    let count = 0;
     while (frames.length > 0) {
       const frame = frames[frames.length - 1];
       const comment = frame.items.shift();
       if (comment === undefined) {
-        if (frame.cursor !== undefined) return { records, next: { frames }, ignored };
+        if (frame.cursor !== undefined) return { records, next: { frames }, ignored, count };
         frames.pop();
         continue;
       }
       if (!isObject(comment)) continue;
       const { replies, more } = comment;
-      if (withRecords && frame.taken !== true) {
-        const { replies: _replies, more: _more, ...fields } = comment;
-        records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
+      if (frame.taken !== true) {
+        count++;
+        if (withRecords) {
+          const { replies: _replies, more: _more, ...fields } = comment;
+          records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
+        }
       }
       continueSiblings(frame, more);
       if (isObject(replies)) {
@@ -91,7 +95,7 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
         if (children.length > 0 || child.cursor !== undefined) frames.push(child);
       }
     }
-    return { records, next: null, ignored };
+    return { records, next: null, ignored, count };
   }
 
   return {
@@ -101,8 +105,14 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
       return typeof cursor === 'string' ? { [rule.param]: cursor } : {};
     },
     spends: (state) => top(state)?.cursor ?? undefined,
-    read: (payload, state) => walkPage(payload, state, true),
-    follow: (payload, state) => walkPage(payload, state, false).next,
+    read: (payload, state) => {
+      const { records, next, ignored } = walkPage(payload, state, true);
+      return { records, next, ignored };
+    },
+    follow: (payload, state) => {
+      const { next, count } = walkPage(payload, state, false);
+      return { next, records: count };
+    },
     bodyTaken: (next) => ({ frames: next.frames.map((frame) => ({ ...frame, taken: true })) }),
     isState: (value): value is TreeState =>
       isObject(value) &&
@@ -120,8 +130,8 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
 
 /**
  * The cursor of a `{ has_more, cursor }` (or `next_cursor`) object unless its flag says no; without
- * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor cannot be
- * followed and is reported.
+ * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor, or a
+ * cursor that is no cursor (an object, an array), cannot be followed and is reported.
  */
 function continuation(more: unknown): string | { ignored: string } | undefined {
   if (!isObject(more)) return undefined;
@@ -129,5 +139,6 @@ function continuation(more: unknown): string | { ignored: string } | undefined {
   if (flag === false) return undefined;
   const cursor = more.cursor ?? more.next_cursor;
   if (isCursor(cursor)) return String(cursor);
+  if (isStrange(cursor)) return { ignored: described('more.cursor', cursor) };
   return flag === true ? { ignored: 'more.has_more = true without a cursor' } : undefined;
 }

@@ -1,10 +1,11 @@
 /**
  * Two continuation values that only work together (E7 reels: `cursor` + `next_page_id`): both are
- * sent, or the walk is over. A page that offers only one of them is reported, not followed.
+ * sent, or the walk is over. A page that offers only one of them, a value of a shape no cursor has,
+ * or both beside records that are `null`, is reported, not followed.
  */
 import { valueAt } from '../operations/extract.ts';
 import type { ListRecords, Strategy } from './strategy.ts';
-import { described, isCursor, isObject } from './strategy.ts';
+import { described, isCursor, isObject, isStrange } from './strategy.ts';
 
 interface PairState {
   /** Absent on the first page. */
@@ -22,15 +23,22 @@ export function cursorPairWalk(rule: PairRule, records: ListRecords): Strategy<P
     query: (state) => (state.values === undefined ? {} : { [rule.params[0]]: state.values[0], [rule.params[1]]: state.values[1] }),
     spends: (state) => (state.values === undefined ? undefined : JSON.stringify(state.values)),
     read(payload) {
-      const found = records(payload);
+      const listed = records(payload);
+      const found = listed ?? [];
       const first = valueAt(payload, rule.from[0]);
       const second = valueAt(payload, rule.from[1]);
-      if (isCursor(first) && isCursor(second) && found.length > 0) {
-        return { records: found, next: { values: [String(first), String(second)] } };
+      const both = isCursor(first) && isCursor(second);
+      if (both && found.length > 0) return { records: found, next: { values: [String(first), String(second)] } };
+      return { records: found, next: null, ignored: unfollowed() };
+
+      function unfollowed(): string | undefined {
+        if (isStrange(first)) return described(rule.from[0], first);
+        if (isStrange(second)) return described(rule.from[1], second);
+        if (both) return listed === null ? `${described(rule.from[0], first)} beside records that are null` : undefined;
+        if (isCursor(first)) return `${described(rule.from[0], first)} without its pair`;
+        if (isCursor(second)) return `${described(rule.from[1], second)} without its pair`;
+        return undefined;
       }
-      const alone = isCursor(first) !== isCursor(second);
-      const ignored = alone ? (isCursor(first) ? described(rule.from[0], first) : described(rule.from[1], second)) + ' without its pair' : undefined;
-      return { records: found, next: null, ignored };
     },
     isState: (value): value is PairState =>
       isObject(value) &&

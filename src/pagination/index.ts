@@ -10,7 +10,7 @@ import { singlePage } from './single.ts';
 import type { Strategy } from './strategy.ts';
 import { timelineWalk } from './timeline.ts';
 
-export type { Lookahead, PageRead, Query, Strategy } from './strategy.ts';
+export type { Lookahead, PageRead, PagesAhead, Query, Strategy } from './strategy.ts';
 
 /**
  * The strategy that walks `op`'s pages. States are opaque JSON to everything outside `src/pagination/`.
@@ -33,7 +33,7 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
     return withBranchesAhead(commentTreeWalk({ at, param: continuation.param }, op.id), at);
   }
   const kind = records.kind;
-  const read = (payload: unknown): unknown[] => plainRecords(payload, kind, at, op.id);
+  const read = (payload: unknown): unknown[] | null => plainRecords(payload, kind, at, op.id);
   switch (continuation.kind) {
     case 'none':
       return singlePage(read);
@@ -48,7 +48,7 @@ function pick(op: OperationSpec, at: string): Strategy<unknown> {
         total: continuation.total && payloadPath(continuation.total),
         perPage: continuation.perPage && payloadPath(continuation.perPage),
       };
-      return withKnownPagesAhead(pageNumberWalk(rule, read), rule);
+      return withKnownPagesAhead(pageNumberWalk(rule, read), rule, read);
     }
   }
 }

@@ -18,7 +18,7 @@ export function singlePage(records: ListRecords): Strategy<SingleState> {
     start: () => ({}),
     query: () => ({}),
     spends: () => undefined,
-    read: (payload) => ({ records: records(payload), next: null, ignored: strayContinuation(payload) }),
+    read: (payload) => ({ records: records(payload) ?? [], next: null, ignored: strayContinuation(payload) }),
     isState: (value): value is SingleState => isObject(value) && Object.keys(value).length === 0,
   };
 }

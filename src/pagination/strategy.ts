@@ -9,8 +9,11 @@ export { isObject } from '../operations/extract.ts';
 /** Query parameters, as sent. */
 export type Query = Record<string, string>;
 
-/** Reads the records of a page's payload. */
-export type ListRecords = (payload: unknown) => unknown[];
+/**
+ * Reads the records of a page's payload; `null` when the payload says `null` where they go: an empty
+ * page to the walk, but one that must not end it in silence when a continuation stands beside it.
+ */
+export type ListRecords = (payload: unknown) => unknown[] | null;
 
 export interface PageRead<S> {
   records: unknown[];
@@ -39,19 +42,18 @@ export interface Strategy<S> {
   /** The records of a page and the state after it. */
   read(body: unknown, state: S): PageRead<S>;
   /**
-   * The state after a page, without building its records: `read(body, state).next`, for strategies
-   * whose look-ahead reads held pages again and again (the comment tree) and can skip that work.
+   * The state after a page and how many records the page yields, without building them: `read`
+   * cheaply, for strategies whose look-ahead reads held pages again and again (the comment tree).
    */
-  follow?(body: unknown, state: S): S | null;
+  follow?(body: unknown, state: S): Followed<S>;
   /** Whether `value` (from a checkpoint) is a state of this strategy. */
   isState(value: unknown): value is S;
   /**
-   * The continuation queries of the pages the walk reads from `state` on, in the order it reads
-   * them (the first is `query(state)`), as far as they are known without the answers before them.
-   * A walk with page concurrency buys the first few at once (`src/page-reader.ts`). Strategies whose
-   * every page needs the answer before it leave this out.
+   * The pages the walk reads from `state` on, as far as they are known without the answers before
+   * them. A walk with page concurrency buys the first few at once (`src/page-reader.ts`). Strategies
+   * whose every page needs the answer before it leave this out.
    */
-  ahead?(state: S, look: Lookahead): Query[];
+  ahead?(state: S, look: Lookahead): PagesAhead;
   /**
    * The state after `next` when the caller took the page's raw body (`pages()`) rather than its
    * records. Only a walk whose body holds more records than its page (the comment tree) needs it:
@@ -60,13 +62,43 @@ export interface Strategy<S> {
   bodyTaken?(next: S): S;
 }
 
+/** What `Strategy.follow` tells of a page. */
+export interface Followed<S> {
+  next: S | null;
+  /** Records the page yields (`read(body, state).records.length`). */
+  records: number;
+}
+
+/** The pages a walk reads from a state on (`Strategy.ahead`). */
+export interface PagesAhead {
+  /** Their continuation queries, in the order the walk reads them; the first is `query(state)`. */
+  queries: Query[];
+  /**
+   * How many of the first `queries` the walk is sure to read, given the records its caller still
+   * wants (`Lookahead.wanted`): the pages after them may prove to lie past those records, so a walk
+   * risks only a few of them at a time. All of them when the caller wants every record.
+   */
+  needed: number;
+  /**
+   * The last of `queries` is the frontier of the walk's longest chain of dependent pages (a comment
+   * tree's next top-level `more`: its answer holds the cursors of every page after it), so it is
+   * bought right after the page read now, ahead of the pages between. Only said when the list runs
+   * to it: a list cut short ends on an ordinary page.
+   */
+  frontier?: boolean;
+}
+
 /** What a strategy may consult to list the pages ahead of a state. */
 export interface Lookahead {
   /** The body of a page already bought ahead, by its continuation query; undefined until it arrived. */
   held(query: Query): unknown;
   /** The body of the page read just before `state`'s (undefined before the first page of a run). */
   last: unknown;
-  /** Records the caller still wants (its `limit`); Infinity when it wants them all. */
+  /**
+   * Records the caller still wants from the pages `state` on (its `limit`, or a `take(n)` below it,
+   * less what it has taken and what the page it is reading still holds); Infinity when it wants
+   * them all. Always at least 1: a walk that wants none lists nothing.
+   */
   wanted: number;
   /** The caller accepts buying pages past the end (`overfetch`): for walks whose end is only seen on arrival. */
   overfetch: boolean;
@@ -82,6 +114,15 @@ export interface Lookahead {
 /** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
 export function isCursor(value: unknown): value is string | number {
   return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
+}
+
+/**
+ * Whether `value`, found where a continuation goes, is something other than a cursor or an end
+ * (absent, `null`, `""`, `0`, `false`): an object, an array, `true`, a number that is no cursor. A
+ * walk cannot follow it and must not take it for an end.
+ */
+export function isStrange(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '' && value !== 0 && value !== false && !isCursor(value);
 }
 
 /** `field = value`, for the report of a continuation the walk did not follow. */

@@ -2,13 +2,14 @@
  * Microblog comments (E16). Records are the post results inside `instructions[].entries[]`; cursor
  * entries are skipped. `data.cursor.bottom` is always present, even after the last page, so the
  * walk goes on only while a page gave post entries the page before did not: the page after the
- * last one has none, and a page that only repeats the previous boundary adds nothing new.
+ * last one has none, and a page that only repeats the previous boundary adds nothing new. A cursor
+ * that is not text, after a page of new entries, is reported rather than taken for the end.
  */
 import { ResponseFormatError } from '../errors.ts';
 import { valueAt } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { Strategy } from './strategy.ts';
-import { isObject } from './strategy.ts';
+import { described, isObject } from './strategy.ts';
 
 interface TimelineState {
   /** Absent on the first page. */
@@ -35,7 +36,8 @@ export function timelineWalk(rule: TimelineRule, endpoint: string): Strategy<Tim
       const fresh = posts.some((post) => !seen.has(post.id));
       const cursor = valueAt(body, rule.from);
       const next = fresh && typeof cursor === 'string' && cursor !== '' ? { cursor, previous: posts.map((post) => post.id) } : null;
-      return { records: posts.map((post) => post.record), next };
+      const ignored = fresh && next === null && cursor !== undefined && cursor !== null && cursor !== '' ? described(rule.from, cursor) : undefined;
+      return { records: posts.map((post) => post.record), next, ignored };
     },
     isState: (value): value is TimelineState =>
       isObject(value) &&

@@ -195,7 +195,7 @@ describe('a forum thread walked with page concurrency', () => {
         if (event.type === 'request') inFlight++;
         if (event.type === 'request' && inFlight === 6) controller.abort(reason);
       });
-      const walk = collect(client.forum.postComments(THREAD, { concurrency: 8, signal: controller.signal }));
+      const walk = collect(client.forum.postComments(THREAD, { concurrency: 8, lookahead: 'eager', signal: controller.signal }));
       await expect(walk).rejects.toBe(reason);
       const requests = client.stats.requests;
       await new Promise((resolve) => setTimeout(resolve, 600));
@@ -249,11 +249,12 @@ describe('web search', () => {
     client.events$.subscribe((event) => {
       if (event.type === 'overfetch') overfetches.push(event.credits);
     });
-    const walk = await measured(() => collect(client.search.web(QUERY, { concurrency: 11, overfetch: true })));
+    const walk = await measured(() => collect(client.search.web(QUERY, { concurrency: 11, overfetch: true, lookahead: 'eager' })));
     expect(walk.result).toHaveLength(57);
     expect(walk.charged).toBe(11);
     expect(walk.maxOpen).toBeGreaterThan(1);
     expect(client.stats.overfetched).toBe(4);
+    expect(client.stats.overfetchedPages).toBe(4);
     expect(overfetches).toEqual([4]);
     await client.close();
   });

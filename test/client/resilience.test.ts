@@ -129,7 +129,7 @@ describe('metering', () => {
   it('counts requests, pages, records and credits of a walk', async () => {
     const client = clientOf(clean);
     await collect(client.forum.subforum({ subforum: 'meter-n250' }));
-    expect(client.stats).toEqual({ requests: 3, pages: 3, records: 250, credits: 3, retries: 0, duplicates: 0, overfetched: 0, ignoredContinuations: 0 });
+    expect(client.stats).toEqual({ requests: 3, pages: 3, records: 250, credits: 3, retries: 0, duplicates: 0, overfetched: 0, overfetchedPages: 0, ignoredContinuations: 0 });
     await client.close();
   });
 

@@ -38,6 +38,14 @@ export class RecordingControl implements StreamControl {
   }
 }
 
+/** A control that also records the counts of records readers said they will take (`readAtMost`), as a client stream's does. */
+export class ReadingControl extends RecordingControl {
+  readonly reads: number[] = [];
+  readAtMost(records: number): void {
+    this.reads.push(records);
+  }
+}
+
 /** `source` with `control` under `STREAM_CONTROL`, as a client stream carries it. */
 export function controlled<T>(source: AsyncIterable<T>, control: StreamControl): AsyncIterable<T> & Controlled {
   return { [Symbol.asyncIterator]: () => source[Symbol.asyncIterator](), [STREAM_CONTROL]: control };
