@@ -17,6 +17,7 @@ import { Requester, STOPPED } from './requester.ts';
 import { MAX_TIMER_MS, type RetryOptions, retryPolicy } from './retry.ts';
 import type { HeldPages } from './page-reader.ts';
 import { RecordStream, type StreamOptions, type WalkStart } from './stream.ts';
+import { keyScrubber } from './scrub.ts';
 import { Transport } from './transport.ts';
 
 export interface ClientOptions {
@@ -105,6 +106,7 @@ export function createClient(options: ClientOptions = {}): Client {
   // Only once every option passed: a refused option must not leave a connection pool behind.
   const meter = new Meter();
   const transport = new Transport({ baseUrl: base, apiKey, timeoutMs, connections: maxConcurrentRequests, maxBodyBytes });
+  const scrub = keyScrubber(apiKey);
   const requester = new Requester(transport, meter, policy, maxConcurrentRequests, clientGates);
 
   const signalOf = (signal: AbortSignal | undefined): AbortSignal | undefined => {
@@ -121,7 +123,7 @@ export function createClient(options: ClientOptions = {}): Client {
     }
     const reopen = (checkpoint: Checkpoint | undefined, reopenOptions: StreamOptions, reopenHeld?: HeldPages) =>
       open(op, query, checkpoint === undefined ? undefined : checkCheckpoint(checkpoint), reopenOptions, reopenHeld);
-    const parts = { op, query, strategy, requester, meter, signal: signalOf(options.signal), reopen, held };
+    const parts = { op, query, strategy, requester, meter, signal: signalOf(options.signal), reopen, held, scrub };
     return new RecordStream<unknown, unknown>(parts, from, options);
   };
 

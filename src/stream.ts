@@ -106,6 +106,8 @@ export interface StreamParts {
   reopen(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
   /** Pages an earlier run bought ahead and staged, and where this walk stages the ones it buys ahead. */
   held?: HeldPages;
+  /** The client's key out of a text, in every form a service might echo it in (`keyScrubber`). */
+  scrub(text: string): string;
   query: Record<string, string>;
   strategy: Strategy<unknown>;
   requester: Requester;
@@ -140,6 +142,8 @@ export interface Walk {
   readonly used: boolean;
   /** The client's events: pages, retries, errors and ignored continuations of every walk it runs. */
   readonly events$: Observable<ClientEvent>;
+  /** The client's key out of a text: what an export stages never holds it. */
+  scrub(text: string): string;
   open(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
 }
 
@@ -230,6 +234,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         return used();
       },
       events$: parts.meter.events$,
+      scrub: parts.scrub,
       open: (start, options, held) => parts.reopen(start, options, held),
     };
   }
@@ -426,6 +431,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     if (this.#parts.strategy.ahead !== undefined) this.#lastBody = body;
     meter.page(op.id, read.records.length, creditsOf(body, true));
     let { next, ignored } = read;
+    // A continuation is sent back and kept in checkpoints: one that echoes the key is refused, never stored.
+    if (next !== null && typeof next !== 'number' && this.#parts.scrub(JSON.stringify(next)) !== JSON.stringify(next)) {
+      throw this.#failed(new ResponseFormatError(`${op.id}: the service sent a continuation value that holds the API key; refusing to send it back or store it`, { endpoint: op.id, status: 200 }));
+    }
     const again = next !== null && read.followIfNew === true ? strategy.spends(next) : undefined;
     if (again !== undefined && this.#spent.has(digestOf(again))) {
       ignored ??= `${preview(again)} came back in a body without its has-more flag`;

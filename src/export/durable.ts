@@ -160,14 +160,15 @@ export class Spool {
   /**
    * Appends one page of records and waits until they are on disk; a failed write is cut off again.
    * Lone surrogates are written as U+FFFD, as every sink writes them (a reader refuses the escape);
-   * resolves to how many strings needed that.
+   * resolves to how many strings needed that. `scrub` takes the API key out of the page's text, in
+   * case a service echoed it into a record: staged state never holds it.
    */
-  async appendPage(records: readonly unknown[]): Promise<number> {
+  async appendPage(records: readonly unknown[], scrub: (text: string) => string = (text) => text): Promise<number> {
     if (records.length === 0) return 0;
     const repairs = new Repairs();
     let text = '';
     for (const record of records) text += wellFormedJson(JSON.stringify(record), repairs) + '\n';
-    const buffer = Buffer.from(text, 'utf8');
+    const buffer = Buffer.from(scrub(text), 'utf8');
     try {
       let written = 0;
       while (written < buffer.length) {

@@ -78,7 +78,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     const { kept, read, duplicates } = await keep(plan, records);
     const page = records.slice(0, read);
     const after = plan.destination.inspect(walk, page);
-    state.run.repaired += await plan.spool.appendPage(kept);
+    state.run.repaired += await plan.spool.appendPage(kept, walks.scrub);
     walk.checkpoint = read < records.length ? batch.checkpointAfter(read) : batch.checkpoint;
     walk.done = (batch.last && read === records.length) || after === 'stop';
     state.spool = plan.spool.mark();
@@ -105,7 +105,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     const options = { signal: plan.signal, concurrency: plan.pageConcurrency, overfetch: plan.overfetch, lookahead: 'eager' as const };
     let stream;
     try {
-      stream = walks.open(walk.params, walk.checkpoint, options, plan.held.forWalk(walkName(walk.params)));
+      stream = walks.open(walk.params, walk.checkpoint, options, plan.held.forWalk(walkName(walk.params), walks.scrub));
     } catch (error) {
       halt.fail(index, error);
       return;

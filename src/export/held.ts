@@ -53,8 +53,8 @@ export class HeldPageFile {
     return file;
   }
 
-  /** The held pages of one walk (`walkName`), for its stream. */
-  forWalk(walk: string): HeldPages {
+  /** The held pages of one walk (`walkName`), for its stream; `scrub` takes the API key out of what is staged. */
+  forWalk(walk: string, scrub: (text: string) => string): HeldPages {
     const staged = this.#staged.get(walk);
     return {
       take: (query) => {
@@ -64,7 +64,7 @@ export class HeldPageFile {
         staged.delete(key);
         return body;
       },
-      hold: (query, body) => this.#append({ walk, query, body }),
+      hold: (query, body) => this.#append({ walk, query, body }, scrub),
     };
   }
 
@@ -80,8 +80,8 @@ export class HeldPageFile {
     this.#handle = undefined;
   }
 
-  #append(line: Line): void {
-    const content = JSON.stringify(line);
+  #append(line: Line, scrub: (text: string) => string): void {
+    const content = scrub(JSON.stringify(line));
     const text = `${content.slice(0, -1)},"sha256":"${digestOf(content)}"}\n`;
     this.#writing = this.#writing.then(async () => {
       if (this.#failure !== undefined) return;

@@ -19,6 +19,8 @@ export interface ExportWalks {
   repeats: number;
   /** The client's events (every stream of one export comes from one client). */
   events$: Walk['events$'];
+  /** The client's key out of a text (`Walk.scrub`). */
+  scrub: Walk['scrub'];
   /** Opens the walk of `params` from `start`. */
   open(params: Record<string, string>, start: Checkpoint | undefined, options: StreamOptions, held: HeldPages): RecordStream<unknown>;
 }
@@ -46,6 +48,7 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
   const [first] = walks;
   const other = walks.find((walk) => walk.op.id !== first.op.id);
   if (other !== undefined) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${other.op.id}`);
+  if (walks.some((walk) => walk.events$ !== first.events$)) throw new TypeError('the streams of one export come from one client');
   const byName = new Map<string, Walk>();
   for (const walk of walks) {
     const name = walkName(walk.params);
@@ -57,6 +60,7 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
     params: kept.map(([, walk]) => ({ ...walk.params })),
     repeats: walks.length - byName.size,
     events$: first.events$,
+    scrub: first.scrub,
     open: (params, start, options, held) => (byName.get(walkName(params)) ?? first).open(start, options, held),
   };
 }

@@ -2,10 +2,12 @@
  * `exportTo` from a script: the engine's guarantees without the CLI, against the sandbox over
  * loopback, every credit claim counted on the sandbox's side.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, filter, map, pipe, type Client } from '../../src/index.ts';
+import { createClient, filter, map, pipe, ResponseFormatError, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { exportTo, HeldStateError, LockedError, NotWritableError, StreamUsedError } from '../../src/export/index.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -139,5 +141,61 @@ describe('exportTo a dataset', () => {
     expect(summaries.map((summary) => summary.walks.total).sort()).toEqual([0, 1]);
     for (const summary of summaries) expect(summary.complete).toBe(true);
     expect(summaries.reduce((sum, summary) => sum + (summary.dataset?.added ?? 0), 0)).toBe(25);
+  });
+});
+
+describe('exportTo and a service that echoes the key', () => {
+  const KEY = 'sk_live_echoed_key_0123456789';
+  /** forum/subforum: page 1 echoes the key in a record, and with `cursor-echo` in its `after` too. */
+  async function echoing(): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      const subforum = url.searchParams.get('subforum');
+      const after = url.searchParams.get('after');
+      const posts = after === null ? [{ id: 'p1', created_utc: 1_700_000_000, title: `my key is ${KEY}` }] : [{ id: 'p2', created_utc: 1_700_000_100, title: 'two' }];
+      const next = after !== null ? undefined : subforum === 'cursor-echo' ? `t3_${KEY}` : 't3_next';
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify({ success: true, data: { posts, ...(next === undefined ? {} : { after: next }) } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+  const everything = (dir: string): string =>
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
+      .join('\n');
+
+  it('keeps the key out of every file it writes, for a file and a dataset', async () => {
+    const service = await echoing();
+    const echoClient = createClient({ apiKey: KEY, baseUrl: service.url, retry: { retries: 0 } });
+    try {
+      const dir = fresh('echo');
+      const file = await exportTo(echoClient.forum.subforum({ subforum: 'record-echo' }), { out: join(dir, 'posts.ndjson') });
+      expect(file.records).toBe(2);
+      await exportTo(echoClient.forum.subforum({ subforum: 'record-echo' }), { dataset: join(dir, 'ds') });
+      expect(everything(dir)).not.toContain(KEY);
+      expect(readFileSync(join(dir, 'posts.ndjson'), 'utf8')).toContain('[redacted]');
+    } finally {
+      await echoClient.close();
+      await service.close();
+    }
+  });
+
+  it('refuses a continuation that holds the key, and stages none of it', async () => {
+    const service = await echoing();
+    const echoClient = createClient({ apiKey: KEY, baseUrl: service.url, retry: { retries: 0 } });
+    try {
+      const dir = fresh('cursor-echo');
+      const failure = await exportTo(echoClient.forum.subforum({ subforum: 'cursor-echo' }), { out: join(dir, 'posts.ndjson') }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(ResponseFormatError);
+      expect((failure as Error).message).toMatch(/continuation value that holds the API key/);
+      expect((failure as Error).message).not.toContain(KEY);
+      expect(everything(dir)).not.toContain(KEY);
+    } finally {
+      await echoClient.close();
+      await service.close();
+    }
   });
 });
