@@ -316,7 +316,7 @@ describe('the key echoed back by a hostile service', () => {
     const result = await runCli(['export', 'forum/subforum', 'subforum=x', '--out', '-'], envFor(server));
     await server.close();
     expect(result.code).toBe(5);
-    expect(result.stderr).toContain('came back after it was already used');
+    expect(result.stderr).toContain('continuation value that holds the API key');
     expect(result.stderr).not.toContain(KEY);
     expect(result.stderr).not.toContain('x'.repeat(20));
   });
