@@ -192,8 +192,9 @@ export async function withLock<T>(paths: DatasetPaths, fn: () => Promise<T>): Pr
     }
     await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
   }
-  await writeFile(join(paths.lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
   try {
+    // Inside: a full disk refuses this file, and a lock left unsigned would stall the next run 10 s.
+    await writeFile(join(paths.lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
     return await fn();
   } finally {
     await rm(paths.lock, { recursive: true, force: true });

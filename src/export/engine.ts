@@ -24,7 +24,7 @@ import { fileSize, removeIfPresent, Spool } from './durable.ts';
 import { extract, operationKey } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
-import { freshRun, freshState, loadState, matchWalks, StateJournal, type ExportState } from './journal.ts';
+import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, type ExportState } from './journal.ts';
 import { lockOutput } from './lock.ts';
 import { checkOptions, type ExportSettings } from './options.ts';
 import { progressReporter } from './progress.ts';
@@ -169,7 +169,6 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   }
   const done = state.walks.every((walk) => walk.done);
   const rejected = state.walks.some((walk) => walk.rejected !== undefined);
-  if (failure === undefined) state.run.ended = true;
   if (failure === undefined && done && !rejected) {
     // From here on a kill is finished by a resume without a request: only the publishing is left.
     state.finished = true;
@@ -195,7 +194,17 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
     }
   }
   if (failure !== undefined) throw asError(failure);
+  // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
+  await endRun(files.journal);
   return summarize(destination, state, { started, resumed, stoppedBy, balance, ignored, published, rejected: halt.rejected, unread });
+}
+
+/** Records in the journal (as publishing left it) that its run stopped cleanly: a resume starts the next. */
+async function endRun(path: string): Promise<void> {
+  const state = await loadState(path);
+  if (state === undefined) return;
+  state.run.ended = true;
+  await writeState(path, state);
 }
 
 /** Publishes a run whose every walk is staged, and drops the staging. */

@@ -112,6 +112,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     }
     const control = stream[STREAM_CONTROL];
     control.addGate(halt);
+    control.addGate(plan.held);
     // Last: an attempt the ledger lets through is sent.
     control.addGate(ledger);
     try {

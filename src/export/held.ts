@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import type { RequestGate } from '../control.ts';
 import { StateDamagedError } from '../errors.ts';
 import type { HeldPages } from '../page-reader.ts';
 import type { Query } from '../pagination/index.ts';
@@ -19,10 +20,16 @@ interface Line {
   body: unknown;
 }
 
-export class HeldPageFile {
+export class HeldPageFile implements RequestGate {
   /** Bodies staged by earlier runs and not yet read, by walk, then by query. */
   readonly #staged = new Map<string, Map<string, unknown>>();
   #handle: FileHandle | undefined;
+  /**
+   * Lines waiting for the next write. Pages that arrive while a write is under way go out together in
+   * the next one, one flush for all: a flush per page falls behind 16 pages in flight (30 or more
+   * answered pages waited in memory), and a kill lost them all.
+   */
+  #queue: string[] = [];
   #writing: Promise<void> = Promise.resolve();
   #failure: Error | undefined;
 
@@ -31,17 +38,20 @@ export class HeldPageFile {
   /** The pages staged at `path` (none when there is no file), and appends from here on. */
   static async open(path: string, remedy: string): Promise<HeldPageFile> {
     const file = new HeldPageFile(path);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(path, { encoding: 'utf8', flag: OPEN.read });
+      bytes = await readFile(path, { flag: OPEN.read });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return file;
       if (code === 'ELOOP') throw new StateDamagedError(`${path} is a symbolic link, not a file this program wrote; ${remedy}`, path);
       throw error;
     }
-    const lines = text.split('\n');
-    // Only the last line can be cut short by a kill; it ends without a newline.
+    // Only the last line can be cut short (by a kill, or a full disk); it ends without a newline. It
+    // is cut off, or the lines appended after it would join it and fail to verify on the next open.
+    const whole = bytes.lastIndexOf(0x0a) + 1;
+    if (whole < bytes.length) await cutTo(path, whole);
+    const lines = bytes.subarray(0, whole).toString('utf8').split('\n');
     lines.pop();
     for (const [index, raw] of lines.entries()) {
       const line = parseLine(raw);
@@ -68,6 +78,16 @@ export class HeldPageFile {
     };
   }
 
+  /**
+   * A gate before each request of the export's walks: it waits until every page bought ahead so far
+   * is on disk. The page reader frees a request's place as its answer arrives, so without it a walk
+   * would send new requests while answered pages still waited in memory, and a kill would lose both.
+   */
+  async acquire(): Promise<boolean> {
+    await this.#writing;
+    return true;
+  }
+
   /** Waits for every page handed to `hold` to be on disk; throws what failed (a full disk). */
   async flush(): Promise<void> {
     await this.#writing;
@@ -82,8 +102,12 @@ export class HeldPageFile {
 
   #append(line: Line, scrub: (text: string) => string): void {
     const content = scrub(JSON.stringify(line));
-    const text = `${content.slice(0, -1)},"sha256":"${digestOf(content)}"}\n`;
+    this.#queue.push(`${content.slice(0, -1)},"sha256":"${digestOf(content)}"}
+`);
+    // A write is already waiting to take the queue.
+    if (this.#queue.length > 1) return;
     this.#writing = this.#writing.then(async () => {
+      const text = this.#queue.splice(0).join('');
       if (this.#failure !== undefined) return;
       try {
         const handle = (this.#handle ??= await open(this.path, OPEN.appendOrCreate, 0o600));
@@ -93,6 +117,15 @@ export class HeldPageFile {
         this.#failure = error instanceof Error ? error : new Error(String(error));
       }
     });
+  }
+}
+
+async function cutTo(path: string, bytes: number): Promise<void> {
+  const handle = await open(path, OPEN.update);
+  try {
+    await handle.truncate(bytes);
+  } finally {
+    await handle.close();
   }
 }
 
