@@ -107,7 +107,7 @@ export interface StreamParts {
   /** Pages an earlier run bought ahead and staged, and where this walk stages the ones it buys ahead. */
   held?: HeldPages;
   /** The client's key out of a text, in every form a service might echo it in (`keyScrubber`). */
-  scrub(text: string): string;
+  readonly scrub: (text: string) => string;
   query: Record<string, string>;
   strategy: Strategy<unknown>;
   requester: Requester;
@@ -143,7 +143,7 @@ export interface Walk {
   /** The client's events: pages, retries, errors and ignored continuations of every walk it runs. */
   readonly events$: Observable<ClientEvent>;
   /** The client's key out of a text: what an export stages never holds it. */
-  scrub(text: string): string;
+  readonly scrub: (text: string) => string;
   open(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
 }
 
