@@ -16,6 +16,8 @@ usage:
   socialstream ops                                   the operations, their parameters and paging
   socialstream credits                               the balance of the key in SOCIALSTREAM_API_KEY
   socialstream export <op-id> key=value ... (--out FILE.(ndjson|csv|parquet) | --dataset DIR) [options]
+  socialstream dataset info DIR [--json]             what a dataset holds: operations, rows, partitions, parts, marks, schema, drift
+  socialstream dataset compact DIR [--partition P]   rewrite a dataset's many small part files as few, in place
   socialstream sandbox [--port N] [--host H] [--credits N] [--latency MS] [--fault-rate P] [--seed S] [--dialect spec|service]
 
 Run 'socialstream <command> --help' for a command's options. Every command also takes
@@ -30,6 +32,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   ops: async () => (await import('./ops.ts')).runOps,
   credits: async () => (await import('./credits.ts')).runCredits,
   export: async () => (await import('./export.ts')).runExport,
+  dataset: async () => (await import('./dataset.ts')).runDataset,
   sandbox: async () => (await import('../sandbox/cli.ts')).runSandboxCommand,
 };
 

@@ -31,6 +31,7 @@ import {
   type PartitionBy,
   type Partitioning,
 } from './dataset-store.ts';
+import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
@@ -135,6 +136,8 @@ export class DatasetDestination implements Destination {
         this.output,
       );
     }
+    // A compaction changes the schema (its partitioning): finished first, before the schema is read.
+    if (await hasPendingCompaction(this.paths)) await withLock(this.paths, () => finishCompaction(this.paths));
     const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
     if (journal !== undefined) await withLock(this.paths, () => this.#finishPublish(journal));
     const schema = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
@@ -179,6 +182,7 @@ export class DatasetDestination implements Destination {
   async publish(state: ExportState, complete: boolean): Promise<Published> {
     try {
       return await withLock(this.paths, async () => {
+        await finishCompaction(this.paths);
         const journal = await this.#plan(state, complete);
         await writeJsonAtomic(this.paths.journal, journal);
         await this.#finishPublish(journal);
@@ -205,6 +209,8 @@ export class DatasetDestination implements Destination {
   /** Reads every staged record, merges them into the partitions they touch, and writes the new parts (staged). */
   async #plan(state: ExportState, complete: boolean): Promise<PublishJournal> {
     const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    // A compaction since this run opened may have changed it (`compact.ts`): the recorded one is the dataset's.
+    if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
     const tracker = new SchemaTracker(recorded?.columns ?? []);
     const incoming = new Map<string, Record<string, unknown>[]>();
     if (state.spool.bytes > 0) {

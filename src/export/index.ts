@@ -8,6 +8,8 @@
 export { exportTo, toDataset } from './engine.ts';
 export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';
+export { datasetInfo, describeDatasetInfo, type DatasetInfo, type MarkInfo, type OperationInfo, type PartitionInfo, type StagedInfo, type WriterInfo } from './info.ts';
+export { compactDataset, type CompactionSummary, type CompactOptions, type OperationCompaction } from './compact.ts';
 export type { DatasetChanges, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
 export {
   DiskFullError,

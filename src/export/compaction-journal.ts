@@ -1,0 +1,84 @@
+/**
+ * The journal of a compaction (`compact.ts`), kept apart from `dataset.ts` so that both a compaction
+ * and an export's open can finish one a kill left half done: the export's open calls
+ * `finishCompaction` before it reads the schema the compaction changed.
+ *
+ * Like a publish, a compaction writes its new parts staged (out of sight of readers), then this
+ * journal naming every rename and every old part to remove, then renames and removes. Each step is
+ * idempotent, so the journal is replayed from the start by whoever finds it. Paths are relative to
+ * the dataset directory, so a dataset copied or moved while a compaction was pending still finishes.
+ */
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { DatasetPaths } from './dataset-store.ts';
+import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
+
+export interface CompactionJournal {
+  version: 1;
+  operation: string;
+  /** Staged part → its place, both relative to the dataset directory. */
+  renames: [string, string][];
+  /** Old parts whose rows the new parts hold, relative to the dataset directory. */
+  removes: string[];
+  /** The schema file after the compaction (its partitioning may have changed). */
+  schema: unknown;
+}
+
+/** `_dataset/<op>/compact.json`: shared by every writer of the operation. */
+export function compactionJournalPath(paths: DatasetPaths): string {
+  return join(paths.meta, 'compact.json');
+}
+
+/** Where a compaction writes its new parts before the journal names them. */
+export function compactionStaging(paths: DatasetPaths): string {
+  return join(paths.meta, 'compact');
+}
+
+export async function hasPendingCompaction(paths: DatasetPaths): Promise<boolean> {
+  return (await fileSize(compactionJournalPath(paths))) !== undefined;
+}
+
+export async function writeCompactionJournal(paths: DatasetPaths, journal: CompactionJournal): Promise<void> {
+  await writeJsonAtomic(compactionJournalPath(paths), journal);
+}
+
+/**
+ * Finishes the compaction the journal describes, if there is one; the caller holds the operation's
+ * publish lock. Returns whether there was one.
+ */
+export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
+  const path = compactionJournalPath(paths);
+  const journal = (await readJsonFile(path, `delete ${path} and ${compactionStaging(paths)}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`)) as
+    | CompactionJournal
+    | undefined;
+  if (journal === undefined) {
+    // Parts staged by a compaction killed before its journal: the dataset never saw them.
+    await rm(compactionStaging(paths), { recursive: true, force: true });
+    return false;
+  }
+  for (const [from, to] of journal.renames) {
+    const target = join(paths.dir, to);
+    await mkdir(dirname(target), { recursive: true });
+    try {
+      await rename(join(paths.dir, from), target);
+    } catch (error) {
+      // Renamed before a kill: the staged file is gone and the part is in place.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  for (const old of journal.removes) {
+    const part = join(paths.dir, old);
+    await rm(part, { force: true });
+    await removeIfEmpty(dirname(part));
+  }
+  await writeJsonAtomic(paths.schema, journal.schema);
+  await rm(compactionStaging(paths), { recursive: true, force: true });
+  await rm(path, { force: true });
+  return true;
+}
+
+/** A partition folder whose last part went: readers would find nothing in it. */
+async function removeIfEmpty(folder: string): Promise<void> {
+  const left = await readdir(folder).catch(() => undefined);
+  if (left !== undefined && left.length === 0) await rmdir(folder).catch(() => undefined);
+}

@@ -1,0 +1,108 @@
+/**
+ * What a dataset directory holds, read off its files without changing any (`dataset-store.ts` says
+ * where each thing lives): its operations and their recorded schema, every writer that left a trace,
+ * and every part file with its partition and size. `info.ts` reports it; `compact.ts` rewrites it.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DatasetError } from '../errors.ts';
+import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, type Partitioning } from './dataset-store.ts';
+import { readJsonFile } from './durable.ts';
+
+/** `schema.json` as the dataset destination records it. */
+export interface RecordedSchema {
+  version: 1;
+  operation: string;
+  format: DatasetFormat;
+  columns: SchemaColumn[];
+  partitioning?: Partitioning;
+}
+
+export interface ScannedOperation {
+  operation: string;
+  /** The schema file; undefined when no run has published yet. */
+  schema: RecordedSchema | undefined;
+  format: DatasetFormat;
+  partitioning: Partitioning;
+  /** Paths for the `all` writer; `pathsOf(writer)` for another. */
+  paths: DatasetPaths;
+}
+
+export interface ScannedPart {
+  path: string;
+  partition: string;
+  writer: string;
+  bytes: number;
+}
+
+/** The operations of the dataset at `dir`; a directory that holds none is refused (`DATASET`). */
+export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
+  let folders: string[];
+  try {
+    folders = (await readdir(join(dir, '_dataset'), { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    throw new DatasetError(`${dir} is not a dataset (it has no _dataset folder): export into it with --dataset first`, dir);
+  }
+  const operations: ScannedOperation[] = [];
+  for (const folder of folders.sort()) {
+    const schemaPath = join(dir, '_dataset', folder, 'schema.json');
+    const schema = (await readJsonFile(schemaPath, `delete ${schemaPath} to record the schema afresh`)) as RecordedSchema | undefined;
+    const operation = schema?.operation ?? folder.replaceAll('__', '/');
+    operations.push({
+      operation,
+      schema,
+      format: schema?.format ?? 'parquet',
+      partitioning: schema === undefined ? LEGACY_PARTITIONING : (schema.partitioning ?? LEGACY_PARTITIONING),
+      paths: new DatasetPaths(dir, operation, 'all'),
+    });
+  }
+  return operations;
+}
+
+/** The part files of an operation: `<op>/<column>=<partition>/part-<writer>.<ext>`, in partition order. */
+export async function scanParts(dir: string, operation: ScannedOperation): Promise<ScannedPart[]> {
+  const root = join(dir, ...operation.operation.split('/'));
+  const prefix = `${operation.partitioning.column}=`;
+  const extension = PART_EXTENSION[operation.format];
+  const parts: ScannedPart[] = [];
+  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
+  // Only this operation's own partition folders: `shortvideo/videos/popular` lives inside `shortvideo/videos`.
+  for (const folder of folders.filter((entry) => entry.isDirectory() && entry.name.startsWith(prefix)).map((entry) => entry.name).sort()) {
+    for (const name of (await readdir(join(root, folder))).sort()) {
+      if (!name.startsWith('part-') || !name.endsWith(extension)) continue;
+      const path = join(root, folder, name);
+      parts.push({ path, partition: folder.slice(prefix.length), writer: name.slice('part-'.length, -extension.length), bytes: (await stat(path)).size });
+    }
+  }
+  return parts;
+}
+
+/**
+ * Every writer that left a trace: part files, marks, drift, staging or a lock. `all` is always
+ * among them: it is the writer an export without `--shard` takes.
+ */
+export async function scanWriters(operation: ScannedOperation, parts: readonly ScannedPart[]): Promise<string[]> {
+  const writers = new Set(['all', ...parts.map((part) => part.writer)]);
+  const names = await readdir(operation.paths.meta).catch(() => [] as string[]);
+  for (const name of names) {
+    const match = /^(?:state-|drift-)(.+)\.json$|^staging-(.+)$|^writer-(.+)\.lock$/.exec(name);
+    const writer = match?.[1] ?? match?.[2] ?? match?.[3];
+    if (writer !== undefined) writers.add(writer);
+  }
+  return [...writers].sort();
+}
+
+/** The paths of `writer` in `operation`. */
+export function pathsOf(operation: ScannedOperation, writer: string): DatasetPaths {
+  return new DatasetPaths(operation.paths.dir, operation.operation, writer);
+}
+
+/** The shard of a writer name: `shard-2-of-3` → `{ index: 2, count: 3 }`; `all` → undefined. */
+export function shardOf(writer: string): { index: number; count: number } | undefined {
+  const match = /^shard-(\d+)-of-(\d+)$/.exec(writer);
+  return match === null ? undefined : { index: Number(match[1]), count: Number(match[2]) };
+}

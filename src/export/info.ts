@@ -1,0 +1,288 @@
+/**
+ * `datasetInfo`: what a dataset holds, read off its files without changing any (no lock, no
+ * recovery): per operation its rows, partitions, part files, writers, marks, schema, last drift,
+ * and anything staged or half done. It renders itself in Jupyter and as the CLI's text.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
+import type { SchemaDrift } from '../errors.ts';
+import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { describeDrift, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { JUPYTER_DISPLAY, escapeHtml, tableHtml, tableText, type Grid, type MediaBundle } from '../notebook/display.ts';
+import { hasPendingCompaction } from './compaction-journal.ts';
+import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './dataset-scan.ts';
+import type { PartitionBy } from './dataset-store.ts';
+import { fileSize, isAlive, readJsonFile } from './durable.ts';
+import { loadState } from './journal.ts';
+import { counted } from './progress.ts';
+
+export interface DatasetInfo {
+  dir: string;
+  operations: OperationInfo[];
+  rows: number;
+  parts: number;
+  bytes: number;
+  [JUPYTER_DISPLAY](): MediaBundle;
+}
+
+export interface OperationInfo {
+  operation: string;
+  format: DatasetFormat;
+  /** How part files split by their records' time, and the Hive key of the folders (`_date`). */
+  partitioning: { by: PartitionBy; column: string };
+  rows: number;
+  parts: number;
+  bytes: number;
+  partitions: PartitionInfo[];
+  writers: WriterInfo[];
+  /** Columns and kinds every part uses; empty before the first publish. */
+  schema: SchemaColumn[];
+  /** A compaction was killed after its journal: the next export or compaction finishes it. */
+  compacting: boolean;
+}
+
+export interface PartitionInfo {
+  name: string;
+  rows: number;
+  parts: number;
+  bytes: number;
+}
+
+export interface WriterInfo {
+  /** `all`, or `shard-K-of-N`. */
+  name: string;
+  rows: number;
+  parts: number;
+  bytes: number;
+  /** Per parameter set, the newest record time published: a later newest-first run stops there. */
+  marks: MarkInfo[];
+  /** The schema drift of its last publish. */
+  drift?: { at: string; frozen: boolean; drift: SchemaDrift };
+  /** An unfinished run: what it staged and has not published (`export --resume` continues it). */
+  staged?: StagedInfo;
+  /** The pid of the export writing now. */
+  running?: number;
+}
+
+export interface MarkInfo {
+  params: Record<string, string>;
+  /** Unix ms. */
+  mark: number;
+  markTime: string;
+}
+
+export interface StagedInfo {
+  walks: { done: number; total: number };
+  /** Records, pages and credits staged since the last publish, over every run of the export. */
+  records: number;
+  pages: number;
+  credits: number;
+  /** A publish was killed after its journal: the next export of this writer finishes it. */
+  publishing: boolean;
+  /** The staging cannot be read (e.g. edited): its message. */
+  damaged?: string;
+}
+
+/** What the dataset at `dir` holds; a directory that is no dataset is refused (`DATASET`). */
+export async function datasetInfo(dir: string): Promise<DatasetInfo> {
+  const operations: OperationInfo[] = [];
+  for (const operation of await scanOperations(dir)) {
+    const parts = await scanParts(dir, operation);
+    const rows = new Map<ScannedPart, number>();
+    for (const part of parts) rows.set(part, await rowsIn(part.path, operation.format));
+    const partitions = new Map<string, PartitionInfo>();
+    for (const part of parts) {
+      const info = partitions.get(part.partition) ?? { name: part.partition, rows: 0, parts: 0, bytes: 0 };
+      partitions.set(part.partition, add(info, part, rows.get(part)!));
+    }
+    const writers: WriterInfo[] = [];
+    for (const name of await scanWriters(operation, parts)) {
+      const own = parts.filter((part) => part.writer === name);
+      const info = await writerInfo(pathsOf(operation, name), name, own, rows);
+      // `all` is listed only when it wrote or holds something.
+      if (name !== 'all' || own.length > 0 || info.marks.length > 0 || info.staged !== undefined || info.running !== undefined) writers.push(info);
+    }
+    operations.push({
+      operation: operation.operation,
+      format: operation.format,
+      partitioning: operation.partitioning,
+      rows: sum([...rows.values()]),
+      parts: parts.length,
+      bytes: sum(parts.map((part) => part.bytes)),
+      partitions: [...partitions.values()],
+      writers,
+      schema: operation.schema?.columns ?? [],
+      compacting: await hasPendingCompaction(operation.paths),
+    });
+  }
+  const info = {
+    dir,
+    operations,
+    rows: sum(operations.map((operation) => operation.rows)),
+    parts: sum(operations.map((operation) => operation.parts)),
+    bytes: sum(operations.map((operation) => operation.bytes)),
+  };
+  return Object.defineProperty(info, JUPYTER_DISPLAY, { value: () => ({ 'text/html': infoHtml(info), 'text/plain': describeDatasetInfo(info) }) }) as DatasetInfo;
+}
+
+async function writerInfo(
+  paths: ReturnType<typeof pathsOf>,
+  name: string,
+  parts: readonly ScannedPart[],
+  rows: ReadonlyMap<ScannedPart, number>,
+): Promise<WriterInfo> {
+  const remedy = 'it is read again by the next export of this writer';
+  const marks = (await readJsonFile(paths.state, remedy).catch(() => undefined)) as { walks?: Record<string, MarkInfo> } | undefined;
+  const drift = (await readJsonFile(paths.drift, remedy).catch(() => undefined)) as WriterInfo['drift'] | undefined;
+  const info: WriterInfo = {
+    name,
+    rows: sum(parts.map((part) => rows.get(part)!)),
+    parts: parts.length,
+    bytes: sum(parts.map((part) => part.bytes)),
+    marks: Object.values(marks?.walks ?? {}).map(({ params, mark, markTime }) => ({ params, mark, markTime })),
+  };
+  if (drift !== undefined) info.drift = { at: drift.at, frozen: drift.frozen, drift: drift.drift };
+  const staged = await stagedInfo(paths);
+  if (staged !== undefined) info.staged = staged;
+  const pid = Number((await readFile(join(paths.meta, `writer-${name}.lock`), 'utf8').catch(() => '')).trim());
+  if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid)) info.running = pid;
+  return info;
+}
+
+async function stagedInfo(paths: ReturnType<typeof pathsOf>): Promise<StagedInfo | undefined> {
+  const publishing = (await fileSize(paths.journal)) !== undefined;
+  const checkpoint = join(paths.staging, 'checkpoint.json');
+  try {
+    const state = await loadState(checkpoint);
+    if (state === undefined && !publishing) return undefined;
+    return {
+      walks: { done: state?.walks.filter((walk) => walk.done).length ?? 0, total: state?.walks.length ?? 0 },
+      records: state?.records ?? 0,
+      pages: state?.pages ?? 0,
+      credits: state?.credits ?? 0,
+      publishing,
+    };
+  } catch (error) {
+    return { walks: { done: 0, total: 0 }, records: 0, pages: 0, credits: 0, publishing, damaged: (error as Error).message };
+  }
+}
+
+/** Rows of a part: Parquet says so in its footer; NDJSON and CSV are counted. */
+async function rowsIn(path: string, format: DatasetFormat): Promise<number> {
+  if (format === 'parquet') return Number((await parquetMetadataAsync(await asyncBufferFromFile(path))).num_rows);
+  let rows = 0;
+  if (format === 'ndjson') {
+    for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) if (line.trim() !== '') rows++;
+    return rows;
+  }
+  for await (const _ of readPart(path, format)) rows++;
+  return rows;
+}
+
+function add(info: PartitionInfo, part: ScannedPart, rows: number): PartitionInfo {
+  return { name: info.name, rows: info.rows + rows, parts: info.parts + 1, bytes: info.bytes + part.bytes };
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+type Info = Omit<DatasetInfo, typeof JUPYTER_DISPLAY>;
+
+/** The info as text: what the CLI prints and a notebook shows without HTML. */
+export function describeDatasetInfo(info: Info): string {
+  const lines = [`dataset ${info.dir}: ${counted(info.operations.length, 'operation')}, ${counted(info.rows, 'row')} in ${counted(info.parts, 'part file')} (${size(info.bytes)})`];
+  for (const operation of info.operations) {
+    lines.push('', ...operationLines(operation));
+    lines.push(tableText(partitionGrid(operation)).replace(/^/gm, '  '));
+  }
+  return lines.join('\n');
+}
+
+function operationLines(operation: OperationInfo): string[] {
+  const { partitioning } = operation;
+  const lines = [
+    `${operation.operation}: ${counted(operation.rows, 'row')}, ${counted(operation.partitions.length, 'partition')} by ${partitioning.by} (${partitioning.column}=…), ` +
+      `${counted(operation.parts, 'part file')} (${operation.format}, ${size(operation.bytes)})`,
+  ];
+  const schema = operation.schema.map((column) => `${column.name} ${column.kind}`);
+  lines.push(`  schema: ${counted(schema.length, 'column')}${schema.length === 0 ? '' : `: ${schema.join(', ')}`}`);
+  if (operation.compacting) lines.push('  a compaction was interrupted: the next export or `dataset compact` finishes it');
+  for (const writer of operation.writers) {
+    const running = writer.running === undefined ? '' : `; an export (pid ${writer.running}) is writing it now`;
+    lines.push(`  writer ${writer.name}: ${counted(writer.rows, 'row')} in ${counted(writer.parts, 'part')} (${size(writer.bytes)})${running}`);
+    for (const mark of writer.marks) lines.push(`    mark ${paramsText(mark.params)}: ${mark.markTime}`);
+    if (writer.drift !== undefined) lines.push(`    last drift (${writer.drift.at}${writer.drift.frozen ? ', stopped a frozen run' : ''}): ${describeDrift(writer.drift.drift)}`);
+    if (writer.staged !== undefined) lines.push(`    ${stagedText(writer.staged)}`);
+  }
+  return lines;
+}
+
+function stagedText(staged: StagedInfo): string {
+  if (staged.damaged !== undefined) return `staged: cannot be read (${staged.damaged})`;
+  const publishing = staged.publishing ? '; its publish was interrupted: the next export of this writer finishes it' : '';
+  return (
+    `staged, not published: an unfinished run, ${staged.walks.done} of ${counted(staged.walks.total, 'walk')} done, ` +
+    `${counted(staged.records, 'record')} in ${counted(staged.pages, 'page')} (${counted(staged.credits, 'credit')}): export --resume continues it${publishing}`
+  );
+}
+
+function paramsText(params: Record<string, string>): string {
+  return Object.entries(params)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(' ');
+}
+
+/** Partitions shown whole up to this many; past it the first and last few, the middle counted. */
+const PARTITIONS_SHOWN = 12;
+
+function partitionGrid(operation: OperationInfo): Grid {
+  const { partitions } = operation;
+  const cut = partitions.length > PARTITIONS_SHOWN;
+  const half = PARTITIONS_SHOWN / 2;
+  const shown = cut ? [...partitions.slice(0, half), ...partitions.slice(-half)] : partitions;
+  return {
+    caption: counted(partitions.length, 'partition'),
+    columns: [{ name: operation.partitioning.column }, { name: 'rows' }, { name: 'parts' }, { name: 'bytes' }],
+    rows: shown.map((partition) => [partition.name, String(partition.rows), String(partition.parts), String(partition.bytes)]),
+    ...(cut ? { omitted: { at: half, count: partitions.length - PARTITIONS_SHOWN } } : {}),
+  };
+}
+
+function schemaGrid(operation: OperationInfo): Grid {
+  return {
+    caption: `schema: ${counted(operation.schema.length, 'column')}`,
+    columns: [{ name: 'column' }, { name: 'kind' }],
+    rows: operation.schema.map((column) => [column.name, column.kind]),
+  };
+}
+
+function infoHtml(info: Info): string {
+  const head = `<p><b>dataset ${escapeHtml(info.dir)}</b>: ${counted(info.operations.length, 'operation')}, ${counted(info.rows, 'row')} in ${counted(info.parts, 'part file')} (${escapeHtml(size(info.bytes))})</p>`;
+  const sections = info.operations.map((operation) => {
+    const [title, ...rest] = operationLines(operation).filter((line) => !line.startsWith('  schema:'));
+    const details = rest.map((line) => `<li>${escapeHtml(line.trim())}</li>`).join('');
+    return (
+      `<div class="socialstream-dataset"><p><b>${escapeHtml(title)}</b></p>` +
+      (details === '' ? '' : `<ul>${details}</ul>`) +
+      `<details><summary>partitions</summary>${tableHtml(partitionGrid(operation))}</details>` +
+      `<details><summary>schema</summary>${tableHtml(schemaGrid(operation))}</details></div>`
+    );
+  });
+  return head + sections.join('');
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return counted(bytes, 'byte');
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
