@@ -53,6 +53,19 @@ afterAll(async () => {
   await sandbox.close();
 });
 
+describe('socialstream dataset', () => {
+  it('answers --help on stdout with exit 0, for itself and each verb, and refuses an unknown verb', async () => {
+    for (const words of [['dataset', '--help'], ['dataset', 'info', '--help'], ['dataset', 'compact', '--help']]) {
+      const result = await runCli(words, process.env);
+      expect(result.code, words.join(' ')).toBe(0);
+      expect(result.stdout, words.join(' ')).toMatch(/usage: socialstream dataset|socialstream dataset info DIR/);
+    }
+    const unknown = await runCli(['dataset', 'compcat', template], process.env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/dataset has no command "compcat": info or compact/);
+  });
+});
+
 describe('socialstream dataset info', () => {
   it('prints with --json the rows, partitions and parts DuckDB reads', async () => {
     const run = await runCli(['dataset', 'info', template, '--json'], process.env);
