@@ -28,6 +28,7 @@ import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, 
 import { lockOutput } from './lock.ts';
 import { checkOptions, type ExportSettings } from './options.ts';
 import { progressReporter } from './progress.ts';
+import { displayed } from './summary.ts';
 import { walksOf, type ExportWalks } from './sources.ts';
 import type { ExportOptions, ExportSummary, StopReason } from './types.ts';
 
@@ -237,7 +238,7 @@ interface RunFacts {
 function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
   const done = state.walks.filter((walk) => walk.done).length;
   const rejected = [...facts.rejected].map(([index, error]) => ({ params: state.walks[index].params, message: error.message }));
-  return {
+  return displayed({
     complete: facts.complete ?? (done === state.walks.length && rejected.length === 0 && facts.stoppedBy === undefined),
     ...(facts.stoppedBy === undefined ? {} : { stoppedBy: facts.stoppedBy }),
     ...(facts.balance === undefined ? {} : { balance: facts.balance }),
@@ -258,7 +259,7 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     ...(facts.published?.bytes === undefined ? {} : { bytes: facts.published.bytes }),
     elapsedMs: Date.now() - facts.started,
     ...(facts.published?.dataset === undefined ? {} : { dataset: facts.published.dataset }),
-  };
+  });
 }
 
 /** The keys an earlier run of this export already wrote, so dedupe holds across a resume. */
