@@ -94,7 +94,7 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
  */
 async function open(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<{ state: ExportState; resumed: boolean } | ExportSummary> {
   const { files, remedy } = destination;
-  await destination.recover();
+  await destination.recover(settings.restart);
   let state = await trusted(() => loadState(files.journal), remedy);
   if (state !== undefined && settings.restart) {
     await destination.discard();
