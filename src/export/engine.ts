@@ -155,6 +155,7 @@ async function extractStaged(
       held,
       seen,
       keyOf,
+      dropDuplicates: !(destination instanceof DatasetDestination),
       limit: settings.limit,
       maxAttempts: minimum(settings.maxCredits, settings.maxPages),
       concurrency: settings.concurrency,

@@ -100,7 +100,7 @@ export interface ExportSummary {
   records: number;
   /** Records the walks delivered this run. */
   received: number;
-  /** Records dropped this run because their key was already written (files) or merged over (datasets). */
+  /** Records of this run whose key this export had already written: dropped from a file, merged over in a dataset (the newest kept). */
   duplicates: number;
   /** Strings with invalid UTF-16 that were repaired in the output. */
   repaired: number;
