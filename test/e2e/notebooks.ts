@@ -95,6 +95,7 @@ try {
   }
 } finally {
   rmSync(jupyterPath, { recursive: true, force: true });
+  rmSync(join(recipes, 'out'), { recursive: true, force: true });
 }
 console.log(`\nnotebooks: ${passed} passed, ${failed} failed`);
 process.exitCode = failed === 0 && passed > 0 ? 0 : 1;
