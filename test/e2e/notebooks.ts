@@ -10,10 +10,10 @@
  *   npm run test:e2e -- demo ad-library   those whose names contain one of the words
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '../..');
 const recipes = join(root, 'recipes');
@@ -50,11 +50,15 @@ function errorsOf(executed: string): string[] {
 }
 
 function kernelSpecs(): string {
-  const deno = createRequire(import.meta.url).resolve('deno/deno');
+  const bin = createRequire(import.meta.url).resolve('deno/bin.cjs');
+  // The `deno` package's postinstall puts the binary beside its bin script; without install scripts
+  // run, that script finds it in the platform package.
+  const binary = join(dirname(bin), 'deno');
+  const deno = existsSync(binary) ? [binary] : [process.execPath, bin];
   const path = mkdtempSync(join(tmpdir(), 'socialstream-jupyter-'));
   mkdirSync(join(path, 'kernels', 'deno'), { recursive: true });
   // What `deno jupyter --install` writes, kept out of the user's own Jupyter directories.
-  const spec = { argv: [deno, 'jupyter', '--kernel', '--conn', '{connection_file}'], display_name: 'Deno', language: 'typescript' };
+  const spec = { argv: [...deno, 'jupyter', '--kernel', '--conn', '{connection_file}'], display_name: 'Deno', language: 'typescript' };
   writeFileSync(join(path, 'kernels', 'deno', 'kernel.json'), JSON.stringify(spec, null, 2));
   return path;
 }
