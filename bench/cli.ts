@@ -1,6 +1,6 @@
 /**
  * The CLI over a wide `--inputs` file: what saving the checkpoint costs as the number of walks grows.
- * Each size runs the real CLI (`bin/socialstream.js`) as a child process against an in-process
+ * Each size runs the real CLI (the package's `bin`, built into `dist/` by `npm run bench`) as a child process against an in-process
  * sandbox, one parameter set per line (2 pages each), `--concurrency 16`, and reports wall time, the
  * child's CPU time (less swayed by other work on the machine) and the bytes it wrote (`/proc/self/io`,
  * read as it exits: `wchar` counts every write call, `write_bytes` what reached the block device). Checkpoint cost per page should not depend on the
@@ -9,12 +9,16 @@
  *   npx tsx bench/cli.ts [lines ...]     (default 1000 3000)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startSandbox } from '../src/sandbox/index.ts';
 
-const BIN = resolve(import.meta.dirname, '../bin/socialstream.js');
+// The CLI as installed: the file package.json's `bin` names, not a path of our own that can drift from it.
+const ROOT = resolve(import.meta.dirname, '..');
+const { bin } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+const BIN = resolve(ROOT, bin.socialstream);
+if (!existsSync(BIN)) throw new Error(`bench/cli runs the built CLI (${BIN}): run \`npm run build\` first, or \`npm run bench\`, which builds`);
 // Written by the child as it exits: its own I/O counters.
 const REPORT_IO = `data:text/javascript,${encodeURIComponent(
   'import { readFileSync, writeFileSync } from "node:fs";' +

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark in `bench/` one after another, each in its own process so
- * that one's heap and sockets do not colour the next one's figures. `npm run bench -- sinks client`
- * runs only those.
+ * that one's heap and sockets do not colour the next one's figures. Every `bench/*.ts` but this one
+ * (and files starting with `_`) is a bench, by its name: `npm run bench -- sinks export` runs only those.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';

@@ -12,7 +12,7 @@
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupCells } from './parquet-cells.ts';
-import { placeRowGroup, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
+import { encodeRowGroup, placeRowGroup, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
 import { encodeRowGroupOffThread } from './parquet-encoder.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
@@ -29,7 +29,16 @@ export interface ParquetOptions extends RowOptions {
   rowGroupSize?: number;
   /** Page compression. Default `'snappy'`. */
   compression?: ParquetCompression;
+  /**
+   * Where large row groups are encoded and compressed: `'worker'` (a worker thread, while this thread
+   * maps the next rows) or `'thread'` (this thread). Default `'worker'` under Node and `'thread'`
+   * under Deno, whose worker threads cost more than they save (`bench/deno.ts`).
+   */
+  encoder?: ParquetEncoder;
 }
+
+export type ParquetEncoder = 'worker' | 'thread';
+const ENCODERS: readonly ParquetEncoder[] = ['worker', 'thread'];
 
 export const DEFAULT_ROW_GROUP_SIZE = 10_000;
 /** A row group is held in memory until written; this keeps one from growing without bound. */
@@ -67,12 +76,16 @@ export function toParquet(
   if (compression !== undefined && !Object.hasOwn(COMPRESSION, compression)) {
     throw new TypeError(`compression must be one of ${Object.keys(COMPRESSION).join(', ')}, got ${String(compression)}`);
   }
+  if (options.encoder !== undefined && !ENCODERS.includes(options.encoder)) {
+    throw new TypeError(`encoder must be one of ${ENCODERS.join(', ')}, got ${String(options.encoder)}`);
+  }
   return runSink(source, path, (destination) => parquetWriter(destination, options));
 }
 
 export function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
+  const offThread = (options.encoder ?? defaultEncoder()) === 'worker';
   let specs: ColumnSpec[] = [];
   let group: RowGroupCells | undefined;
   /** The columns whose dictionaries did not pay, as of the group before: each group is encoded knowing them. */
@@ -97,7 +110,7 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     if (group!.rows === 0) return;
     rows += group!.rows;
     const cells = group!.take();
-    const encoding = plain.then((columns) => encodeRowGroupOffThread(specs, cells, columns));
+    const encoding = plain.then((columns) => (offThread ? encodeRowGroupOffThread : encodeRowGroup)(specs, cells, columns));
     plain = encoding.then((encoded) => encoded.plain);
     plain.catch(() => undefined);
     const before = writing;
@@ -157,6 +170,14 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     options,
     true,
   );
+}
+
+/**
+ * Under Deno, handing a row group to a `node:worker_threads` worker and back cost more than encoding
+ * it here: 20,000 posts took 2–3× as long as under Node (`bench/deno.ts` has the figures).
+ */
+function defaultEncoder(): ParquetEncoder {
+  return 'Deno' in globalThis ? 'thread' : 'worker';
 }
 
 /** The thrift schema: a root holding one optional leaf per column. */

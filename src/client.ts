@@ -5,7 +5,7 @@
  */
 import type { Observable } from 'rxjs';
 import { type Checkpoint, checkCheckpoint } from './checkpoint.ts';
-import { AuthError, ResponseFormatError, ValidationError } from './errors.ts';
+import { AuthError, KeyFormatError, ResponseFormatError, ValidationError } from './errors.ts';
 import { ThrottleGate } from './gates.ts';
 import { type ClientEvent, type ClientStats, Meter } from './metering.ts';
 import { checkParams, type ParamsOf, type ParamValue } from './operations/params.ts';
@@ -206,7 +206,7 @@ function checkApiKey(value: string | undefined): string {
     const code = key.charCodeAt(index);
     if (!isControl(code)) continue;
     const hex = code.toString(16).toUpperCase().padStart(4, '0');
-    throw new AuthError(`The API key holds a control character (U+${hex} at position ${index + 1}); copy the key again`);
+    throw new KeyFormatError(`holds a control character (U+${hex} at position ${index + 1}); copy the key again`);
   }
   return key;
 }
@@ -221,18 +221,33 @@ const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 /** The base URL as a URL: HTTPS anywhere, plain HTTP only on loopback (the sandbox). */
 function checkBaseUrl(value: string | URL | undefined): URL {
   if (value === undefined || value === '') {
-    throw new TypeError('No base URL: pass createClient({ baseUrl }) or set the SOCIALSTREAM_BASE_URL environment variable');
+    throw new BaseUrlError(undefined, 'No base URL: pass createClient({ baseUrl }) or set the SOCIALSTREAM_BASE_URL environment variable');
   }
   let url: URL;
   try {
     url = new URL(String(value));
   } catch {
-    throw new TypeError(`baseUrl is not a URL: ${JSON.stringify(String(value))}`);
+    throw new BaseUrlError(`is not a URL: ${JSON.stringify(String(value))}`);
   }
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw new TypeError('baseUrl must not carry credentials, a query or a fragment');
+    throw new BaseUrlError('must not carry credentials, a query or a fragment');
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && LOOPBACK.test(url.hostname)) return url;
-  throw new TypeError(`baseUrl must use https (plain http is allowed on loopback only), got ${url.protocol}//${url.host}`);
+  throw new BaseUrlError(`must use https (plain http is allowed on loopback only), got ${url.protocol}//${url.host}`);
+}
+
+/**
+ * A base URL that cannot be used (a programming error, so a `TypeError`). `problem` says what is
+ * wrong with it (undefined when there is none), so a caller that took it from elsewhere (the CLI, from
+ * SOCIALSTREAM_BASE_URL) can name its own source.
+ */
+export class BaseUrlError extends TypeError {
+  override readonly name = 'BaseUrlError';
+  constructor(
+    readonly problem: string | undefined,
+    message = `baseUrl ${problem}`,
+  ) {
+    super(message);
+  }
 }

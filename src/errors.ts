@@ -28,6 +28,13 @@ export class AuthError extends SocialstreamError {
   readonly code = 'AUTH';
 }
 
+/** The key cannot be sent as given (`problem` says why, e.g. a control character inside): refused before any request. */
+export class KeyFormatError extends AuthError {
+  constructor(readonly problem: string) {
+    super(`The API key ${problem}`);
+  }
+}
+
 /** 402: the key is valid but the balance cannot pay for the request. */
 export class InsufficientCreditsError extends SocialstreamError {
   readonly code: string = 'INSUFFICIENT_CREDITS';

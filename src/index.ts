@@ -3,7 +3,7 @@
  *
  * @module socialstream
  */
-export { createClient } from './client.ts';
+export { BaseUrlError, createClient } from './client.ts';
 export type { Client, ClientOptions, OperationGroups, OperationStream } from './client.ts';
 export { RecordStream } from './stream.ts';
 export type { LookaheadMode, PageBatch, StreamOptions } from './stream.ts';

@@ -3,7 +3,7 @@
  * with `--sandbox` an in-process sandbox on a free loopback port, announced on stderr so nobody
  * mistakes its synthetic data for real data.
  */
-import { AuthError, createClient, type Client } from '../index.ts';
+import { BaseUrlError, createClient, KeyFormatError, type Client } from '../index.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import { EnvironmentError } from './failure.ts';
 
@@ -39,19 +39,17 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
 
 /** The client of SOCIALSTREAM_API_KEY and SOCIALSTREAM_BASE_URL; a refusal names the variable, not the library option. */
 function clientFromEnvironment(maxConcurrentRequests: number | undefined): Client {
-  const { SOCIALSTREAM_API_KEY: apiKey, SOCIALSTREAM_BASE_URL: baseUrl } = process.env;
   try {
     return createClient({ maxConcurrentRequests });
   } catch (error) {
     // A missing key keeps its own message (failure.ts); a present one was refused for what it holds.
-    if (error instanceof AuthError && apiKey !== undefined && apiKey.trim() !== '') {
-      throw new EnvironmentError(error.message.replace(/^The API key/, 'SOCIALSTREAM_API_KEY'));
-    }
-    if (error instanceof TypeError && error.message.includes('baseUrl')) {
-      if (baseUrl === undefined || baseUrl === '') {
-        throw new EnvironmentError('no service address: set SOCIALSTREAM_BASE_URL to the https address of the service, or add --sandbox to try the built-in sandbox');
-      }
-      throw new EnvironmentError(error.message.replace(/^baseUrl/, 'SOCIALSTREAM_BASE_URL'));
+    if (error instanceof KeyFormatError) throw new EnvironmentError(`SOCIALSTREAM_API_KEY ${error.problem}`);
+    if (error instanceof BaseUrlError) {
+      throw new EnvironmentError(
+        error.problem === undefined
+          ? 'no service address: set SOCIALSTREAM_BASE_URL to the https address of the service, or add --sandbox to try the built-in sandbox'
+          : `SOCIALSTREAM_BASE_URL ${error.problem}`,
+      );
     }
     throw error;
   }

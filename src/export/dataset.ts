@@ -129,7 +129,8 @@ export class DatasetDestination implements Destination {
   }
 
   /** Finishes a publish a killed run left half done; reads the schema and marks this run goes by. */
-  async recover(): Promise<void> {
+  async recover(restart: boolean): Promise<void> {
+    if ((await fileSize(this.paths.run)) !== undefined && restart) await this.discard();
     if ((await fileSize(this.paths.run)) !== undefined) {
       throw new HeldStateError(
         `${this.paths.staging} was staged by socialstream 0.1.0, whose staging this version does not read: finish it with 0.1.0 (export --resume), or ${this.remedy}`,
@@ -345,7 +346,8 @@ async function readExisting(path: string, format: DatasetFormat): Promise<Record
     for await (const row of readPart(path, format)) rows.push(row);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return rows;
-    throw new DatasetError(`cannot read the part file ${path} back to merge into it: ${(error as Error).message}`, path, { cause: error });
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DatasetError(`cannot read the part file ${path} back to merge into it (${reason}); move it aside, or restore it, then resume`, path, { cause: error });
   }
   return rows;
 }

@@ -39,8 +39,11 @@ export interface Destination {
   readonly remedy: string;
   /** Makes the folders staging needs (the output's folder is already known to be writable). */
   prepare(): Promise<void>;
-  /** Holding the lock: finishes what a killed run left half done, and sweeps its temporary files. */
-  recover(): Promise<void>;
+  /**
+   * Holding the lock: finishes what a killed run left half done, and sweeps its temporary files.
+   * `restart`: staging this version cannot read is dropped rather than refused.
+   */
+  recover(restart: boolean): Promise<void>;
   /** The output is complete and nothing is staged: a resume has nothing to buy. */
   isComplete(): Promise<boolean>;
   /** Drops everything earlier runs staged (the published output stays). */

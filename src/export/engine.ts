@@ -21,13 +21,14 @@ import { DatasetDestination } from './dataset.ts';
 import type { Destination, Published } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
 import { fileSize, removeIfPresent, Spool } from './durable.ts';
-import { extract, operationKey } from './extract.ts';
+import { extract, operationKey, type ExtractOutcome } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
 import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, type ExportState } from './journal.ts';
 import { lockOutput } from './lock.ts';
 import { checkOptions, type ExportSettings } from './options.ts';
 import { progressReporter } from './progress.ts';
+import { displayed } from './summary.ts';
 import { walksOf, type ExportWalks } from './sources.ts';
 import type { ExportOptions, ExportSummary, StopReason } from './types.ts';
 
@@ -75,8 +76,25 @@ export function toDataset(source: unknown, dir: string, options: Omit<ExportOpti
 
 async function run(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<ExportSummary> {
   const started = Date.now();
+  const opened = await open(walks, destination, settings);
+  if ('complete' in opened) return opened;
+  const { state, resumed } = opened;
+  if (state.finished === true) return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
+  const journal = StateJournal.start(destination.files.journal, state);
+  const outcome = await extractStaged(walks, destination, settings, state, journal, started);
+  const { failure, stoppedBy, balance } = stopOf(outcome, settings);
+  const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread };
+  return publish(destination, state, journal, failure, facts);
+}
+
+/**
+ * The open stage, holding the lock: finishes what a killed run left half done, then loads what earlier
+ * runs staged (refused without `resume`, dropped with `restart`) and matches it to the walks asked for.
+ * A complete file with nothing staged needs nothing: its summary comes back at once.
+ */
+async function open(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<{ state: ExportState; resumed: boolean } | ExportSummary> {
   const { files, remedy } = destination;
-  await destination.recover();
+  await destination.recover(settings.restart);
   let state = await trusted(() => loadState(files.journal), remedy);
   if (state !== undefined && settings.restart) {
     await destination.discard();
@@ -88,42 +106,47 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
       destination.output,
     );
   }
-  if (state === undefined && settings.resume && (await destination.isComplete())) return nothingToDo(walks, destination, started);
-  const resumed = state !== undefined;
+  if (state === undefined && settings.resume && (await destination.isComplete())) return nothingToDo(walks, destination);
   if (state === undefined) {
     // A fresh start: whatever a run without a journal left staged vouches for nothing.
     await destination.discard();
-    state = freshState(walks.op.id, walks.params);
-  } else {
-    matchWalks(state, walks.op.id, walks.params, destination.output);
-    if (state.run.ended) state.run = freshRun();
+    return { state: freshState(walks.op.id, walks.params), resumed: false };
   }
-  if (state.finished === true) return finish(destination, state, started, resumed, []);
+  matchWalks(state, walks.op.id, walks.params, destination.output);
+  if (state.run.ended) state.run = freshRun();
+  return { state, resumed: true };
+}
 
-  const opened = state;
+/** The extract stage: the spool and held pages opened, every walk not done staged page by page. */
+async function extractStaged(
+  walks: ExportWalks,
+  destination: Destination,
+  settings: ExportSettings,
+  state: ExportState,
+  journal: StateJournal,
+  started: number,
+): Promise<ExtractOutcome> {
+  const { files, remedy } = destination;
   await mkdir(dirname(files.spool), { recursive: true });
-  const spool = await trusted(() => (resumed ? Spool.reopen(files.spool, opened.spool) : Spool.create(files.spool)), remedy);
+  const spool = await trusted(() => (state.spool.bytes > 0 ? Spool.reopen(files.spool, state.spool) : Spool.create(files.spool)), remedy);
   const held = await HeldPageFile.open(files.held, remedy).catch(async (error: unknown) => {
     await spool.close();
     throw error;
   });
-  const journal = StateJournal.start(files.journal, state);
-  const stopper = new AbortController();
-  const signal = settings.signal === undefined ? stopper.signal : AbortSignal.any([settings.signal, stopper.signal]);
-  // Every walk of a wide export listens on this one signal.
+  // A signal of the export's own: every walk of a wide export listens on it.
+  const signal = AbortSignal.any(settings.signal === undefined ? [] : [settings.signal]);
   setMaxListeners(0, signal);
   const progress = progressReporter(settings.progress, () => ({
-    pages: opened.run.pages,
-    records: opened.run.records,
-    credits: opened.run.credits,
-    walks: { done: opened.walks.filter((walk) => walk.done).length, total: opened.walks.length },
+    pages: state.run.pages,
+    records: state.run.records,
+    credits: state.run.credits,
+    walks: { done: state.walks.filter((walk) => walk.done).length, total: state.walks.length },
     elapsedMs: Date.now() - started,
   }));
-  let outcome: Awaited<ReturnType<typeof extract>>;
   try {
     const keyOf = settings.keepDuplicates ? undefined : settings.dedupe !== undefined ? keyReader<unknown>(settings.dedupe) : operationKey(walks);
     const seen = keyOf === undefined ? undefined : await keysIn(files.spool, state.spool.bytes, keyOf);
-    outcome = await extract({
+    const outcome = await extract({
       walks,
       destination,
       state,
@@ -132,6 +155,7 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
       held,
       seen,
       keyOf,
+      dropDuplicates: !(destination instanceof DatasetDestination),
       limit: settings.limit,
       maxAttempts: minimum(settings.maxCredits, settings.maxPages),
       concurrency: settings.concurrency,
@@ -142,24 +166,35 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
       onPage: () => progress.update(),
     });
     await held.flush().catch((error: unknown) => outcome.halt.fail(-1, error));
+    progress.finish(stopOf(outcome, settings).stoppedBy);
+    return outcome;
   } finally {
     await held.close();
     await spool.close();
   }
-  const { halt, ledger, enough, ignored, unread } = outcome;
-  for (const [index, error] of halt.rejected) state.walks[index].rejected = error.message;
-  const userStop = settings.signal?.aborted === true;
-  let failure = userStop && (halt.failure === undefined || halt.failure === settings.signal!.reason || isAbort(halt.failure)) ? undefined : halt.failure;
-  let stoppedBy: StopReason | undefined;
-  let balance: ExportSummary['balance'];
-  if (failure instanceof InsufficientCreditsError && failure.code === 'INSUFFICIENT_CREDITS') {
-    stoppedBy = 'balance';
-    balance = { available: failure.available, required: failure.required };
-    failure = undefined;
-  } else if (userStop) stoppedBy = 'signal';
-  else if (enough) stoppedBy = 'limit';
-  else if (ledger.refused > 0) stoppedBy = settings.maxCredits !== undefined && settings.maxCredits <= (settings.maxPages ?? Infinity) ? 'maxCredits' : 'maxPages';
+}
 
+/** What ended the run: a clean stop (`stoppedBy`), or a failure to report after publishing what there is. */
+function stopOf({ halt, ledger, enough }: ExtractOutcome, settings: ExportSettings): { failure: unknown; stoppedBy?: StopReason; balance?: ExportSummary['balance'] } {
+  const userStop = settings.signal?.aborted === true;
+  const failure = halt.failure;
+  if (userStop && (failure === undefined || failure === settings.signal!.reason || isAbort(failure))) return { failure: undefined, stoppedBy: 'signal' };
+  if (failure instanceof InsufficientCreditsError && failure.code === 'INSUFFICIENT_CREDITS') {
+    return { failure: undefined, stoppedBy: 'balance', balance: { available: failure.available, required: failure.required } };
+  }
+  if (failure !== undefined) return { failure };
+  if (enough) return { failure, stoppedBy: 'limit' };
+  if (ledger.refused > 0) return { failure, stoppedBy: settings.maxCredits !== undefined && settings.maxCredits <= (settings.maxPages ?? Infinity) ? 'maxCredits' : 'maxPages' };
+  return { failure };
+}
+
+/**
+ * The publish stage. Every walk staged: the output is published whole and the staging goes. Stopped
+ * early: what was staged is published (a file only when this run added records) and the staging kept
+ * for the resume; a failure is thrown after that, the output valid.
+ */
+async function publish(destination: Destination, state: ExportState, journal: StateJournal, failure: unknown, facts: RunFacts): Promise<ExportSummary> {
+  for (const [index, error] of facts.rejected) state.walks[index].rejected = error.message;
   if (failure instanceof SchemaDriftError && destination instanceof DatasetDestination) {
     // A frozen schema publishes nothing of a drifting run: the dataset stays as it was.
     await journal.close();
@@ -167,20 +202,18 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
     await destination.recordFrozenDrift(failure);
     throw failure;
   }
-  const done = state.walks.every((walk) => walk.done);
-  const rejected = state.walks.some((walk) => walk.rejected !== undefined);
-  if (failure === undefined && done && !rejected) {
+  if (failure === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
     // From here on a kill is finished by a resume without a request: only the publishing is left.
     state.finished = true;
     await journal.save();
     await journal.close();
-    return finish(destination, state, started, resumed, ignored, unread);
+    return finish(destination, state, facts);
   }
   // On a full disk this may fail too: the journal then holds the last page that fitted, still whole.
-  await Promise.all([journal.save(), ...[...halt.rejected.keys()].map((index) => journal.save(index))]).catch(() => undefined);
+  await Promise.all([journal.save(), ...[...facts.rejected.keys()].map((index) => journal.save(index))]).catch(() => undefined);
   await journal.close();
   // A run that got nothing and may have spent nothing (no key, unreachable) leaves nothing behind.
-  if (!resumed && state.spool.bytes === 0 && state.credits === 0 && !state.walks.some((walk) => walk.checkpoint !== undefined)) {
+  if (!facts.resumed && state.spool.bytes === 0 && state.credits === 0 && !state.walks.some((walk) => walk.checkpoint !== undefined)) {
     await destination.discard();
     if (failure !== undefined) throw asError(failure);
   }
@@ -195,8 +228,8 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   }
   if (failure !== undefined) throw asError(failure);
   // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
-  await endRun(files.journal);
-  return summarize(destination, state, { started, resumed, stoppedBy, balance, ignored, published, rejected: halt.rejected, unread });
+  await endRun(destination.files.journal);
+  return summarize(destination, state, { ...facts, published });
 }
 
 /** Records in the journal (as publishing left it) that its run stopped cleanly: a resume starts the next. */
@@ -208,17 +241,17 @@ async function endRun(path: string): Promise<void> {
 }
 
 /** Publishes a run whose every walk is staged, and drops the staging. */
-async function finish(destination: Destination, state: ExportState, started: number, resumed: boolean, ignored: string[], unread = 0): Promise<ExportSummary> {
+async function finish(destination: Destination, state: ExportState, facts: RunFacts): Promise<ExportSummary> {
   const published = await destination.publish(state, true);
   await removeIfPresent(destination.files.journal);
   await removeIfPresent(destination.files.held);
-  return summarize(destination, state, { started, resumed, ignored, published, rejected: new Map(), unread, complete: true });
+  return summarize(destination, state, { ...facts, published, complete: true });
 }
 
-function nothingToDo(walks: ExportWalks, destination: Destination, started: number): ExportSummary {
+function nothingToDo(walks: ExportWalks, destination: Destination): ExportSummary {
   const state = freshState(walks.op.id, walks.params);
   for (const walk of state.walks) walk.done = true;
-  return summarize(destination, state, { started, resumed: true, ignored: [], rejected: new Map(), unread: 0, complete: true });
+  return summarize(destination, state, { started: Date.now(), resumed: true, ignored: [], rejected: new Map(), unread: 0, complete: true });
 }
 
 interface RunFacts {
@@ -237,7 +270,7 @@ interface RunFacts {
 function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
   const done = state.walks.filter((walk) => walk.done).length;
   const rejected = [...facts.rejected].map(([index, error]) => ({ params: state.walks[index].params, message: error.message }));
-  return {
+  return displayed({
     complete: facts.complete ?? (done === state.walks.length && rejected.length === 0 && facts.stoppedBy === undefined),
     ...(facts.stoppedBy === undefined ? {} : { stoppedBy: facts.stoppedBy }),
     ...(facts.balance === undefined ? {} : { balance: facts.balance }),
@@ -258,7 +291,7 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     ...(facts.published?.bytes === undefined ? {} : { bytes: facts.published.bytes }),
     elapsedMs: Date.now() - facts.started,
     ...(facts.published?.dataset === undefined ? {} : { dataset: facts.published.dataset }),
-  };
+  });
 }
 
 /** The keys an earlier run of this export already wrote, so dedupe holds across a resume. */

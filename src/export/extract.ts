@@ -27,6 +27,11 @@ export interface ExtractPlan {
   /** Keys already written by this export (dedupe), or undefined when duplicates are kept. */
   seen: Set<unknown> | undefined;
   keyOf: ((record: unknown) => unknown) | undefined;
+  /**
+   * A file keeps the first record of each key and drops the rest; a dataset keeps them all, since
+   * its publish merges by key and keeps the newest: there duplicates are only counted.
+   */
+  dropDuplicates: boolean;
   limit: number | undefined;
   maxAttempts: number | undefined;
   concurrency: number;
@@ -144,7 +149,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
 
 /**
  * What an export keeps of a page: its records up to the run's `limit`, less those whose key this
- * export already wrote, through `transform`. `read` is how many of the page's records were taken
+ * export already wrote (files; `dropDuplicates`), through `transform`. `read` is how many of the page's records were taken
  * (fewer than all only when `limit` cut the page), so the walk's checkpoint points right after them.
  */
 async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ kept: unknown[]; read: number; duplicates: number }> {
@@ -158,7 +163,7 @@ async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ k
     const comparable = typeof key === 'object' ? JSON.stringify(key) : key;
     if (seen.has(comparable)) {
       duplicates++;
-      return false;
+      return !plan.dropDuplicates;
     }
     seen.add(comparable);
     return true;

@@ -4,6 +4,7 @@
  * the engine and by the CLI, so they live apart from the code.
  */
 import type { SchemaDrift } from '../errors.ts';
+import type { ExportProgress } from '../notebook/progress.ts';
 import type { AnyIterable } from '../operators/types.ts';
 
 /** `'evolve'`: new fields become columns. `'freeze'`: the first drifting page stops the run, publishing nothing of it. */
@@ -69,17 +70,8 @@ export interface ExportOptions {
   progress?: boolean | ((progress: ExportProgress) => void);
 }
 
-/** A snapshot of a running export, as `progress` receives it. */
-export interface ExportProgress {
-  pages: number;
-  records: number;
-  credits: number;
-  walks: { done: number; total: number };
-  elapsedMs: number;
-  /** The last update: the export has stopped. */
-  finished: boolean;
-  stoppedBy?: StopReason;
-}
+/** A snapshot of a running export, as `progress` receives it (the notebook's view draws it). */
+export type { ExportProgress } from '../notebook/progress.ts';
 
 /** What a dataset publish changed. */
 export interface DatasetChanges {
@@ -108,7 +100,7 @@ export interface ExportSummary {
   records: number;
   /** Records the walks delivered this run. */
   received: number;
-  /** Records dropped this run because their key was already written (files) or merged over (datasets). */
+  /** Records of this run whose key this export had already written: dropped from a file, merged over in a dataset (the newest kept). */
   duplicates: number;
   /** Strings with invalid UTF-16 that were repaired in the output. */
   repaired: number;

@@ -45,6 +45,15 @@ describe('exportTo a file', () => {
     expect(existsSync(`${out}.checkpoint.json`) || existsSync(`${out}.spool.ndjson`) || existsSync(`${out}.lock`)).toBe(false);
   });
 
+  it('renders its summary in Jupyter as a table, and keeps the summary plain JSON', async () => {
+    const summary = await exportTo(client.forum.subforum({ subforum: 'lib-shown-n30' }), { out: fresh('shown.ndjson') });
+    const show = (summary as unknown as Record<symbol, () => { 'text/html': string; 'text/plain': string }>)[Symbol.for('Jupyter.display')];
+    const bundle = show.call(summary);
+    expect(bundle['text/html']).toMatch(/<table[\s\S]*30 written of 30 received/);
+    expect(bundle['text/plain']).toMatch(/^wrote 30 records \(1 page\)/);
+    expect(Object.keys(JSON.parse(JSON.stringify(summary)) as object)).toEqual(Object.keys(summary));
+  });
+
   it('stops at maxCredits, and a resume is a new run that continues without buying a page again', async () => {
     const out = fresh('capped.ndjson');
     const before = charged();

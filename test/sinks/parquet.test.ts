@@ -162,6 +162,14 @@ describe("toParquet row groups in the encoder's worker", () => {
     expect(await readBack(path)).toEqual(expected);
   });
 
+  it("encodes every group on the writer's thread with encoder 'thread', starting no worker, and gives back the same rows", async () => {
+    await stopEncoderWorker();
+    const path = join(dir, 'worker-thread.parquet');
+    await toParquet(expected, path, { rowGroupSize: 5_000, encoder: 'thread' });
+    expect(await stopEncoderWorker()).toBe(false);
+    expect(await readBack(path)).toEqual(expected);
+  });
+
   it('starts no worker for a file of one small row group', async () => {
     await stopEncoderWorker();
     await toParquet(expected.slice(0, 3_000), join(dir, 'worker-none.parquet'));
@@ -225,6 +233,11 @@ describe('toParquet column choices', () => {
 
   it('rejects a bad rowGroupSize with a TypeError naming it', () => {
     expect(() => toParquet([], join(dir, 'x.parquet'), { rowGroupSize: 0 })).toThrow(/rowGroupSize/);
+  });
+
+  it('rejects an unknown encoder with a TypeError listing the known ones', () => {
+    const encoder = 'process' as 'thread';
+    expect(() => toParquet([], join(dir, 'x.parquet'), { encoder })).toThrow(/encoder must be one of worker, thread/);
   });
 
   it('rejects an unknown compression with a TypeError listing the known ones', () => {
