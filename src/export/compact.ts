@@ -113,7 +113,7 @@ async function finishPublishes(dir: string, spec: OperationSpec, operation: Scan
   for (const writer of writers) {
     const shard = shardOf(writer);
     if (writerName(shard) !== writer || (await fileSize(pathsOf(operation, writer).journal)) === undefined) continue;
-    await new DatasetDestination(dir, spec, { shard }).recover();
+    await new DatasetDestination(dir, spec, { shard }).recover(false);
     any = true;
   }
   return any;
