@@ -2,6 +2,7 @@
  * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
  * error, raised before anything is touched) and given their defaults.
  */
+import { inspect } from 'node:util';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
 
 export interface ExportSettings {
@@ -144,6 +145,6 @@ export function checkOptions(options: ExportOptions): ExportSettings {
 function instantOf(name: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const ms = value instanceof Date ? value.getTime() : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms)) throw new TypeError(`${name} must be an ISO 8601 date (YYYY-MM-DD, or a time) or a valid Date, got ${String(value)}`);
+  if (!Number.isFinite(ms)) throw new TypeError(`${name} must be an ISO 8601 date (YYYY-MM-DD, or a time) or a valid Date, got ${inspect(value)}`);
   return ms;
 }

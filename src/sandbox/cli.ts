@@ -26,7 +26,7 @@ options:
   --feed LIST      what real feeds serve, on the newest-first listings (forum/subforum, videosite/channel/shorts),
                    comma-separated: pinned (the oldest post pinned at the top), garbage-time (every 37th
                    record dated -1), future-time (every 41st dated 9999-12-31), out-of-order (every 43rd
-                   400 days older than its place), or all
+                   400 days older than its place), keyless (every 29th with its id null), or all
   --help           this text
 
 kill -USR2 <pid> (the pid its banner prints) lets time pass: every paginated resource gains --advance
@@ -35,7 +35,13 @@ new newest records and counters of existing records grow, as sandbox.advance({ r
 const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance', '--feed'] as const;
 
 /** `--feed` words and the fault kinds they turn on. */
-const FEED_WORDS: Record<string, FeedFault> = { pinned: 'pinned', 'garbage-time': 'garbageTime', 'future-time': 'futureTime', 'out-of-order': 'outOfOrder' };
+const FEED_WORDS: Record<string, FeedFault> = {
+  pinned: 'pinned',
+  'garbage-time': 'garbageTime',
+  'future-time': 'futureTime',
+  'out-of-order': 'outOfOrder',
+  keyless: 'keyless',
+};
 type Flag = (typeof FLAGS)[number];
 
 /** Splits `--flag value` and `--flag=value` words; throws `TypeError` naming a bad or incomplete flag. */

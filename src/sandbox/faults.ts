@@ -30,6 +30,8 @@ export interface SandboxFaults {
   futureTime?: boolean;
   /** Every 43rd record carries a time 400 days older than its place in the listing (an edited or late post). */
   outOfOrder?: boolean;
+  /** Every 29th record comes with its key null (`id: null`): its permalink or url still names it. */
+  keyless?: boolean;
 }
 
 

@@ -1,6 +1,6 @@
 /**
  * Feed faults: what real newest-first feeds serve besides new posts in order — a post pinned at the
- * top, a garbage time, a time in the year 9999, a post older than its place says. The fault kinds
+ * top, a garbage time, a time in the year 9999, a post older than its place says, a post without its id. The fault kinds
  * of the same names (`SandboxFaults`) turn them on; the listings that walk newest first
  * (`forum/subforum`, `videosite/channel/shorts`) apply them. Which records they touch is a pure
  * function of the record's index, so a record is odd on every request or on none.
@@ -45,4 +45,9 @@ export function feedIso(feed: FeedFaults | undefined, index: number, seconds: nu
 /** The `pinned` fault: the first page of a listing starts with its oldest record. */
 export function withPinned(indices: number[], feed: FeedFaults | undefined, offset: number, total: number, growth: number): number[] {
   return feed?.pinned === true && offset === 0 && total > 0 ? [total - 1 - growth, ...indices] : indices;
+}
+
+/** The `keyless` fault: whether the record at `index` comes with its key null. */
+export function keyless(feed: FeedFaults | undefined, index: number): boolean {
+  return feed?.keyless === true && ((index % 29) + 29) % 29 === 11;
 }

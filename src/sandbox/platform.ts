@@ -6,7 +6,7 @@
  * A handler only validates its query and builds the 200 body, so it stays pure and deterministic.
  */
 /** The fault kinds that shape a newest-first listing's records (`feed.ts`). */
-export const FEED_FAULTS = ['pinned', 'garbageTime', 'futureTime', 'outOfOrder'] as const;
+export const FEED_FAULTS = ['pinned', 'garbageTime', 'futureTime', 'outOfOrder', 'keyless'] as const;
 export type FeedFault = (typeof FEED_FAULTS)[number];
 export type FeedFaults = Partial<Record<FeedFault, boolean>>;
 

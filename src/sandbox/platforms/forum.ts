@@ -21,7 +21,7 @@ import {
   unixSecondsAgo,
 } from '../data.ts';
 import { envelope } from '../envelope.ts';
-import { feedSeconds, withPinned } from '../feed.ts';
+import { feedSeconds, keyless, withPinned } from '../feed.ts';
 import { flag, oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type FeedFaults, type SandboxOperation, type SandboxRequest } from '../platform.ts';
 
@@ -284,7 +284,7 @@ function subforumPost({ resource, name, id: subforumId, subscribers, sort, days,
   const url = isSelf ? `https://forum.example${permalink}` : `https://${host}/${rng.token(10)}`;
   const numComments = rng.int(0, 2_000) + grownBy(growth, index);
   return {
-    id,
+    id: keyless(feed, index) ? null : id,
     name: `t3_${id}`,
     title,
     selftext,

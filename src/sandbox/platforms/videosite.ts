@@ -4,7 +4,7 @@
  * Continuations are `data.continuationToken`, absent on the last page.
  */
 import { EPOCH_SECONDS, Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
-import { feedIso, withPinned } from '../feed.ts';
+import { feedIso, keyless, withPinned } from '../feed.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -62,7 +62,7 @@ function shorts(request: SandboxRequest) {
     const likes = rng.int(0, 2_000_000);
     return {
       type: 'short',
-      id,
+      id: keyless(request.feed, index) ? null : id,
       url: `${SITE}/shorts/${id}`,
       title: `${rng.sentence(3, 9)} #shorts`,
       description: rng.nullable(rng.sentence(6, 20), 0.3),
