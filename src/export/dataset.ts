@@ -25,6 +25,7 @@ import {
   LEGACY_PARTITIONING,
   partitioningFor,
   partitionOf,
+  partKeys,
   withLock,
   writerName,
   type PartitionBy,
@@ -256,10 +257,7 @@ export class DatasetDestination implements Destination {
       const files = await readdir(join(root, folder)).catch(() => [] as string[]);
       for (const file of files) {
         if (!file.startsWith('part-') || !file.endsWith(PART_EXTENSION[this.#format])) continue;
-        for (const row of await readExisting(join(root, folder, file), this.#format)) {
-          const key = this.#keyOfRow(row);
-          if (key !== undefined) keys.add(key);
-        }
+        for (const key of await partKeys(join(root, folder, file), this.#format, this.op.key, STABLE_KEY)) keys.add(key);
       }
     }
     return keys;
