@@ -182,7 +182,7 @@ export const OPERATIONS = [
   {
     id: 'socialnet-ad-library/search', group: 'socialnetAdLibrary', method: 'search', path: '/v1/scrape/socialnet-ad-library/search',
     key: 'ad_archive_id', time: null,
-    stableKey: { fields: [['collation_id', 'page_id']] },
+    stableKey: { fields: [['page_id', 'snapshot.link_url', 'snapshot.title', 'snapshot.body.text']] },
     params: {
       query: required,
       search_type: str,

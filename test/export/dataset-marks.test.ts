@@ -10,6 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox, type SandboxDialect, type SandboxFaults } from '../../src/sandbox/index.ts';
 import { toDataset } from '../../src/export/index.ts';
+import { DatasetDestination } from '../../src/export/dataset.ts';
+import { stableKeyOf } from '../../src/operations/record-meta.ts';
+import type { OperationSpec } from '../../src/operations/spec.ts';
+import { findOperation, OPERATIONS, type OperationId } from '../../src/operations/table.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 
@@ -204,5 +208,92 @@ describe('backfill bounds', () => {
       /since must be before until/,
     );
     expect(charged()).toBe(0);
+  });
+});
+
+/** A small resource of every operation (as in test/client/record-meta.test.ts). */
+const SAMPLES: Record<string, Record<string, string>> = {
+  'shortvideo/profile': { handle: 'creator' },
+  'shortvideo/videos': { handle: 'creator-n30' },
+  'shortvideo/videos/popular': { countryCode: 'US' },
+  'shortvideo/comment-replies': { comment_id: '7345', url: 'https://shortvideo.example/@a/video/1-n30' },
+  'shortvideo-shop/products': { url: 'https://shop.example/store/x-n30' },
+  'socialnet/profile/reels': { url: 'https://socialnet.example/page-n30' },
+  'socialnet/group/posts': { url: 'https://socialnet.example/groups/g-n30' },
+  'socialnet-marketplace/search': { lat: '40.7', lng: '-74', query: 'bike-n30' },
+  'socialnet-marketplace/location-search': { query: 'new york' },
+  'videosite/channel/shorts': { handle: 'chan-n30' },
+  'videosite/video/comments': { url: 'https://videosite.example/watch?v=x-n30' },
+  'videosite/video/transcript': { url: 'https://videosite.example/watch?v=x' },
+  'microblog/tweet/transcript': { url: 'https://microblog.example/u/status/123' },
+  'microblog/community': { url: 'https://microblog.example/i/communities/123' },
+  'microblog/comments': { url: 'https://microblog.example/u/status/123-n30' },
+  'search-ad-library/company-ads': { domain: 'acme-n30' },
+  'socialnet-ad-library/search': { query: 'shoes-n30' },
+  'photoshare/transcript': { url: 'https://photoshare.example/p/abc' },
+  'photoshare/search/hashtag': { hashtag: 'food-n30' },
+  'photoshare/highlight-detail': { id: '123456' },
+  'photoshare/post-info': { url: 'https://photoshare.example/p/abc' },
+  'forum/post/comments': { url: 'https://forum.example/r/x/comments/abc/title-n30' },
+  'forum/subforum': { subforum: 'typescript-n30' },
+  'professional/search/posts': { query: 'ai' },
+  'search/search': { query: 'ai' },
+  'threadtext/user-posts': { handle: 'someone' },
+};
+
+describe("the operation table's stable keys", () => {
+  it.each((OPERATIONS as readonly OperationSpec[]).filter((op) => op.stableKey !== undefined).map((op) => [op.id as OperationId]))(
+    '%s: the first field set is carried by every record of a page in both dialects, and tells them apart',
+    async (id) => {
+      const op = findOperation(id)!;
+      const first = { ...op, stableKey: { ...op.stableKey!, fields: op.stableKey!.fields.slice(0, 1) } };
+      for (const dialect of DIALECTS) {
+        const { client } = await open({}, dialect);
+        const keys: (string | undefined)[] = [];
+        for await (const record of client.stream(id, SAMPLES[id], { maxPages: 1 })) keys.push(stableKeyOf(first, record, SAMPLES[id]));
+        expect(keys.length).toBeGreaterThan(0);
+        expect(keys.filter((key) => key === undefined)).toEqual([]);
+        expect(new Set(keys).size).toBe(keys.length);
+        await sandbox?.close();
+        sandbox = undefined;
+      }
+    },
+  );
+});
+
+describe('what a page tells a newest-first walk of a dataset that has a mark', () => {
+  const op = findOperation('forum/subforum')!;
+  const params = { subforum: 'page-evidence-n60', sort: 'new', timeframe: 'week', trim: true } as const;
+  const walkParams = { subforum: params.subforum, sort: 'new', timeframe: 'week', trim: 'true' };
+  const HOUR = 3_600;
+
+  async function destination(): Promise<{ inspect: (records: object[]) => 'more' | 'stop'; mark: number; newestId: string }> {
+    const { client } = await open({}, 'spec');
+    const dir = freshDir();
+    await toDataset(client.forum.subforum(params), dir);
+    const [{ id, created_utc }] = await query(`SELECT id, created_utc FROM ${table(dir)} ORDER BY created_utc DESC LIMIT 1`);
+    const held = new DatasetDestination(dir, op, {});
+    await held.recover();
+    return { inspect: (records) => held.inspect({ params: walkParams, done: false }, records), mark: Number(created_utc), newestId: String(id) };
+  }
+
+  it('a page wholly under the mark by more than a day, or held by key, stops the walk', async () => {
+    const { inspect, mark, newestId } = await destination();
+    expect(inspect([{ id: 'older', created_utc: mark - 30 * HOUR }])).toBe('stop');
+    expect(inspect([{ id: newestId, created_utc: mark }, { id: 'older', created_utc: mark - 30 * HOUR }])).toBe('stop');
+  });
+
+  it('a post under the mark by less than a day whose key the dataset lacks (it appeared late) does not', async () => {
+    const { inspect, mark } = await destination();
+    expect(inspect([{ id: 'late', created_utc: mark - HOUR }, { id: 'older', created_utc: mark - 30 * HOUR }])).toBe('more');
+  });
+
+  it.each([
+    ['a garbage time', -1],
+    ['a time in the year 9999', 253_402_300_799],
+    ['no time at all', undefined],
+  ])('a post with %s whose key the dataset lacks does not', async (_what, time) => {
+    const { inspect, mark } = await destination();
+    expect(inspect([{ id: 'odd', created_utc: time }, { id: 'older', created_utc: mark - 30 * HOUR }])).toBe('more');
   });
 });
