@@ -2,7 +2,7 @@
  * A growing dataset as an export's destination (DESIGN "Datasets"): part files per operation in a
  * Hive layout partitioned by the records' own time, rows merged by the operation's record key, a
  * schema kept stable across runs, and per parameter set a high-water mark so a later run of a
- * newest-first walk stops at the first page that reaches it.
+ * newest-first walk stops at the first page that is wholly held (`inspect`).
  *
  * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
  * sight of readers. Publishing merges the spool into new part files, writes a journal naming them

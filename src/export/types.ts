@@ -26,7 +26,7 @@ export interface ExportOptions {
   schema?: SchemaPolicy;
   /** Datasets: this writer's share of the walks (`--shard K/N`): it walks the parameter sets whose hash picks share `index`, and writes only its own parts. */
   shard?: { index: number; count: number };
-  /** Datasets: stop a newest-first walk at the first page that reaches the high-water mark. Default true. */
+  /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
   incremental?: boolean;
   /**
    * Datasets: how finely part files split by their records' own time, under the Hive key `_date`:
