@@ -93,6 +93,14 @@ const STABLE_KEY = '_key';
  */
 export const MARK_LAG_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * How many records in a row at the end of a page prove a newest-first walk has crossed into what is
+ * held (or older than `since`). One would let a single odd record decide; a whole page would buy a
+ * page more on nearly every run (new posts seldom end at a page boundary). Five held records in a row
+ * do not happen by chance among new posts: pinned posts sit at the top, and out-of-order ones are rare.
+ */
+export const EVIDENCE = 5;
+
 export class DatasetDestination implements Destination {
   readonly paths: DatasetPaths;
   readonly folder: string;
@@ -180,32 +188,29 @@ export class DatasetDestination implements Destination {
   /**
    * Holds a page to a frozen schema, tracks the walk's newest plausible record time in bounds (its
    * next mark), and ends a newest-first walk on evidence that everything further is held: a page
-   * whose every record is held, by a plausible time at least `MARK_LAG_MS` below the mark or by its
-   * key in the dataset; or, with `since`, a page whose every plausible time is older. A pinned or
-   * out-of-order record is one record of its page, so it never ends a walk; a record whose time is
-   * implausible (garbage, far future) counts as held only by its key.
+   * that ends in `EVIDENCE` held records in a row (or is held whole, when shorter), a record being
+   * held by a plausible time more than `MARK_LAG_MS` below the mark or by its key in the dataset; or,
+   * with `since`, a page that ends in as many records older than it. The records after them are older
+   * still. A pinned or out-of-order record is one record, so it never ends a walk; a record whose
+   * time is implausible (garbage, far future) counts as held only by its key, and as older than
+   * `since` never.
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
     if (records.length > 0) this.#checkFrozen(records);
     const newestFirst = isNewestFirst(this.op, walk.params);
     const now = Date.now();
     const mark = this.#incremental && newestFirst ? believed(this.#marks.walks[walkName(walk.params)]?.mark, now) : undefined;
-    let held = 0;
-    let dated = 0;
-    let older = 0;
+    const held: boolean[] = [];
+    const older: boolean[] = [];
     for (const record of records) {
       const time = plausibleTimeOf(this.op, record, now);
-      if (time !== undefined) {
-        dated++;
-        if (this.#since !== undefined && time < this.#since) older++;
-        if (this.#inBounds(time) && (walk.newest === undefined || time > walk.newest)) walk.newest = time;
-      }
-      if (mark !== undefined && ((time !== undefined && time <= mark - MARK_LAG_MS) || this.#isHeld(walk, record))) held++;
+      if (time !== undefined && this.#inBounds(time) && (walk.newest === undefined || time > walk.newest)) walk.newest = time;
+      held.push(mark !== undefined && ((time !== undefined && time <= mark - MARK_LAG_MS) || this.#isHeld(walk, record)));
+      older.push(this.#since !== undefined && time !== undefined && time < this.#since);
     }
-    const reached = mark !== undefined && records.length > 0 && held === records.length;
+    const reached = mark !== undefined && endsIn(held);
     if (reached) walk.stoppedAtMark = true;
-    const pastSince = newestFirst && dated > 0 && older === dated;
-    return reached || pastSince ? 'stop' : 'more';
+    return reached || (newestFirst && endsIn(older)) ? 'stop' : 'more';
   }
 
   /** Drops records outside `since`/`until`, and gives a record without a usable key its stable key. */
@@ -424,6 +429,12 @@ export class DatasetDestination implements Destination {
 function afterPublish(state: ExportState): ExportState {
   const empty = freshState(state.op, []);
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
+}
+
+/** Whether a page ends in `EVIDENCE` true flags in a row, or is all true when it is shorter (never when empty). */
+function endsIn(flags: readonly boolean[]): boolean {
+  const needed = Math.min(EVIDENCE, flags.length);
+  return needed > 0 && flags.slice(-needed).every(Boolean);
 }
 
 /** A recorded mark, unless it stands in the future: one record's bad time must not hide every later post. */

@@ -10,7 +10,7 @@ import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 
 const KILLS = 10;
-const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 10 }, (_, index) => `sk_live_sandbox_ds${index}`)];
+const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 12 }, (_, index) => `sk_live_sandbox_ds${index}`)];
 /** Grows between runs (`advance`); `steady` never does, so counts elsewhere do not depend on test order. */
 let sandbox: Sandbox;
 let steady: Sandbox;
@@ -209,8 +209,8 @@ describe('export --dataset flags', () => {
 });
 
 describe('export --dataset --since / --until', () => {
-  it('stops a newest-first walk at its first page wholly older than --since, buying none past it, and writes nothing older', async () => {
-    const key = keys[KILLS + 7];
+  it('buys no page wholly older than --since, and writes nothing older', async () => {
+    const key = keys[KILLS + 10];
     const params = ['subforum=cli-since-n300', 'sort=new', 'timeframe=week', 'trim=true'];
     // The listing as the sandbox serves it, 25 posts a page, read free of charge from a twin sandbox.
     const twin = await startSandbox({ port: 0 });
@@ -223,18 +223,20 @@ describe('export --dataset --since / --until', () => {
       await twin.close();
     }
     const since = pages[4][12];
-    const firstOlder = pages.findIndex((times) => times.every((time) => time < since));
+    // It stops at the first page that ends in five posts older than --since: the ones after are older still.
+    const last = pages.findIndex((times) => times.slice(-5).every((time) => time < since));
+    expect(last).toBe(4);
     const dir = join(tempDir(), 'since');
     const result = await runCli(exportTo(dir, params, '--since', new Date(since * 1000).toISOString()), sandboxEnv(steady, key));
     expect(result.code, result.stderr).toBe(0);
-    expect(charged(key, steady)).toBe(firstOlder + 1);
+    expect(charged(key, steady)).toBe(last + 1);
     const held = await rows(dir);
     expect(held).toHaveLength(pages.flat().filter((time) => time >= since).length);
     expect(Math.min(...held.map((row) => Number(row.created_utc)))).toBeGreaterThanOrEqual(since);
   });
 
   it('writes only records before --until', async () => {
-    const key = keys[KILLS + 6];
+    const key = keys[KILLS + 11];
     const dir = join(tempDir(), 'until');
     const result = await runCli(exportTo(dir, ['subforum=cli-until-n80', 'sort=new', 'trim=true'], '--until', '2025-11-01'), sandboxEnv(steady, key));
     expect(result.code, result.stderr).toBe(0);

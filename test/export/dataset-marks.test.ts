@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox, type SandboxDialect, type SandboxFaults } from '../../src/sandbox/index.ts';
+import { parseSandboxArgs, SANDBOX_USAGE } from '../../src/sandbox/cli.ts';
 import { toDataset } from '../../src/export/index.ts';
 import { DatasetDestination } from '../../src/export/dataset.ts';
 import { stableKeyOf } from '../../src/operations/record-meta.ts';
@@ -105,8 +106,8 @@ describe('a newest-first dataset walk over an odd feed', () => {
       await toDataset(client.videosite.channelShorts(params), dir);
       bought.push(charged() - before);
     }
-    // 48 shorts a page: 150 new shorts are 4 pages (the pinned one makes the first 49), and one more reaches the dataset.
-    expect(bought.slice(1)).toEqual([5, 5]);
+    // 48 shorts a page (the pinned one makes the first 49): 150 new shorts fill 3 pages and 6 of a fourth, which ends in held ones.
+    expect(bought.slice(1)).toEqual([4, 4]);
     const truth = new Set<string>();
     for await (const short of client.videosite.channelShorts(params)) truth.add(String(short.id));
     const ids = await datasetIds(dir);
@@ -160,22 +161,23 @@ async function* withoutUrlEvery(records: AsyncIterable<unknown>, n: number): Asy
 }
 
 describe('backfill bounds', () => {
-  it.each(DIALECTS)('since: a newest-first walk stops at its first page wholly older, buying none past it, and writes nothing older (%s dialect)', async (dialect) => {
+  it.each(DIALECTS)('since: a newest-first walk buys no page wholly older, and writes nothing older (%s dialect)', async (dialect) => {
     const { client, charged } = await open({}, dialect);
     const params = subforum(`since-${dialect}-n300`);
     const pages: number[][] = [];
     for await (const batch of client.forum.subforum(params).pageBatches()) pages.push(batch.records.map((post) => post.created_utc * 1000));
     const since = new Date(pages[5][10]);
-    // The first page whose every post is older than `since` is the last one bought.
-    const firstOlder = pages.findIndex((times) => times.every((time) => time < since.getTime()));
-    expect(firstOlder).toBeGreaterThan(0);
-    expect(firstOlder).toBeLessThan(pages.length - 1);
+    // The walk stops at the first page that ends in five posts older than `since`: the ones after are older still.
+    const last = pages.findIndex((times) => times.slice(-5).every((time) => time < since.getTime()));
+    expect(last).toBe(5);
     const expected = pages.flat().filter((time) => time >= since.getTime()).length;
 
     const before = charged();
     const dir = freshDir();
     const summary = await toDataset(client.forum.subforum(params), dir, { since });
-    expect(charged() - before).toBe(firstOlder + 1);
+    expect(charged() - before).toBe(last + 1);
+    // No page it bought is wholly older than `since`.
+    expect(pages.slice(0, last + 1).every((times) => times.some((time) => time >= since.getTime()))).toBe(true);
     const [{ rows, oldest }] = await query(`SELECT count(*) AS rows, min(created_utc) AS oldest FROM ${table(dir)}`);
     expect(Number(rows)).toBe(expected);
     expect(summary.records).toBe(expected);
@@ -277,10 +279,19 @@ describe('what a page tells a newest-first walk of a dataset that has a mark', (
     return { inspect: (records) => held.inspect({ params: walkParams, done: false }, records), mark: Number(created_utc), newestId: String(id) };
   }
 
-  it('a page wholly under the mark by more than a day, or held by key, stops the walk', async () => {
+  it('a short page wholly under the mark by more than a day, or held by key, stops the walk', async () => {
     const { inspect, mark, newestId } = await destination();
     expect(inspect([{ id: 'older', created_utc: mark - 30 * HOUR }])).toBe('stop');
     expect(inspect([{ id: newestId, created_utc: mark }, { id: 'older', created_utc: mark - 30 * HOUR }])).toBe('stop');
+  });
+
+  it('a page that ends in five held posts stops the walk, whatever new posts stand above them', async () => {
+    const { inspect, mark } = await destination();
+    const olderPosts = (n: number) => Array.from({ length: n }, (_, index) => ({ id: `older-${index}`, created_utc: mark - (30 + index) * HOUR }));
+    const fresh = { id: 'fresh', created_utc: mark + HOUR };
+    expect(inspect([fresh, fresh, ...olderPosts(5)])).toBe('stop');
+    expect(inspect([fresh, ...olderPosts(4)])).toBe('more');
+    expect(inspect([...olderPosts(5), fresh])).toBe('more');
   });
 
   it('a post under the mark by less than a day whose key the dataset lacks (it appeared late) does not', async () => {
@@ -295,5 +306,21 @@ describe('what a page tells a newest-first walk of a dataset that has a mark', (
   ])('a post with %s whose key the dataset lacks does not', async (_what, time) => {
     const { inspect, mark } = await destination();
     expect(inspect([{ id: 'odd', created_utc: time }, { id: 'older', created_utc: mark - 30 * HOUR }])).toBe('more');
+  });
+});
+
+describe('socialstream sandbox --feed', () => {
+  it('turns the feed faults on by name, or all of them, and refuses a word it does not know', () => {
+    expect(parseSandboxArgs(['--feed', 'pinned,garbage-time']).faults).toEqual({ pinned: true, garbageTime: true });
+    expect(parseSandboxArgs(['--fault-rate', '0.1', '--feed', 'all']).faults).toEqual({
+      rate: 0.1,
+      pinned: true,
+      garbageTime: true,
+      futureTime: true,
+      outOfOrder: true,
+      keyless: true,
+    });
+    expect(() => parseSandboxArgs(['--feed', 'sticky'])).toThrow(/--feed takes pinned, garbage-time, future-time, out-of-order, keyless or all, got "sticky"/);
+    expect(SANDBOX_USAGE).toMatch(/--feed LIST/);
   });
 });
