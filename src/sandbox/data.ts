@@ -127,7 +127,6 @@ export function isoFromSeconds(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace('.000Z', '+00:00');
 }
 
-
 /**
  * Opaque cursors: base64url JSON naming the resource they belong to, so a cursor from one resource
  * (or a made-up one) is refused with a clean 400 instead of silently restarting a walk.

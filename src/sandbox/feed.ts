@@ -11,16 +11,20 @@ import type { FeedFaults } from './platform.ts';
 /** 9999-12-31T23:59:59Z: the far-future time of the `futureTime` fault. */
 const YEAR_9999_SECONDS = 253_402_300_799;
 /** Sent for a garbage time where the field is ISO text: it reads as no date at all. */
-export const GARBAGE_ISO = '0000-00-00T00:00:00Z';
+const GARBAGE_ISO = '0000-00-00T00:00:00Z';
 
 /** Which feed fault bends the time of the record at `index` (negative for records `advance()` added). */
 export function oddTime(feed: FeedFaults | undefined, index: number): 'garbage' | 'future' | 'late' | undefined {
   if (feed === undefined) return undefined;
-  const every = (n: number, at: number) => ((index % n) + n) % n === at;
-  if (feed.garbageTime === true && every(37, 3)) return 'garbage';
-  if (feed.futureTime === true && every(41, 5)) return 'future';
-  if (feed.outOfOrder === true && every(43, 7)) return 'late';
+  if (feed.garbageTime === true && nth(index, 37, 3)) return 'garbage';
+  if (feed.futureTime === true && nth(index, 41, 5)) return 'future';
+  if (feed.outOfOrder === true && nth(index, 43, 7)) return 'late';
   return undefined;
+}
+
+/** Every `n`-th index (at `at` modulo `n`), negative ones included. */
+function nth(index: number, n: number, at: number): boolean {
+  return ((index % n) + n) % n === at;
 }
 
 /** The Unix seconds a record at `index` shows, its own `seconds` unless a feed fault bends them. */
@@ -49,5 +53,5 @@ export function withPinned(indices: number[], feed: FeedFaults | undefined, offs
 
 /** The `keyless` fault: whether the record at `index` comes with its key null. */
 export function keyless(feed: FeedFaults | undefined, index: number): boolean {
-  return feed?.keyless === true && ((index % 29) + 29) % 29 === 11;
+  return feed?.keyless === true && nth(index, 29, 11);
 }
