@@ -32,6 +32,8 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
   { name: 'schema', kind: 'string', value: 'evolve|freeze', help: 'with --dataset: new fields become columns (evolve), or the first drifting page stops the run (freeze)' },
   { name: 'partition', kind: 'string', value: 'day|month|year|none', help: "with --dataset: how finely part files split by the records' own time (default month; a dataset keeps its first)" },
+  { name: 'since', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is at or after DATE (YYYY-MM-DD, UTC, or an ISO time); a newest-first walk stops at its first page wholly older" },
+  { name: 'until', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is before DATE (YYYY-MM-DD, UTC, or an ISO time)" },
   { name: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
@@ -85,7 +87,7 @@ export async function planExport(
   const dataset = text(flags.dataset);
   if ((out === undefined) === (dataset === undefined)) throw new UsageError('export needs --out FILE or --dataset DIR (one of them)');
   if (out !== undefined) {
-    for (const name of ['schema', 'shard', 'partition']) if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
+    for (const name of ['schema', 'shard', 'partition', 'since', 'until']) if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
   }
   const shard = typeof flags.shard === 'string' ? parseShard(flags.shard) : undefined;
   if (shard && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
@@ -95,6 +97,7 @@ export async function planExport(
   if (partition !== undefined && partition !== 'day' && partition !== 'month' && partition !== 'year' && partition !== 'none') {
     throw new UsageError(`--partition must be day, month, year or none, got "${String(partition)}"`);
   }
+  const bounds = timeBounds(op, flags.since, flags.until);
   const stdout = out === '-';
   const format = out === undefined || stdout ? undefined : fileFormat(out);
   const escapeFormulae = flags['csv-escape-formulae'] === true;
@@ -114,7 +117,7 @@ export async function planExport(
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
   const options: ExportOptions = {
     ...(out === undefined || stdout ? { dataset } : { out }),
-    ...(dataset === undefined ? {} : { schema, ...(shard === undefined ? {} : { shard }), ...(partition === undefined ? {} : { partition }) }),
+    ...(dataset === undefined ? {} : { schema, ...(shard === undefined ? {} : { shard }), ...(partition === undefined ? {} : { partition }), ...bounds }),
     ...(escapeFormulae ? { escapeFormulae } : {}),
     limit: optionalNumber(flags.limit),
     maxPages: optionalNumber(flags['max-pages']),
@@ -229,4 +232,26 @@ function whyUnreadable(error: unknown): string {
     default:
       return error instanceof Error ? error.message : String(error);
   }
+}
+
+const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** `--since` / `--until` as the engine's options, refused (exit 2) before any request when they cannot bound this operation. */
+function timeBounds(op: OperationSpec, since: unknown, until: unknown): { since?: string; until?: string } {
+  const bounds: { since?: string; until?: string } = {};
+  for (const [name, value] of [
+    ['since', since],
+    ['until', until],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !DATE_OR_TIME.test(value) || !Number.isFinite(Date.parse(value))) {
+      throw new UsageError(`--${name} must be a date (YYYY-MM-DD) or an ISO time, got ${JSON.stringify(value)}`);
+    }
+    if (op.time === null) throw new UsageError(`--${name} bounds records by their own time, and ${op.id} records carry none`);
+    bounds[name] = value;
+  }
+  if (bounds.since !== undefined && bounds.until !== undefined && Date.parse(bounds.since) >= Date.parse(bounds.until)) {
+    throw new UsageError(`--since (${bounds.since}) must be before --until (${bounds.until})`);
+  }
+  return bounds;
 }

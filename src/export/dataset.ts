@@ -2,7 +2,7 @@
  * A growing dataset as an export's destination (DESIGN "Datasets"): part files per operation in a
  * Hive layout partitioned by the records' own time, rows merged by the operation's record key, a
  * schema kept stable across runs, and per parameter set a high-water mark so a later run of a
- * newest-first walk stops at the first page that reaches it.
+ * newest-first walk stops at the first page that is wholly held (`inspect`).
  *
  * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
  * sight of readers. Publishing merges the spool into new part files, writes a journal naming them
@@ -11,14 +11,13 @@
  * Each record lives in the partition of its own (unchanging) time, so every part file is replaced
  * whole and a reader sees each record exactly once at every moment.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
-import { isNewestFirst, keyOf, timeOf } from '../operations/record-meta.ts';
+import { FUTURE_SKEW_MS, isNewestFirst, keyOf, PLAUSIBLE_FROM_MS, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { PART_EXTENSION, readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import {
   checkPartitionCollision,
@@ -26,10 +25,13 @@ import {
   LEGACY_PARTITIONING,
   partitioningFor,
   partitionOf,
+  partKeys,
   withLock,
   writerName,
   type PartitionBy,
   type Partitioning,
+  UNDATED,
+  UNPARTITIONED,
 } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
@@ -48,6 +50,9 @@ export interface DatasetDestinationOptions {
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
+  /** Record-time bounds in Unix ms (`since` inclusive, `until` exclusive). */
+  since?: number;
+  until?: number;
 }
 
 interface MarksFile {
@@ -78,8 +83,24 @@ interface PublishJournal {
   next: ExportState | null;
 }
 
-/** Records of a key-less operation are keyed by their content; the key is kept in this column. */
-const CONTENT_KEY = '_key';
+/** Records without a usable key of their own are keyed by the operation's `stableKey`, kept in this column. */
+const STABLE_KEY = '_key';
+
+/**
+ * How far below its mark a record's time is no proof by itself that the record is held: a post that
+ * appears late (a moderation queue, a scheduled post, a clock a little behind) may carry a time just
+ * under the mark. Such records count as held only when their key is in the dataset. A day covers the
+ * clock skew `FUTURE_SKEW_MS` lets into a mark many times over.
+ */
+export const MARK_LAG_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How many records in a row at the end of a page prove a newest-first walk has crossed into what is
+ * held (or older than `since`). One would let a single odd record decide; a whole page would buy a
+ * page more on nearly every run (new posts seldom end at a page boundary). Five held records in a row
+ * do not happen by chance among new posts: pinned posts sit at the top, and out-of-order ones are rare.
+ */
+export const EVIDENCE = 5;
 
 export class DatasetDestination implements Destination {
   readonly paths: DatasetPaths;
@@ -96,6 +117,10 @@ export class DatasetDestination implements Destination {
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
   #tracker = new SchemaTracker([]);
   #marks: MarksFile;
+  readonly #since: number | undefined;
+  readonly #until: number | undefined;
+  /** Keys of the dataset's records a newest-first walk may meet again without their time proving them held. */
+  #held = new Set<string>();
 
   constructor(
     readonly output: string,
@@ -118,6 +143,8 @@ export class DatasetDestination implements Destination {
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
     this.#marks = { version: 1, operation: op.id, walks: {} };
+    this.#since = options.since;
+    this.#until = options.until;
   }
 
   get format(): DatasetFormat {
@@ -150,6 +177,7 @@ export class DatasetDestination implements Destination {
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
     const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
     if (marks !== undefined) this.#marks = marks;
+    this.#held = await this.#heldKeys();
   }
 
   /** A dataset is never "complete": a later run buys what is new. */
@@ -162,21 +190,86 @@ export class DatasetDestination implements Destination {
   }
 
   /**
-   * Holds a page to a frozen schema, and tracks the walk's newest record time; a newest-first walk
-   * of a later run stops at the first page that reaches its mark.
+   * Holds a page to a frozen schema, tracks the walk's newest plausible record time in bounds (its
+   * next mark), and ends a newest-first walk on evidence that everything further is held: a page
+   * that ends in `EVIDENCE` held records in a row (or is held whole, when shorter), a record being
+   * held by a plausible time more than `MARK_LAG_MS` below the mark or by its key in the dataset; or,
+   * with `since`, a page that ends in as many records older than it. The records after them are older
+   * still. A pinned or out-of-order record is one record, so it never ends a walk; a record whose
+   * time is implausible (garbage, far future) counts as held only by its key, and as older than
+   * `since` never.
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
     if (records.length > 0) this.#checkFrozen(records);
-    const mark = this.#incremental && isNewestFirst(this.op, walk.params) ? this.#marks.walks[walkName(walk.params)]?.mark : undefined;
-    let reached = false;
+    const newestFirst = isNewestFirst(this.op, walk.params);
+    const now = Date.now();
+    const mark = this.#incremental && newestFirst ? believed(this.#marks.walks[walkName(walk.params)]?.mark, now) : undefined;
+    const held: boolean[] = [];
+    const older: boolean[] = [];
+    for (const record of records) {
+      const time = plausibleTimeOf(this.op, record, now);
+      if (time !== undefined && this.#inBounds(time) && (walk.newest === undefined || time > walk.newest)) walk.newest = time;
+      held.push(mark !== undefined && ((time !== undefined && time <= mark - MARK_LAG_MS) || this.#isHeld(walk, record)));
+      older.push(this.#since !== undefined && time !== undefined && time < this.#since);
+    }
+    const reached = mark !== undefined && endsIn(held);
+    if (reached) walk.stoppedAtMark = true;
+    return reached || (newestFirst && endsIn(older)) ? 'stop' : 'more';
+  }
+
+  /** Drops records outside `since`/`until`, and gives a record without a usable key its stable key. */
+  admit(walk: WalkState, records: unknown[]): unknown[] {
+    const admitted: unknown[] = [];
     for (const record of records) {
       const time = timeOf(this.op, record);
-      if (time === undefined) continue;
-      if (walk.newest === undefined || time > walk.newest) walk.newest = time;
-      if (mark !== undefined && time <= mark) reached = true;
+      if (time !== undefined && !this.#inBounds(time)) continue;
+      const stable = keyOf(this.op, record) === undefined ? stableKeyOf(this.op, record, walk.params) : undefined;
+      admitted.push(stable !== undefined && typeof record === 'object' && record !== null ? { ...record, [STABLE_KEY]: stable } : record);
     }
-    if (reached) walk.stoppedAtMark = true;
-    return reached ? 'stop' : 'more';
+    return admitted;
+  }
+
+  #inBounds(time: number): boolean {
+    return (this.#since === undefined || time >= this.#since) && (this.#until === undefined || time < this.#until);
+  }
+
+  #isHeld(walk: WalkState, record: unknown): boolean {
+    const key = keyOf(this.op, record) ?? stableKeyOf(this.op, record, walk.params);
+    return key !== undefined && this.#held.has(key);
+  }
+
+  /** A row's key: the operation's own, else the stable key it was staged with. */
+  #keyOfRow(row: Record<string, unknown>): string | undefined {
+    const own = keyOf(this.op, row);
+    if (own !== undefined) return own;
+    const stable = row[STABLE_KEY];
+    return typeof stable === 'string' ? stable : undefined;
+  }
+
+  /**
+   * The keys of the partitions a newest-first walk may meet again without a time that proves them
+   * held: those from `MARK_LAG_MS` below the walks' lowest mark on, the undated one, and those
+   * before `PLAUSIBLE_FROM_MS` (where garbage times such as -1 land). Every writer's parts: a record
+   * is held whoever wrote it. Read once a run, before its first request.
+   */
+  async #heldKeys(): Promise<Set<string>> {
+    const keys = new Set<string>();
+    const now = Date.now();
+    const marks = Object.values(this.#marks.walks).flatMap((walk) => believed(walk.mark, now) ?? []);
+    if (!this.#incremental || this.op.newestFirst === undefined || marks.length === 0) return keys;
+    const from = Math.min(...marks) - MARK_LAG_MS;
+    const root = join(this.paths.dir, ...this.op.id.split('/'));
+    const prefix = `${this.#partitioning.column}=`;
+    const folders = await readdir(root).catch(() => [] as string[]);
+    for (const folder of folders) {
+      if (!folder.startsWith(prefix) || !mayHoldFrom(folder.slice(prefix.length), from)) continue;
+      const files = await readdir(join(root, folder)).catch(() => [] as string[]);
+      for (const file of files) {
+        if (!file.startsWith('part-') || !file.endsWith(PART_EXTENSION[this.#format])) continue;
+        for (const key of await partKeys(join(root, folder, file), this.#format, this.op.key, STABLE_KEY)) keys.add(key);
+      }
+    }
+    return keys;
   }
 
   /** Merges the spool into the partitions it touches, and moves the marks of walks that are done. */
@@ -214,10 +307,15 @@ export class DatasetDestination implements Destination {
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
     const tracker = new SchemaTracker(recorded?.columns ?? []);
     const incoming = new Map<string, Record<string, unknown>[]>();
+    let setAside = 0;
     if (state.spool.bytes > 0) {
       let chunk: Record<string, unknown>[] = [];
-      for await (const raw of fromNdjson(this.files.spool)) {
-        const record = this.op.key === null ? { ...raw, [CONTENT_KEY]: contentKey(raw) } : raw;
+      for await (const record of fromNdjson(this.files.spool)) {
+        // Without a key it would be appended again on every run: it is counted instead.
+        if (this.#keyOfRow(record) === undefined) {
+          setAside++;
+          continue;
+        }
         const partition = partitionOf(timeOf(this.op, record), this.#partitioning.by);
         let list = incoming.get(partition);
         if (list === undefined) incoming.set(partition, (list = []));
@@ -249,7 +347,7 @@ export class DatasetDestination implements Destination {
     }
     const drift = tracker.drift();
     const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
-    const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark };
+    const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark, setAside };
     return { renames, schema, marks: this.#nextMarks(state), drift, changes, repaired, next: complete ? null : afterPublish(state) };
   }
 
@@ -257,7 +355,7 @@ export class DatasetDestination implements Destination {
   #merge(old: Record<string, unknown>[], incoming: Record<string, unknown>[]): { rows: Record<string, unknown>[]; added: number; updated: number } {
     const byKey = new Map<string, Record<string, unknown>>();
     const keyless: Record<string, unknown>[] = [];
-    const keyOfRow = (row: Record<string, unknown>): string | undefined => (this.op.key === null ? (row[CONTENT_KEY] as string | undefined) : keyOf(this.op, row));
+    const keyOfRow = (row: Record<string, unknown>): string | undefined => this.#keyOfRow(row);
     for (const row of old) {
       const key = keyOfRow(row);
       if (key === undefined) keyless.push(row);
@@ -284,13 +382,18 @@ export class DatasetDestination implements Destination {
     return { rows: [...byKey.values(), ...keyless], added, updated };
   }
 
-  /** A walk that is done moves its mark to its newest record; one not done keeps its old mark (a gap would be skipped). */
+  /**
+   * A walk that is done moves its mark to its newest plausible record in bounds (every record it
+   * covered is staged); one not done keeps its old mark (a gap would be skipped). A recorded mark
+   * in the future (written before times were checked) is not kept.
+   */
   #nextMarks(state: ExportState): MarksFile {
     const next: MarksFile = { version: 1, operation: this.op.id, walks: { ...this.#marks.walks } };
+    const now = Date.now();
     for (const walk of state.walks) {
       if (!walk.done || walk.newest === undefined) continue;
       const name = walkName(walk.params);
-      const mark = Math.max(walk.newest, next.walks[name]?.mark ?? -Infinity);
+      const mark = Math.max(walk.newest, believed(next.walks[name]?.mark, now) ?? -Infinity);
       next.walks[name] = { params: walk.params, mark, markTime: new Date(mark).toISOString() };
     }
     return next;
@@ -335,9 +438,25 @@ function afterPublish(state: ExportState): ExportState {
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
 }
 
-/** A stable key for a record without one of its own: its content. */
-function contentKey(record: unknown): string {
-  return createHash('sha256').update(JSON.stringify(record)).digest('hex').slice(0, 16);
+/** Whether a page ends in `EVIDENCE` true flags in a row, or is all true when it is shorter (never when empty). */
+function endsIn(flags: readonly boolean[]): boolean {
+  const needed = Math.min(EVIDENCE, flags.length);
+  return needed > 0 && flags.slice(-needed).every(Boolean);
+}
+
+/** A recorded mark, unless it stands in the future: one record's bad time must not hide every later post. */
+function believed(mark: number | undefined, now: number): number | undefined {
+  return mark !== undefined && mark <= now + FUTURE_SKEW_MS ? mark : undefined;
+}
+
+/** Whether a partition (`2025`, `2025-11`, `2025-11-21`, or undated/all) may hold a record from `from` on, or one dated before any platform. */
+function mayHoldFrom(partition: string, from: number): boolean {
+  if (partition === UNDATED || partition === UNPARTITIONED) return true;
+  const [year, month, day] = partition.split('-').map(Number);
+  if (!Number.isInteger(year)) return true;
+  const start = Date.UTC(year, (month ?? 1) - 1, day ?? 1);
+  const end = day !== undefined ? Date.UTC(year, month - 1, day + 1) : month !== undefined ? Date.UTC(year, month, 1) : Date.UTC(year + 1, 0, 1);
+  return end > from || start < PLAUSIBLE_FROM_MS;
 }
 
 async function readExisting(path: string, format: DatasetFormat): Promise<Record<string, unknown>[]> {

@@ -53,6 +53,11 @@ export interface Destination {
    * has everything new (a dataset's high-water mark). Throws to refuse the page (a frozen schema).
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop';
+  /**
+   * The records of a page to stage, of those kept: a dataset drops records outside `since`/`until`
+   * and gives a record without a usable key its stable key, which may need the walk's params.
+   */
+  admit?(walk: WalkState, records: unknown[]): unknown[];
   /** Writes the spool into the output: whole (`complete`), or what there is so far. */
   publish(state: ExportState, complete: boolean): Promise<Published>;
 }

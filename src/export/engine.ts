@@ -50,6 +50,8 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,
+          since: settings.since,
+          until: settings.until,
         });
   const onDisk = (error: unknown): unknown => diskFailure(error, destination.folder, destination.output);
   await ensureWritableFolder(destination.folder, destination.output);

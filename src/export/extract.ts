@@ -80,9 +80,11 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
   const stage = async (index: number, batch: PageBatch<unknown>): Promise<'more' | 'stop'> => {
     const walk = state.walks[index];
     const { records } = batch;
-    const { kept, read, duplicates } = await keep(plan, records);
+    const taken = await keep(plan, records);
+    const { read, duplicates } = taken;
     const page = records.slice(0, read);
     const after = plan.destination.inspect(walk, page);
+    const kept = plan.destination.admit?.(walk, taken.kept) ?? taken.kept;
     state.run.repaired += await plan.spool.appendPage(kept, walks.scrub);
     walk.checkpoint = read < records.length ? batch.checkpointAfter(read) : batch.checkpoint;
     walk.done = (batch.last && read === records.length) || after === 'stop';

@@ -2,6 +2,7 @@
  * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
  * error, raised before anything is touched) and given their defaults.
  */
+import { inspect } from 'node:util';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
 
 export interface ExportSettings {
@@ -13,6 +14,9 @@ export interface ExportSettings {
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
+  /** `since` and `until` in Unix ms. */
+  since: number | undefined;
+  until: number | undefined;
   transform: ExportOptions['transform'];
   resume: boolean;
   restart: boolean;
@@ -43,6 +47,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     incremental = true,
     maxDepth,
     partition,
+    since,
+    until,
     transform,
     resume = false,
     restart = false,
@@ -74,6 +80,12 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   }
   if (out !== undefined && (shard !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
     throw new TypeError('schema, shard, incremental and partition apply to a dataset, not to a file');
+  }
+  const sinceMs = instantOf('since', since);
+  const untilMs = instantOf('until', until);
+  if (out !== undefined && (since !== undefined || until !== undefined)) throw new TypeError('since and until apply to a dataset, not to a file');
+  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) {
+    throw new TypeError(`since must be before until, got since ${new Date(sinceMs).toISOString()} and until ${new Date(untilMs).toISOString()}`);
   }
   if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
@@ -110,6 +122,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     incremental,
     maxDepth,
     partition,
+    since: sinceMs,
+    until: untilMs,
     transform,
     resume,
     restart,
@@ -125,4 +139,12 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     signal,
     progress,
   };
+}
+
+/** A bound as Unix ms: an ISO 8601 date (`2025-10-01`, read as UTC) or time, or a valid `Date`. */
+function instantOf(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : NaN;
+  if (!Number.isFinite(ms)) throw new TypeError(`${name} must be an ISO 8601 date (YYYY-MM-DD, or a time) or a valid Date, got ${inspect(value)}`);
+  return ms;
 }

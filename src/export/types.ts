@@ -27,13 +27,21 @@ export interface ExportOptions {
   schema?: SchemaPolicy;
   /** Datasets: this writer's share of the walks (`--shard K/N`): it walks the parameter sets whose hash picks share `index`, and writes only its own parts. */
   shard?: { index: number; count: number };
-  /** Datasets: stop a newest-first walk at the first page that reaches the high-water mark. Default true. */
+  /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
   incremental?: boolean;
   /**
    * Datasets: how finely part files split by their records' own time, under the Hive key `_date`:
    * `'day'`, `'month'` (the default), `'year'` or `'none'`. A dataset keeps the partitioning of its first run.
    */
   partition?: 'day' | 'month' | 'year' | 'none';
+  /**
+   * Datasets: keep only records whose own time is at or after this (an ISO 8601 date or time, or a
+   * `Date`): a newest-first walk stops at its first page wholly older, buying no page past it. Records
+   * whose time does not read are kept. E.g. `since: '2025-10-01'` starts a dataset of a long feed from October.
+   */
+  since?: string | Date;
+  /** Datasets: keep only records whose own time is before this (ISO 8601 or a `Date`); the walk goes on past newer ones. */
+  until?: string | Date;
   /** Deepest dotted path nested objects flatten into in CSV, Parquet and dataset parts. Default 3. */
   maxDepth?: number;
   /**
@@ -86,6 +94,8 @@ export interface DatasetChanges {
   writer: string;
   /** Walks that stopped at their high-water mark (newest-first walks of a later run). */
   stoppedAtMark: number;
+  /** Records without a usable key that the operation's `stableKey` could not key either: not written. */
+  setAside: number;
 }
 
 /** How an export ended; one type for both destinations. */

@@ -90,8 +90,8 @@ export interface OperationSpec {
   readonly continuation: ContinuationSpec;
   /**
    * Dotted path, inside a record, of the value that identifies it: a dataset merges rows by it.
-   * Null when records carry no identifier of their own; a dataset then keys them by parameter set
-   * and position in the walk (a transcript's segments, a single-record answer).
+   * Null when records carry no identifier of their own; a dataset then keys them by `stableKey`
+   * (a transcript's segments, a single-record answer).
    */
   readonly key: string | null;
   /**
@@ -101,4 +101,19 @@ export interface OperationSpec {
   readonly time: RecordTimeSpec | null;
   /** Present when some parameter values make the walk newest first. */
   readonly newestFirst?: NewestFirstSpec;
+  /**
+   * What identifies a record that lacks a usable `key` (the table names none, or the record's value
+   * is missing, null or an object): a dataset keys it by these, or sets it aside. Never counters.
+   */
+  readonly stableKey?: StableKeySpec;
+}
+
+/**
+ * A key made of values that do not change between runs: the walk's `params` that name the resource
+ * (an absent one reads as empty) and the first set of `fields` (dotted, from the record) whose values
+ * are all present: a url or permalink, else author and time. Likes, views and scores never belong here.
+ */
+export interface StableKeySpec {
+  readonly params?: readonly string[];
+  readonly fields: readonly (readonly string[])[];
 }

@@ -4,7 +4,8 @@
  * a signal rather than an HTTP path, so nothing beside SPEC's own paths is served on the port.
  */
 import { DIALECTS, type SandboxDialect } from './dialects/index.ts';
-import { DEFAULT_API_KEY, startSandbox, type SandboxOptions } from './index.ts';
+import { DEFAULT_API_KEY, startSandbox, type SandboxFaults, type SandboxOptions } from './index.ts';
+import type { FeedFault } from './platform.ts';
 
 const DEFAULT_PORT = 8787;
 const DEFAULT_ADVANCE = 10;
@@ -22,12 +23,25 @@ options:
   --seed S         seed of the synthetic data (default sandbox)
   --dialect D      spec (default): bodies as SPEC reads; service: as the service answers in practice
   --advance N      records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})
+  --feed LIST      what real feeds serve, on the newest-first listings (forum/subforum, videosite/channel/shorts),
+                   comma-separated: pinned (the oldest post pinned at the top), garbage-time (every 37th
+                   record dated -1), future-time (every 41st dated 9999-12-31), out-of-order (every 43rd
+                   400 days older than its place), keyless (every 29th with its id null), or all
   --help           this text
 
 kill -USR2 <pid> (the pid its banner prints) lets time pass: every paginated resource gains --advance
 new newest records and counters of existing records grow, as sandbox.advance({ records }) does.`;
 
-const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance'] as const;
+const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance', '--feed'] as const;
+
+/** `--feed` words and the fault kinds they turn on. */
+const FEED_WORDS: Record<string, FeedFault> = {
+  pinned: 'pinned',
+  'garbage-time': 'garbageTime',
+  'future-time': 'futureTime',
+  'out-of-order': 'outOfOrder',
+  keyless: 'keyless',
+};
 type Flag = (typeof FLAGS)[number];
 
 /** Splits `--flag value` and `--flag=value` words; throws `TypeError` naming a bad or incomplete flag. */
@@ -77,6 +91,17 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions & { port: numbe
       throw new TypeError(`--fault-rate must be a probability from 0 to 1, got "${faultRate}"`);
     }
     options.faults = { rate };
+  }
+  const feed = flags.get('--feed');
+  if (feed !== undefined) {
+    const words = feed === 'all' ? Object.keys(FEED_WORDS) : feed.split(',').map((word) => word.trim());
+    const faults: SandboxFaults = { ...options.faults };
+    for (const word of words) {
+      const kind = FEED_WORDS[word] as FeedFault | undefined;
+      if (kind === undefined) throw new TypeError(`--feed takes ${Object.keys(FEED_WORDS).join(', ')} or all, got "${word}"`);
+      faults[kind] = true;
+    }
+    options.faults = faults;
   }
   const seed = flags.get('--seed');
   if (seed !== undefined) options.seed = seed;

@@ -4,6 +4,7 @@
  */
 import { inspect } from 'node:util';
 import { Rng } from './data.ts';
+import { FEED_FAULTS, type FeedFaults } from './platform.ts';
 
 export interface SandboxFaults {
   /** Probability of a 500 `{ error: 'Failed to fetch <platform> <operation>' }` (not charged). */
@@ -16,7 +17,23 @@ export interface SandboxFaults {
   html?: number;
   /** Page boundaries repeat: every page after the first starts with the last record of the page before. */
   duplicates?: boolean;
+  /**
+   * Feed faults (`FEED_FAULTS`), as real feeds serve them, on the newest-first listings
+   * (`forum/subforum`, `videosite/channel/shorts`): the records they touch are picked by position in
+   * the resource, so the same record is odd on every request and a record `advance()` adds may be.
+   */
+  /** The listing's oldest record is pinned at the top of its first page (and stays at its own place too). */
+  pinned?: boolean;
+  /** Every 37th record has a garbage time: `-1` (Unix seconds) or `0000-00-00T00:00:00Z` (ISO). */
+  garbageTime?: boolean;
+  /** Every 41st record is dated 9999-12-31T23:59:59Z. */
+  futureTime?: boolean;
+  /** Every 43rd record carries a time 400 days older than its place in the listing (an edited or late post). */
+  outOfOrder?: boolean;
+  /** Every 29th record comes with its key null (`id: null`): its permalink or url still names it. */
+  keyless?: boolean;
 }
+
 
 /** What happens to one scrape request that passed validation and the credit check. */
 export type FaultOutcome = 'none' | 'upstream' | 'reset' | 'html' | 'truncate';
@@ -30,9 +47,10 @@ export function checkFaults(faults: unknown): SandboxFaults {
     throw new TypeError('faults must be an object');
   }
   const record = faults as Record<string, unknown>;
+  const flags: readonly string[] = ['duplicates', ...FEED_FAULTS];
   for (const key of Object.keys(record)) {
-    if (!(PROBABILITIES as readonly string[]).includes(key) && key !== 'duplicates') {
-      throw new TypeError(`faults.${key} is not a fault kind (rate, reset, truncate, html, duplicates)`);
+    if (!(PROBABILITIES as readonly string[]).includes(key) && !flags.includes(key)) {
+      throw new TypeError(`faults.${key} is not a fault kind (${[...PROBABILITIES, ...flags].join(', ')})`);
     }
   }
   for (const key of PROBABILITIES) {
@@ -41,8 +59,8 @@ export function checkFaults(faults: unknown): SandboxFaults {
       throw new TypeError(`faults.${key} must be a probability between 0 and 1, got ${inspect(value)}`);
     }
   }
-  if (record.duplicates !== undefined && typeof record.duplicates !== 'boolean') {
-    throw new TypeError(`faults.duplicates must be a boolean, got ${inspect(record.duplicates)}`);
+  for (const key of flags) {
+    if (record[key] !== undefined && typeof record[key] !== 'boolean') throw new TypeError(`faults.${key} must be a boolean, got ${inspect(record[key])}`);
   }
   return { ...(record as SandboxFaults) };
 }
@@ -62,6 +80,10 @@ export class FaultInjector {
 
   get duplicates(): boolean {
     return this.faults.duplicates === true;
+  }
+
+  get feed(): FeedFaults {
+    return Object.fromEntries(FEED_FAULTS.map((kind) => [kind, this.faults[kind] === true]));
   }
 
   /**

@@ -5,6 +5,10 @@
  * every operation: authentication, the credit check and charge, faults, latency, JSON encoding.
  * A handler only validates its query and builds the 200 body, so it stays pure and deterministic.
  */
+/** The fault kinds that shape a newest-first listing's records (`feed.ts`). */
+export const FEED_FAULTS = ['pinned', 'garbageTime', 'futureTime', 'outOfOrder', 'keyless'] as const;
+export type FeedFault = (typeof FEED_FAULTS)[number];
+export type FeedFaults = Partial<Record<FeedFault, boolean>>;
 
 /** What a handler knows about the request it answers. */
 export interface SandboxRequest {
@@ -16,6 +20,8 @@ export interface SandboxRequest {
   duplicates: boolean;
   /** Records added by `advance()` so far: every paginated resource lists that many before its first. */
   growth: number;
+  /** Feed faults on (pinned, garbage, far-future and out-of-order times); none when absent. */
+  feed?: FeedFaults;
 }
 
 /** Thrown by a handler to answer 400 (costs no credit). */

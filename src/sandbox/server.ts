@@ -131,6 +131,7 @@ export function createSandboxServer(config: ServerConfig): Server {
         seed,
         duplicates: faults.duplicates,
         growth: config.growth.records,
+        feed: faults.feed,
       });
     } catch (error) {
       if (error instanceof SandboxValidationError) {

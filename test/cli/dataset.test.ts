@@ -10,7 +10,7 @@ import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 
 const KILLS = 10;
-const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 10 }, (_, index) => `sk_live_sandbox_ds${index}`)];
+const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 12 }, (_, index) => `sk_live_sandbox_ds${index}`)];
 /** Grows between runs (`advance`); `steady` never does, so counts elsewhere do not depend on test order. */
 let sandbox: Sandbox;
 let steady: Sandbox;
@@ -175,6 +175,9 @@ describe('export --dataset flags', () => {
     [['--dataset', 'DIR', '--csv-escape-formulae'], /--csv-escape-formulae does not go with --dataset/],
     [['--out', 'OUT.ndjson', '--schema', 'freeze'], /--schema goes only with --dataset/],
     [['--out', 'OUT.ndjson', '--shard', '1/2'], /--shard goes only with --dataset/],
+    [['--out', 'OUT.ndjson', '--since', '2025-10-01'], /--since goes only with --dataset/],
+    [['--dataset', 'DIR', '--since', 'last-month'], /--since must be a date \(YYYY-MM-DD\) or an ISO time, got "last-month"/],
+    [['--dataset', 'DIR', '--since', '2025-10-01', '--until', '2025-09-01'], /--since \(2025-10-01\) must be before --until \(2025-09-01\)/],
   ])('refuses %j rather than ignoring a flag, and buys nothing', async (flags, message) => {
     const key = keys[KILLS + 8];
     const dir = tempDir();
@@ -201,6 +204,67 @@ describe('export --dataset flags', () => {
       expect(await rows(dir)).toHaveLength(125);
     } finally {
       await poor.close();
+    }
+  });
+});
+
+describe('export --dataset --since / --until', () => {
+  it('buys no page wholly older than --since, and writes nothing older', async () => {
+    const key = keys[KILLS + 10];
+    const params = ['subforum=cli-since-n300', 'sort=new', 'timeframe=week', 'trim=true'];
+    // The listing as the sandbox serves it, 25 posts a page, read free of charge from a twin sandbox.
+    const twin = await startSandbox({ port: 0 });
+    let pages: number[][];
+    try {
+      const listed = await runCli(['export', 'forum/subforum', ...params, '--out', '-'], sandboxEnv(twin));
+      const times = listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { created_utc: number }).created_utc);
+      pages = Array.from({ length: Math.ceil(times.length / 25) }, (_, page) => times.slice(page * 25, page * 25 + 25));
+    } finally {
+      await twin.close();
+    }
+    const since = pages[4][12];
+    // It stops at the first page that ends in five posts older than --since: the ones after are older still.
+    const last = pages.findIndex((times) => times.slice(-5).every((time) => time < since));
+    expect(last).toBe(4);
+    const dir = join(tempDir(), 'since');
+    const result = await runCli(exportTo(dir, params, '--since', new Date(since * 1000).toISOString()), sandboxEnv(steady, key));
+    expect(result.code, result.stderr).toBe(0);
+    expect(charged(key, steady)).toBe(last + 1);
+    const held = await rows(dir);
+    expect(held).toHaveLength(pages.flat().filter((time) => time >= since).length);
+    expect(Math.min(...held.map((row) => Number(row.created_utc)))).toBeGreaterThanOrEqual(since);
+  });
+
+  it('writes only records before --until', async () => {
+    const key = keys[KILLS + 11];
+    const dir = join(tempDir(), 'until');
+    const result = await runCli(exportTo(dir, ['subforum=cli-until-n80', 'sort=new', 'trim=true'], '--until', '2025-11-01'), sandboxEnv(steady, key));
+    expect(result.code, result.stderr).toBe(0);
+    const held = await rows(dir);
+    expect(held.length).toBeGreaterThan(0);
+    expect(Math.max(...held.map((row) => Number(row.created_utc)))).toBeLessThan(Date.parse('2025-11-01') / 1000);
+  });
+});
+
+describe('export --dataset over a feed with pinned, garbage-time, year-9999 and out-of-order posts', () => {
+  it.each(['spec', 'service'] as const)('loses no post across runs and buys the new pages plus one (%s dialect)', async (dialect) => {
+    const apiKey = 'sk_live_sandbox_odd';
+    const odd = await startSandbox({ port: 0, dialect, accounts: [{ apiKey, credits: 1_000 }], faults: { pinned: true, garbageTime: true, futureTime: true, outOfOrder: true } });
+    try {
+      const dir = join(tempDir(), 'odd');
+      const params = ['subforum=cli-odd-n240', 'sort=new', 'timeframe=week', 'trim=true'];
+      expect((await runCli(exportTo(dir, params), sandboxEnv(odd, apiKey))).code).toBe(0);
+      odd.advance({ records: 100 });
+      const before = charged(apiKey, odd);
+      const second = await runCli(exportTo(dir, params), sandboxEnv(odd, apiKey));
+      expect(second.code, second.stderr).toBe(0);
+      // 100 new posts (and the pinned one) are 4 pages and a post; the fifth page is wholly held.
+      expect(charged(apiKey, odd) - before).toBe(5);
+      const held = await rows(dir);
+      expect(held).toHaveLength(340);
+      expect(new Set(held.map((row) => row.id)).size).toBe(340);
+    } finally {
+      await odd.close();
     }
   });
 });

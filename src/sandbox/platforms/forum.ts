@@ -21,8 +21,9 @@ import {
   unixSecondsAgo,
 } from '../data.ts';
 import { envelope } from '../envelope.ts';
+import { feedSeconds, keyless, withPinned } from '../feed.ts';
 import { flag, oneOf, optional, required } from '../params.ts';
-import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
+import { SandboxValidationError, type FeedFaults, type SandboxOperation, type SandboxRequest } from '../platform.ts';
 
 const DAY = 86_400;
 /** Depths run 0 (top level) to 3 (docs/wire.md "Forum comment tree"). */
@@ -265,13 +266,14 @@ interface Listing {
   /** Records before any `advance()`: the spacing of `new` times. */
   base: number;
   growth: number;
+  feed: FeedFaults | undefined;
 }
 
-function subforumPost({ resource, name, id: subforumId, subscribers, sort, days, base, growth }: Listing, index: number) {
+function subforumPost({ resource, name, id: subforumId, subscribers, sort, days, base, growth, feed }: Listing, index: number, pinned = false) {
   const rng = new Rng(resource, index);
   const id = rng.token(7);
   // `new` lists newest first and `top` highest first, so those two orders hold across pages.
-  const created = sort === 'new' ? newestFirstSeconds(rng, index, base, (days * DAY) / Math.max(base, 1)) : unixSecondsAgo(rng, days);
+  const created = feedSeconds(feed, index, sort === 'new' ? newestFirstSeconds(rng, index, base, (days * DAY) / Math.max(base, 1)) : unixSecondsAgo(rng, days));
   const ups = (sort === 'top' ? Math.floor(100_000 / (1 + Math.max(index, 0) / 5)) + rng.int(0, 3) : rng.int(0, 40_000)) + grownBy(growth, index);
   const isSelf = rng.bool(0.6);
   const selftext = isSelf ? rng.sentence(6, 60) : '';
@@ -282,7 +284,7 @@ function subforumPost({ resource, name, id: subforumId, subscribers, sort, days,
   const url = isSelf ? `https://forum.example${permalink}` : `https://${host}/${rng.token(10)}`;
   const numComments = rng.int(0, 2_000) + grownBy(growth, index);
   return {
-    id,
+    id: keyless(feed, index) ? null : id,
     name: `t3_${id}`,
     title,
     selftext,
@@ -314,8 +316,8 @@ function subforumPost({ resource, name, id: subforumId, subscribers, sort, days,
     spoiler: rng.bool(0.02),
     locked: rng.bool(0.03),
     archived: false,
-    stickied: index < 2 && sort === 'hot',
-    pinned: false,
+    stickied: pinned || (index < 2 && sort === 'hot'),
+    pinned,
     quarantine: false,
     hidden: false,
     saved: false,
@@ -378,9 +380,12 @@ function subforum(request: SandboxRequest) {
     days: TIMEFRAME_DAYS[timeframe],
     base,
     growth: request.growth,
+    feed: request.feed,
   };
-  const posts = pageIndices(total, pageSize, offset, request.duplicates, request.growth).map((index) => {
-    const post = subforumPost(listing, index);
+  const indices = pageIndices(total, pageSize, offset, request.duplicates, request.growth);
+  const listed = withPinned(indices, request.feed, offset, total, request.growth);
+  const posts = listed.map((index, position) => {
+    const post = subforumPost(listing, index, position < listed.length - indices.length);
     return trim ? trimmed(post) : post;
   });
   const next = offset + pageSize;

@@ -4,6 +4,7 @@
  * Continuations are `data.continuationToken`, absent on the last page.
  */
 import { EPOCH_SECONDS, Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
+import { feedIso, keyless, withPinned } from '../feed.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -52,7 +53,8 @@ function shorts(request: SandboxRequest) {
   const base = sizeOf(identifier);
   const total = base + request.growth;
   const offset = decodeCursor(resource, optional(query, 'continuationToken'));
-  const list = pageIndices(total, SHORTS_PAGE, offset, request.duplicates, request.growth).map((index) => {
+  const indices = pageIndices(total, SHORTS_PAGE, offset, request.duplicates, request.growth);
+  const list = withPinned(indices, request.feed, offset, total, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const id = videoId(resource, index);
     const views = rng.int(0, 50_000_000) + grownBy(request.growth, index);
@@ -60,7 +62,7 @@ function shorts(request: SandboxRequest) {
     const likes = rng.int(0, 2_000_000);
     return {
       type: 'short',
-      id,
+      id: keyless(request.feed, index) ? null : id,
       url: `${SITE}/shorts/${id}`,
       title: `${rng.sentence(3, 9)} #shorts`,
       description: rng.nullable(rng.sentence(6, 20), 0.3),
@@ -70,7 +72,7 @@ function shorts(request: SandboxRequest) {
       commentCountInt: comments,
       likeCountText: compactCount(likes),
       likeCountInt: likes,
-      publishDate: isoFromSeconds(newestFirstSeconds(rng, index, base, 43_200)),
+      publishDate: feedIso(request.feed, index, newestFirstSeconds(rng, index, base, 43_200)),
       genre: rng.pick(['Entertainment', 'Education', 'Music', 'Howto & Style', 'Sports', 'Comedy']),
     };
   });
