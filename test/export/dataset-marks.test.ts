@@ -275,7 +275,7 @@ describe('what a page tells a newest-first walk of a dataset that has a mark', (
     await toDataset(client.forum.subforum(params), dir);
     const [{ id, created_utc }] = await query(`SELECT id, created_utc FROM ${table(dir)} ORDER BY created_utc DESC LIMIT 1`);
     const held = new DatasetDestination(dir, op, {});
-    await held.recover();
+    await held.recover(false);
     return { inspect: (records) => held.inspect({ params: walkParams, done: false }, records), mark: Number(created_utc), newestId: String(id) };
   }
 
