@@ -62,6 +62,7 @@ const EXIT_OF_CODE: Record<string, number> = {
   SERVICE_CONFIG: EXIT.upstream,
   PAGINATION_LOOP: EXIT.upstream,
   DISK_FULL: EXIT.diskFull,
+  SHARD_COUNT: EXIT.usage,
 };
 
 export function exitCodeOf(error: unknown): number {

@@ -13,7 +13,7 @@
  */
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
+import { DatasetError, HeldStateError, SchemaDriftError, ShardCountError, type SchemaDrift } from '../errors.ts';
 import { FUTURE_SKEW_MS, isNewestFirst, keyOf, PLAUSIBLE_FROM_MS, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
@@ -68,6 +68,8 @@ interface SchemaFile {
   columns: SchemaColumn[];
   /** Absent in datasets written before it was recorded: `LEGACY_PARTITIONING`. */
   partitioning?: Partitioning;
+  /** How many writers share the operation's records (`--shard K/N`: N; one writer: 1). Absent before it was recorded. */
+  shards?: number;
 }
 
 /** What publishing decided, written before the first rename so a killed publish can be finished. */
@@ -112,6 +114,8 @@ export class DatasetDestination implements Destination {
   readonly #maxDepth: number;
   readonly #askedFormat: DatasetFormat | undefined;
   readonly #askedPartition: PartitionBy | undefined;
+  /** The writers that share the operation: N of `--shard K/N`, or 1. */
+  readonly #shards: number;
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
@@ -142,6 +146,7 @@ export class DatasetDestination implements Destination {
     this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
+    this.#shards = options.shard?.count ?? 1;
     this.#marks = { version: 1, operation: op.id, walks: {} };
     this.#since = options.since;
     this.#until = options.until;
@@ -172,12 +177,28 @@ export class DatasetDestination implements Destination {
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
     }
+    this.#checkShards(schema);
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
     const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
     if (marks !== undefined) this.#marks = marks;
     this.#held = await this.#heldKeys();
+  }
+
+  /** Refuses, before any request, a shard count other than the one the dataset was written with. */
+  #checkShards(schema: SchemaFile | undefined): void {
+    const recorded = schema?.shards;
+    if (recorded === undefined || recorded === this.#shards) return;
+    const wrote = recorded === 1 ? 'one writer' : `${recorded} shards (--shard K/${recorded})`;
+    const asked = this.#shards === 1 ? 'one writer' : `${this.#shards} shards`;
+    throw new ShardCountError(
+      `${this.output} holds ${this.op.id} written by ${wrote}, and this run asks for ${asked}: a record would be in two writers' files. ` +
+        `Run it as ${recorded === 1 ? 'one writer (no --shard)' : `--shard K/${recorded}`}, or export into a new directory`,
+      this.output,
+      recorded,
+      this.#shards,
+    );
   }
 
   /** A dataset is never "complete": a later run buys what is new. */
@@ -330,7 +351,7 @@ export class DatasetDestination implements Destination {
     }
     const columns = mergeSchemas(recorded?.columns ?? [], tracker.columns());
     checkPartitionCollision(this.paths, this.#partitioning, columns);
-    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.#format, columns, partitioning: this.#partitioning };
+    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.#format, columns, partitioning: this.#partitioning, shards: this.#shards };
     const renames: [string, string][] = [];
     let added = 0;
     let updated = 0;

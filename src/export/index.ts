@@ -18,6 +18,7 @@ export {
   LockedError,
   NotWritableError,
   SchemaDriftError,
+  ShardCountError,
   StateDamagedError,
   StreamUsedError,
 } from '../errors.ts';

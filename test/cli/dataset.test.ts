@@ -167,6 +167,16 @@ describe('export --dataset --shard', () => {
     const expected = await rows(one);
     expect(expected).toHaveLength(9 * 20 + 7 * 36);
     expect(await rows(shared)).toEqual(expected);
+    // Another shard count, or one writer, would put a record in two writers' files: refused before any request.
+    const bought = charged(key, steady);
+    for (const flags of [['--shard', '1/2'], []]) {
+      const other = await runCli(['export', 'forum/subforum', '--inputs', inputs, '--dataset', shared, ...flags], sandboxEnv(steady, key));
+      expect(other.code, other.stderr).toBe(2);
+      expect(other.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(other.stderr).toMatch(/written by 3 shards \(--shard K\/3\).*Run it as --shard K\/3, or export into a new directory/);
+    }
+    expect(charged(key, steady)).toBe(bought);
+    expect(await rows(shared)).toEqual(expected);
   }, 120_000);
 });
 
