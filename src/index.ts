@@ -22,6 +22,7 @@ export type {
   ParamType,
   RecordsSpec,
   RecordTimeSpec,
+  StableKeySpec,
   TimeUnit,
 } from './operations/spec.ts';
 export type * from './records/index.ts';

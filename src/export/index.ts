@@ -8,7 +8,7 @@
 export { exportTo, toDataset } from './engine.ts';
 export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';
-export { datasetInfo, describeDatasetInfo, type DatasetInfo, type MarkInfo, type OperationInfo, type PartitionInfo, type StagedInfo, type WriterInfo } from './info.ts';
+export { datasetInfo, describeDatasetInfo, type DatasetInfo, type DatasetInfoData, type MarkInfo, type OperationInfo, type PartitionInfo, type StagedInfo, type WriterInfo } from './info.ts';
 export { compactDataset, type CompactionSummary, type CompactOptions, type OperationCompaction } from './compact.ts';
 export type { DatasetChanges, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
 export {
@@ -22,3 +22,6 @@ export {
   StateDamagedError,
   StreamUsedError,
 } from '../errors.ts';
+export type { PartitionBy } from './dataset-store.ts';
+export type { DatasetFormat } from '../../sinks/dataset-parts.ts';
+export type { SchemaColumn } from '../../sinks/dataset-schema.ts';

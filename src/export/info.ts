@@ -190,10 +190,11 @@ function sum(values: readonly number[]): number {
   return values.reduce((total, value) => total + value, 0);
 }
 
-type Info = Omit<DatasetInfo, typeof JUPYTER_DISPLAY>;
+/** A dataset's info as data, without its Jupyter display. */
+export type DatasetInfoData = Omit<DatasetInfo, typeof JUPYTER_DISPLAY>;
 
 /** The info as text: what the CLI prints and a notebook shows without HTML. */
-export function describeDatasetInfo(info: Info): string {
+export function describeDatasetInfo(info: DatasetInfoData): string {
   const lines = [`dataset ${info.dir}: ${counted(info.operations.length, 'operation')}, ${counted(info.rows, 'row')} in ${counted(info.parts, 'part file')} (${size(info.bytes)})`];
   for (const operation of info.operations) {
     lines.push('', ...operationLines(operation));
@@ -260,7 +261,7 @@ function schemaGrid(operation: OperationInfo): Grid {
   };
 }
 
-function infoHtml(info: Info): string {
+function infoHtml(info: DatasetInfoData): string {
   const head = `<p><b>dataset ${escapeHtml(info.dir)}</b>: ${counted(info.operations.length, 'operation')}, ${counted(info.rows, 'row')} in ${counted(info.parts, 'part file')} (${escapeHtml(size(info.bytes))})</p>`;
   const sections = info.operations.map((operation) => {
     const [title, ...rest] = operationLines(operation).filter((line) => !line.startsWith('  schema:'));
