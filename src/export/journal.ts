@@ -192,6 +192,9 @@ export class StateJournal {
   /** Lines waiting for the next write; every save waiting on them is woken by it. */
   #queue: string[] = [];
   #writing: Promise<void> | undefined;
+  /** Lines pushed so far, and how many of them are on disk: a save resolves only once its own line is. */
+  #pushed = 0;
+  #durable = 0;
 
   private constructor(
     readonly path: string,
@@ -224,13 +227,22 @@ export class StateJournal {
   async #append(entry: Entry): Promise<void> {
     // Serialised now: the state moves on while the line waits for the write before it.
     this.#queue.push(JSON.stringify(entry));
+    const mine = ++this.#pushed;
     // Saves that come while a write is under way go out together in the next one: one flush for all.
-    while (this.#queue.length > 0) {
+    // Whichever save starts that write, each waits for the write that holds its own line: a save that
+    // returned before (its line taken by another's write, still under way) would let the ledger send
+    // an attempt whose count a kill could lose.
+    while (this.#durable < mine) {
       if (this.#writing) {
         await this.#writing;
         continue;
       }
-      this.#writing = this.#write(this.#queue.splice(0)).finally(() => (this.#writing = undefined));
+      const through = this.#pushed;
+      this.#writing = this.#write(this.#queue.splice(0))
+        .then(() => {
+          this.#durable = through;
+        })
+        .finally(() => (this.#writing = undefined));
       await this.#writing;
     }
   }
