@@ -44,6 +44,8 @@ export interface DatasetDestinationOptions {
   format?: DatasetFormat;
   schema?: SchemaPolicy;
   shard?: { index: number; count: number };
+  /** A writer name of the caller's (`ExportOptions.writer`), instead of `all` or the shard's. */
+  writer?: string;
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
@@ -101,7 +103,7 @@ export class DatasetDestination implements Destination {
     readonly op: OperationSpec,
     options: DatasetDestinationOptions,
   ) {
-    this.paths = new DatasetPaths(output, op.id, writerName(options.shard));
+    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard));
     this.folder = resolve(output);
     const staging = this.paths.staging;
     this.files = {

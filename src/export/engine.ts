@@ -46,6 +46,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           format: settings.format,
           schema: settings.schema,
           shard: settings.shard,
+          writer: settings.writer,
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,
@@ -138,6 +139,7 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
       pageConcurrency: settings.pageConcurrency,
       overfetch: settings.overfetch,
       transform: settings.transform,
+      gates: settings.gates,
       signal,
       onPage: () => progress.update(),
     });

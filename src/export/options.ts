@@ -2,6 +2,7 @@
  * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
  * error, raised before anything is touched) and given their defaults.
  */
+import type { RequestGate } from '../control.ts';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
 
 export interface ExportSettings {
@@ -10,6 +11,7 @@ export interface ExportSettings {
   format: FileFormat | undefined;
   schema: SchemaPolicy;
   shard: { index: number; count: number } | undefined;
+  writer: string | undefined;
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
@@ -25,6 +27,7 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
+  gates: readonly RequestGate[];
   signal: AbortSignal | undefined;
   progress: ExportOptions['progress'];
 }
@@ -40,6 +43,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     format,
     schema = 'evolve',
     shard,
+    writer,
     incremental = true,
     maxDepth,
     partition,
@@ -55,6 +59,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates = false,
     dedupe,
     escapeFormulae = false,
+    gates = [],
     signal,
     progress = false,
   } = options;
@@ -72,8 +77,15 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     const valid = typeof shard === 'object' && Number.isSafeInteger(shard.count) && shard.count >= 1 && Number.isSafeInteger(shard.index) && shard.index >= 1 && shard.index <= shard.count;
     if (!valid) throw new TypeError(`shard must be { index, count } with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
   }
-  if (out !== undefined && (shard !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
-    throw new TypeError('schema, shard, incremental and partition apply to a dataset, not to a file');
+  if (writer !== undefined && (typeof writer !== 'string' || !/^[a-z0-9][a-z0-9-]{0,63}$/.test(writer))) {
+    throw new TypeError(`writer must be 1–64 lowercase letters, digits and -, got ${String(writer)}`);
+  }
+  if (writer !== undefined && shard !== undefined) throw new TypeError('writer and shard contradict each other: a shard is its own writer');
+  if (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function')) {
+    throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
+  }
+  if (out !== undefined && (shard !== undefined || writer !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
+    throw new TypeError('schema, shard, writer, incremental and partition apply to a dataset, not to a file');
   }
   if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
@@ -107,6 +119,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     format,
     schema,
     shard,
+    writer,
     incremental,
     maxDepth,
     partition,
@@ -122,6 +135,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates,
     dedupe,
     escapeFormulae,
+    gates,
     signal,
     progress,
   };
