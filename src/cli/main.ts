@@ -16,6 +16,10 @@ usage:
   socialstream ops                                   the operations, their parameters and paging
   socialstream credits                               the balance of the key in SOCIALSTREAM_API_KEY
   socialstream export <op-id> key=value ... (--out FILE.(ndjson|csv|parquet) | --dataset DIR) [options]
+  socialstream export <op-id> ... --inputs FILE --dataset DIR --queue redis://HOST:PORT/DB [--max-credits N] [--rate N]
+                                                     enqueue one job a walk for workers, with one credit budget
+  socialstream worker --queue URL [--concurrency N]  take walks from the queue (key from SOCIALSTREAM_API_KEY)
+  socialstream status --queue URL [--json]           walks done / running / waiting / failed, credits spent of the budget
   socialstream sandbox [--port N] [--host H] [--credits N] [--latency MS] [--fault-rate P] [--seed S] [--dialect spec|service]
 
 Run 'socialstream <command> --help' for a command's options. Every command also takes
@@ -31,6 +35,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   credits: async () => (await import('./credits.ts')).runCredits,
   export: async () => (await import('./export.ts')).runExport,
   sandbox: async () => (await import('../sandbox/cli.ts')).runSandboxCommand,
+  worker: async () => (await import('./worker.ts')).runWorkerCommand,
+  status: async () => (await import('./status.ts')).runStatus,
 };
 
 /** The version in the package's own package.json: the nearest one above this module, in src/ or dist/. */
