@@ -63,9 +63,9 @@ async function enqueue(plan: ExportPlan, queue: NonNullable<ExportPlan['queue']>
   });
   if (plan.json) process.stdout.write(JSON.stringify(result) + '\n');
   const budget = result.budget === undefined ? 'no credit budget' : `a budget of ${counted(result.budget, 'credit')}`;
-  const what = result.started ? `started run ${result.run}` : `joined run ${result.run}, still active`;
+  const what = result.started ? `started run ${result.run}` : `run ${result.run} is still active: joined it`;
   process.stderr.write(
-    `socialstream: ${what} of ${plan.opId} into ${result.dataset}: ${counted(result.added, 'walk')} enqueued (${result.walks} in the run), ${budget}` +
+    `socialstream: ${plan.opId} into ${result.dataset}: ${what}; ${counted(result.added, 'walk')} enqueued (${result.walks} in the run), ${budget}` +
       `${result.rate === undefined ? '' : `, ${result.rate} requests a second`}. Workers: socialstream worker --queue URL; progress: socialstream status --queue URL\n`,
   );
   return EXIT.ok;

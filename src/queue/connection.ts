@@ -45,6 +45,7 @@ export function openRedis(url: string, options: RedisOptions): Redis {
   const redis = new Redis(checkQueueUrl(url), {
     maxRetriesPerRequest: options.persistent ? null : 1,
     enableOfflineQueue: options.persistent,
+    lazyConnect: !options.persistent,
     connectTimeout: 5_000,
     retryStrategy: options.persistent ? (times) => Math.min(100 * times, 2_000) : () => null,
   });
@@ -62,7 +63,7 @@ export function openRedis(url: string, options: RedisOptions): Redis {
 export async function withRedis<T>(url: string, task: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = openRedis(url, { persistent: false });
   try {
-    await redis.ping();
+    await redis.connect();
   } catch (error) {
     redis.disconnect();
     throw new QueueError(`cannot reach Redis at ${shownUrl(url)}: ${(error as Error).message}`, { cause: error });

@@ -61,7 +61,7 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
   const dataset = resolve(options.dataset);
   const exportId = exportIdOf(op.id, dataset);
   return withRedis(options.queue, async (redis) => {
-    const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis.duplicate(), prefix: PREFIX });
+    const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
     try {
       const { run, started } = await currentRun(redis, queue, exportId, op.id, dataset);
       const runKey = keys.run(exportId, run);

@@ -43,7 +43,7 @@ export interface QueueStatus {
 
 export async function queueStatus(url: string): Promise<QueueStatus> {
   return withRedis(url, async (redis) => {
-    const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis.duplicate(), prefix: PREFIX });
+    const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
     try {
       const active = await queue.getJobs(['active']);
       const delayed = await queue.getJobs(['delayed']);

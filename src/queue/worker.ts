@@ -25,6 +25,7 @@ import type { Redis } from 'ioredis';
 import { createClient } from '../client.ts';
 import { AuthError, InsufficientCreditsError, LockedError } from '../errors.ts';
 import { exportTo } from '../export/engine.ts';
+import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
@@ -144,7 +145,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     if (summary.complete) {
       finished++;
       const last = await endWalk(redis, walk, 'done');
-      log(`${label} done: ${summary.records} records, ${summary.pages} pages${last ? '; the run is finished' : ''}`);
+      log(`${label} done: ${counted(summary.records, 'record')}, ${counted(summary.pages, 'page')}${last ? '; the run is finished' : ''}`);
       return { records: summary.records, pages: summary.pages };
     }
     if (summary.rejected.length > 0) {
@@ -157,7 +158,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       return back();
     }
     if (gate.refused > 0 && !signal.aborted) {
-      log(`${label}: the run's budget is spent after ${summary.pages} pages; parked until it is raised`);
+      log(`${label}: the run's budget is spent after ${counted(summary.pages, 'page')}; parked until it is raised`);
       return park(parkMs);
     }
     return back();

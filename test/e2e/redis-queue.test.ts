@@ -1,0 +1,243 @@
+/**
+ * Beyond one machine, end to end: a real `redis-server` on a loopback port of its own, the sandbox
+ * over loopback, and workers as real CLI processes (`socialstream worker`) filling one dataset that
+ * DuckDB reads. Each test has a sandbox of its own (so its charge counter is its alone) and a Redis
+ * database of its own. Without `redis-server` on this machine the suite is skipped, saying so; CI
+ * installs it (`.ci/run`), and there a missing binary fails.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { finished, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+
+const KEY = 'sk_live_sandbox_queue_e2e_secret';
+const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
+if (!haveRedis) console.warn('test/e2e/redis-queue: skipped, no redis-server on this machine (apt-get install redis-server)');
+
+let redisProcess: ChildProcess | undefined;
+let port = 0;
+let nextDb = 0;
+
+beforeAll(async () => {
+  if (!haveRedis) return;
+  port = await freePort();
+  redisProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tempDir()], { stdio: 'ignore' });
+  // Ready once it answers: ioredis retries the connection until then.
+  const probe = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
+  probe.on('error', () => undefined);
+  try {
+    await probe.ping();
+  } finally {
+    probe.disconnect();
+  }
+});
+afterAll(() => {
+  redisProcess?.kill('SIGKILL');
+});
+
+/** A queue (a Redis database) and a sandbox of this test's own, and workers to start against them. */
+async function setup(latencyMs = 5): Promise<{ url: string; service: Sandbox; env: NodeJS.ProcessEnv; charged: () => number; dir: string; workers: ChildProcess[] }> {
+  const service = await startSandbox({ port: 0, latencyMs, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
+  const dir = tempDir();
+  return { url: `redis://127.0.0.1:${port}/${nextDb++}`, service, env: sandboxEnv(service, KEY), charged: () => service.requests.charged[KEY] ?? 0, dir, workers: [] };
+}
+
+function startWorker(context: { url: string; env: NodeJS.ProcessEnv; workers: ChildProcess[] }, env = context.env): { child: ChildProcess; done: Promise<CliResult> } {
+  // A short lease and park: a dead worker's walk is taken over within about 2 s, a parked one looked at every 0.5 s.
+  const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', '1000', '--park', '500'], env);
+  context.workers.push(child);
+  return { child, done: finished(child) };
+}
+
+async function stopWorkers(workers: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    workers.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const done = new Promise((resolve) => child.once('close', resolve));
+      child.kill('SIGTERM');
+      await done;
+    }),
+  );
+}
+
+function enqueue(context: { url: string; env: NodeJS.ProcessEnv; dir: string }, inputs: string, extra: string[] = []): Promise<CliResult> {
+  return runCli(['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--dataset', context.dir, '--queue', context.url, ...extra], context.env);
+}
+
+/** An inputs file of subforums with these record counts (25 posts a page). */
+function inputsFile(counts: number[], tag: string): string {
+  const path = join(tempDir(), 'inputs.txt');
+  writeFileSync(path, counts.map((count, index) => `subforum=${tag}${index}-n${count}\n`).join(''));
+  return path;
+}
+
+async function run(url: string): Promise<RunStatus> {
+  const status = await queueStatus(url);
+  expect(status.runs).toHaveLength(1);
+  return status.runs[0];
+}
+
+async function until(url: string, done: (run: RunStatus) => boolean, timeoutMs = 60_000): Promise<RunStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = await run(url);
+    if (done(current)) return current;
+    if (Date.now() > deadline) throw new Error(`timed out; status: ${JSON.stringify(current)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function datasetCounts(dir: string): Promise<{ rows: number; ids: number }> {
+  const [row] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
+  return row as { rows: number; ids: number };
+}
+
+const pagesOf = (counts: number[]): number => counts.reduce((sum, count) => sum + Math.ceil(count / 25), 0);
+const sum = (counts: number[]): number => counts.reduce((total, count) => total + count, 0);
+
+describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over a real Redis', () => {
+  const COUNTS = [120, 60, 200, 35, 90, 150, 25, 75, 110, 50, 180, 40];
+  const drained = { url: '', dir: '' };
+
+  it('three workers drain one queue into one dataset that DuckDB reads with every record once', async () => {
+    const context = await setup();
+    try {
+      const enqueued = await enqueue(context, inputsFile(COUNTS, 'drain'));
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      expect(enqueued.stderr).toMatch(/started run 1; 12 walks enqueued/);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      const finishedRun = await until(context.url, (current) => current.state === 'finished');
+      expect(finishedRun.walks).toMatchObject({ total: 12, done: 12, failed: 0 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(COUNTS), ids: sum(COUNTS) });
+      expect(context.charged()).toBe(pagesOf(COUNTS));
+      Object.assign(drained, { url: context.url, dir: context.dir });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('status --json gives the walks, credits and records of the run', async () => {
+    const result = await runCli(['status', '--queue', drained.url, '--json'], process.env);
+    expect(result.code, result.stderr).toBe(0);
+    const status = JSON.parse(result.stdout) as { runs: RunStatus[] };
+    expect(status.runs[0]).toMatchObject({
+      op: 'forum/subforum',
+      run: 1,
+      state: 'finished',
+      walks: { total: 12, done: 12, running: 0, waiting: 0, parked: 0, failed: 0 },
+      credits: { spent: pagesOf(COUNTS), budget: null },
+      records: sum(COUNTS),
+      pages: pagesOf(COUNTS),
+      failures: [],
+    });
+  });
+
+  it('the API key is in no Redis key or value and in no dataset file', async () => {
+    const redis = new Redis(drained.url);
+    try {
+      const names = await redis.keys('*');
+      expect(names.length).toBeGreaterThan(5);
+      for (const name of names) {
+        expect(name).not.toContain(KEY);
+        const dump = await redis.dumpBuffer(name);
+        expect(dump?.includes(KEY), name).toBe(false);
+      }
+    } finally {
+      redis.disconnect();
+    }
+    for (const file of filesUnder(drained.dir)) expect(readFileSync(file).includes(KEY), file).toBe(false);
+  });
+
+  it('holds one budget exactly across workers, stops them cleanly, and a raised budget finishes the run without buying a page twice', async () => {
+    const context = await setup(10);
+    const counts = [200, 150, 175, 125, 100, 225];
+    const inputs = inputsFile(counts, 'budget');
+    try {
+      expect((await enqueue(context, inputs, ['--max-credits', '20'])).code).toBe(0);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      const spent = await until(context.url, (current) => current.budgetSpent && current.walks.running === 0 && current.walks.parked + current.walks.done === current.walks.total);
+      expect(spent.credits).toEqual({ spent: 20, budget: 20 });
+      expect(context.charged()).toBeLessThanOrEqual(20);
+      expect(context.workers.every((child) => child.exitCode === null)).toBe(true);
+      const raised = await enqueue(context, inputs, ['--max-credits', '1000']);
+      expect(raised.stderr).toMatch(/run 1 is still active: joined it; 0 walks enqueued/);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      expect(done.walks.done).toBe(counts.length);
+      expect(context.charged()).toBe(pagesOf(counts));
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('a walk whose worker is killed -9 is continued by another worker from its last staged page', async () => {
+    // 2,000 posts, 80 pages a page at a time: slow enough to be killed mid-walk.
+    const context = await setup(25);
+    try {
+      expect((await enqueue(context, inputsFile([2000], 'kill'))).code).toBe(0);
+      const first = startWorker(context);
+      await until(context.url, (current) => current.walks.running === 1 && context.charged() >= 20);
+      first.child.kill('SIGKILL');
+      await first.done;
+      const beforeTakeover = context.charged();
+      expect(beforeTakeover).toBeLessThan(80);
+      startWorker(context);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      expect(done.walks.done).toBe(1);
+      // A page walk: one request in flight at the kill, bought again at most once.
+      expect(context.charged()).toBeLessThanOrEqual(80 + 1);
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 2000, ids: 2000 });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('a worker whose key is refused exits 3, names itself in status, and leaves its walks to the others', async () => {
+    const context = await setup();
+    try {
+      expect((await enqueue(context, inputsFile([50, 75], 'refused'))).code).toBe(0);
+      const bad = startWorker(context, { ...context.env, SOCIALSTREAM_API_KEY: 'sk_live_not_a_key_of_this_account' });
+      const ended = await bad.done;
+      expect(ended.code, ended.stderr).toBe(3);
+      expect(ended.stderr).toMatch(/API key was refused/);
+      const status = await queueStatus(context.url);
+      expect(status.stoppedWorkers).toHaveLength(1);
+      expect(status.stoppedWorkers[0].error).toMatch(/API key was refused/);
+      expect(status.runs[0].walks).toMatchObject({ failed: 0, done: 0 });
+      startWorker(context);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      expect(done.walks).toMatchObject({ done: 2, failed: 0 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 125, ids: 125 });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isFile());
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
