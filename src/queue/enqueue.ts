@@ -27,8 +27,11 @@ export interface EnqueueOptions {
   maxCredits?: number;
   /** Request attempts per second across every worker of the run; absent: no limit. */
   rate?: number;
-  partition?: WalkJob['partition'];
-  schema?: WalkJob['schema'];
+  /** The dataset's partitioning (as `ExportOptions.partition`). */
+  partition?: 'day' | 'month' | 'year' | 'none';
+  /** `'evolve'` (default) or `'freeze'` (as `ExportOptions.schema`). */
+  schema?: 'evolve' | 'freeze';
+  /** Pages of one walk in flight at once where its rule allows. */
   pageConcurrency?: number;
 }
 
