@@ -46,6 +46,8 @@ export interface DatasetDestinationOptions {
   shard?: { index: number; count: number };
   /** A writer name of the caller's (`ExportOptions.writer`), instead of `all` or the shard's. */
   writer?: string;
+  /** The lock writers publish under (`ExportOptions.locks.publish`), instead of the pid-file folder. */
+  publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
@@ -92,6 +94,7 @@ export class DatasetDestination implements Destination {
   readonly #maxDepth: number;
   readonly #askedFormat: DatasetFormat | undefined;
   readonly #askedPartition: PartitionBy | undefined;
+  readonly #publishLock: DatasetDestinationOptions['publishLock'];
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
@@ -118,6 +121,7 @@ export class DatasetDestination implements Destination {
     this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
+    this.#publishLock = options.publishLock;
     this.#marks = { version: 1, operation: op.id, walks: {} };
   }
 
@@ -138,7 +142,7 @@ export class DatasetDestination implements Destination {
       );
     }
     const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
-    if (journal !== undefined) await withLock(this.paths, () => this.#finishPublish(journal));
+    if (journal !== undefined) await this.#locked(() => this.#finishPublish(journal));
     const schema = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
@@ -180,7 +184,7 @@ export class DatasetDestination implements Destination {
   /** Merges the spool into the partitions it touches, and moves the marks of walks that are done. */
   async publish(state: ExportState, complete: boolean): Promise<Published> {
     try {
-      return await withLock(this.paths, async () => {
+      return await this.#locked(async () => {
         const journal = await this.#plan(state, complete);
         await writeJsonAtomic(this.paths.journal, journal);
         await this.#finishPublish(journal);
@@ -191,6 +195,10 @@ export class DatasetDestination implements Destination {
       await rm(join(this.paths.staging, 'parts'), { recursive: true, force: true }).catch(() => undefined);
       throw error;
     }
+  }
+
+  #locked<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#publishLock === undefined ? withLock(this.paths, fn) : this.#publishLock(this.paths.lock, fn);
   }
 
   #checkFrozen(records: readonly unknown[]): void {

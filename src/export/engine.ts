@@ -47,6 +47,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           schema: settings.schema,
           shard: settings.shard,
           writer: settings.writer,
+          publishLock: settings.locks?.publish.bind(settings.locks),
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,
@@ -56,7 +57,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   let lock;
   try {
     await destination.prepare();
-    lock = await lockOutput(destination.output, destination.files.lock);
+    lock = await (settings.locks === undefined ? lockOutput(destination.output, destination.files.lock) : settings.locks.output(destination.output, destination.files.lock));
   } catch (error) {
     throw onDisk(error);
   }

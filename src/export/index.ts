@@ -8,7 +8,7 @@
 export { exportTo, toDataset } from './engine.ts';
 export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';
-export type { DatasetChanges, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
+export type { DatasetChanges, ExportLocks, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
 export {
   DiskFullError,
   ExportError,

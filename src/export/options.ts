@@ -28,6 +28,7 @@ export interface ExportSettings {
   dedupe: string | undefined;
   escapeFormulae: boolean;
   gates: readonly RequestGate[];
+  locks: ExportOptions['locks'];
   signal: AbortSignal | undefined;
   progress: ExportOptions['progress'];
 }
@@ -60,6 +61,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     dedupe,
     escapeFormulae = false,
     gates = [],
+    locks,
     signal,
     progress = false,
   } = options;
@@ -84,6 +86,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   if (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function')) {
     throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
   }
+  if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
   if (out !== undefined && (shard !== undefined || writer !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
     throw new TypeError('schema, shard, writer, incremental and partition apply to a dataset, not to a file');
   }
@@ -136,6 +139,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     dedupe,
     escapeFormulae,
     gates,
+    locks,
     signal,
     progress,
   };

@@ -76,10 +76,23 @@ export interface ExportOptions {
    * the walk cleanly, its checkpoint still at that page (like a cap).
    */
   gates?: readonly RequestGate[];
+  /**
+   * Locks of the caller's instead of pid files, which mean nothing across machines: a queue worker's
+   * are Redis leases (`socialstream/queue`). Default: pid files.
+   */
+  locks?: ExportLocks;
   /** Aborting stops the export cleanly: it resolves with `stoppedBy: 'signal'`, the output valid and resumable. */
   signal?: AbortSignal;
   /** `true`: a live view fit for where it runs; a function: called with every update. */
   progress?: boolean | ((progress: ExportProgress) => void);
+}
+
+/** How an export holds its output against other runs (`ExportOptions.locks`). */
+export interface ExportLocks {
+  /** Takes the output's one writer lock (`path`: where the pid file would be), or throws `LockedError` naming the holder. */
+  output(output: string, path: string): Promise<{ release(): Promise<void> }>;
+  /** Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting for it while another holds it. */
+  publish<T>(path: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** A snapshot of a running export, as `progress` receives it. */

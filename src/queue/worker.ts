@@ -8,7 +8,8 @@
  *   its job's lease (BullMQ's job lock, renewed while the worker lives) expires, the job goes back to
  *   the queue, and whichever worker takes it resumes the walk from its last staged page: no answered
  *   page is bought twice. BullMQ would fail a job whose worker died `maxStalledCount` times; here a
- *   walk survives any number of deaths.
+ *   walk survives any number of deaths. The walk's writer lock and the dataset's publish lock are
+ *   Redis leases too (`RedisLocks`), not pid files, which mean nothing across machines.
  * - **The budget** is a gate before every attempt (`BudgetGate`). A spent budget ends the walk
  *   cleanly (what it staged is published, its checkpoint kept) and parks its job; raising the
  *   budget (enqueueing the run again) takes the parked walks again at once.
@@ -30,6 +31,7 @@ import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
 import { openRedis, PREFIX, QUEUE_NAME, shownUrl } from './connection.ts';
+import { RedisLocks } from './lease-lock.ts';
 import { endWalk, keys, type WalkJob } from './runs.ts';
 
 export interface WorkerOptions {
@@ -108,6 +110,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       log(`${label}: the run's budget is spent; parked until it is raised`);
       return park(parkMs);
     }
+    // Ends this walk alone: its writer lock was taken over (this worker stalled past its lease).
+    const lost = new AbortController();
+    const locks = new RedisLocks(redis, id, leaseMs, (path) => {
+      log(`${label}: lost the lock ${path} to another worker; stopping this walk`);
+      lost.abort(new Error('lock lost'));
+    });
+    const walkSignal = AbortSignal.any([signal, lost.signal]);
     const client = createClient({ apiKey, baseUrl, maxConcurrentRequests: Math.max(8, walk.pageConcurrency ?? 16) });
     const gate = new BudgetGate(redis, walk);
     const refunds = client.events$.subscribe((event) => gate.refund(event));
@@ -119,7 +128,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
         resume: true,
         concurrency: 1,
         gates: [gate],
-        signal,
+        locks,
+        signal: walkSignal,
         ...(walk.partition === undefined ? {} : { partition: walk.partition }),
         ...(walk.schema === undefined ? {} : { schema: walk.schema }),
         ...(walk.pageConcurrency === undefined ? {} : { pageConcurrency: walk.pageConcurrency }),
@@ -131,7 +141,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       }
       // The walk's earlier holder is still finishing (its lease ran out while it lived): later.
       if (error instanceof LockedError) return park(leaseMs);
-      if (signal.aborted) return back();
+      if (walkSignal.aborted) return back();
       const message = error instanceof Error ? error.message : String(error);
       await walkFailed(redis, walk, message);
       log(`${label} failed: ${message}`);
@@ -157,7 +167,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       stop(new InsufficientCreditsError('out of credits', summary.balance?.required ?? 1, summary.balance?.available ?? 0));
       return back();
     }
-    if (gate.refused > 0 && !signal.aborted) {
+    if (gate.refused > 0 && !walkSignal.aborted) {
       log(`${label}: the run's budget is spent after ${counted(summary.pages, 'page')}; parked until it is raised`);
       return park(parkMs);
     }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
+import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
@@ -221,6 +222,34 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
     } finally {
       await stopWorkers(context.workers);
       await context.service.close();
+    }
+  });
+});
+
+describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
+  it('refuse a second writer while the lease lives, give a higher fencing token after, and tell a holder that lost its lease', async () => {
+    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const lost: string[] = [];
+    const first = new RedisLocks(redis, 'worker-a', 300, (path) => lost.push(`a ${path}`));
+    const second = new RedisLocks(redis, 'worker-b', 300, (path) => lost.push(`b ${path}`));
+    try {
+      const held = await first.output('/data', '/data/_dataset/x/writer-walk-1.lock');
+      await expect(second.output('/data', '/data/_dataset/x/writer-walk-1.lock')).rejects.toMatchObject({ code: 'LOCKED', message: expect.stringContaining('worker-a') as string });
+      // Renewed while held: still refused well after one lease.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await expect(second.take('/data/_dataset/x/writer-walk-1.lock')).resolves.toBeUndefined();
+      await held.release();
+      const taken = await second.take('/data/_dataset/x/writer-walk-1.lock');
+      expect(taken?.token).toBe(2);
+      // A stalled holder's lease is taken over: its next renewal finds the lock another's, and says so.
+      const stalled = await first.take('/data/_dataset/x/lock');
+      await redis.set(lockKey('/data/_dataset/x/lock'), 'worker-c#99', 'PX', 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(lost).toEqual(['a /data/_dataset/x/lock']);
+      await stalled?.release();
+      await taken?.release();
+    } finally {
+      redis.disconnect();
     }
   });
 });
