@@ -226,6 +226,56 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
   });
 });
 
+describe.skipIf(!haveRedis)('a Redis restarted mid-run', () => {
+  it('loses no walk and no reservation when Redis is shut down (AOF on) and started again while workers run', async () => {
+    const own = await freePort();
+    const dir = tempDir();
+    const args = ['--port', String(own), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir];
+    const start = async (): Promise<ChildProcess> => {
+      const child = spawn('redis-server', args, { stdio: 'ignore' });
+      const probe = new Redis({ port: own, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
+      probe.on('error', () => undefined);
+      await probe.ping();
+      probe.disconnect();
+      return child;
+    };
+    let server = await start();
+    const service = await startSandbox({ port: 0, latencyMs: 20, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
+    const context = { url: `redis://127.0.0.1:${own}/0`, service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] as ChildProcess[] };
+    const counts = [300, 250, 275, 200];
+    try {
+      expect((await enqueue(context, inputsFile(counts, 'restart'))).code).toBe(0);
+      // A lease longer than the restart: the walks stay with their workers.
+      for (let index = 0; index < 2; index++) {
+        const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', '5000', '--park', '500'], context.env);
+        if (process.env.DEBUG_E2E) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[w${index} ${Date.now() % 100000}] ${chunk.toString()}`));
+        context.workers.push(child);
+      }
+      await until(context.url, () => (service.requests.charged[KEY] ?? 0) >= 10);
+      const down = new Promise((resolve) => server.once('exit', resolve));
+      const admin = new Redis(context.url, { retryStrategy: () => null });
+      admin.on('error', () => undefined);
+      await admin.call('SHUTDOWN').catch(() => undefined);
+      admin.disconnect();
+      await down;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      server = await start();
+      if (process.env.DEBUG_E2E) console.error(`restarted at ${Date.now() % 100000}`);
+      const done = await until(context.url, (current) => current.state === 'finished', 90_000);
+      const charged = service.requests.charged[KEY] ?? 0;
+      expect(done.walks).toMatchObject({ total: 4, done: 4, failed: 0 });
+      // Every charged request was reserved, and none was lost with the restart.
+      expect(done.credits.spent).toBeGreaterThanOrEqual(charged);
+      expect(charged).toBe(pagesOf(counts));
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+    } finally {
+      await stopWorkers(context.workers);
+      await service.close();
+      server.kill('SIGKILL');
+    }
+  });
+});
+
 describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
   it('refuse a second writer while the lease lives, give a higher fencing token after, and tell a holder that lost its lease', async () => {
     const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
