@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
+import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 
 const KEY = 'sk_live_sandbox_queue_e2e_secret';
@@ -197,6 +197,33 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
       // A page walk: one request in flight at the kill, bought again at most once.
       expect(context.charged()).toBeLessThanOrEqual(80 + 1);
       expect(await datasetCounts(context.dir)).toEqual({ rows: 2000, ids: 2000 });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('three workers over 40 walks with service faults, two of them killed -9 at random points and replaced, write every record once', async () => {
+    const context = await setup(30);
+    // 500s, 502 pages and reset sockets: none charged, all retried by the client.
+    context.service.setFaults({ rate: 0.05, html: 0.03, reset: 0.03 });
+    const counts = Array.from({ length: 40 }, (_, index) => 25 + ((index * 37) % 130));
+    try {
+      expect((await enqueue(context, inputsFile(counts, 'chaos'))).code).toBe(0);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      for (const delay of randomDelays(20261125, 2, 1_200)) {
+        await new Promise((resolve) => setTimeout(resolve, 300 + delay));
+        const victim = context.workers.find((child) => child.exitCode === null && child.signalCode === null)!;
+        victim.kill('SIGKILL');
+        await new Promise((resolve) => victim.once('close', resolve));
+        startWorker(context);
+      }
+      const done = await until(context.url, (current) => current.state === 'finished', 90_000);
+      expect(done.walks).toMatchObject({ total: 40, done: 40, failed: 0 });
+      // Each kill may lose the requests in flight: a page for each of the worker's 2 walks.
+      expect(context.charged()).toBeGreaterThanOrEqual(pagesOf(counts));
+      expect(context.charged()).toBeLessThanOrEqual(pagesOf(counts) + 2 * 2);
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
     } finally {
       await stopWorkers(context.workers);
       await context.service.close();
