@@ -230,6 +230,24 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
     }
   });
 
+  it('--rate holds the request attempts of a run to N a second across every worker', async () => {
+    const context = await setup();
+    const counts = [250, 250, 250];
+    try {
+      expect((await enqueue(context, inputsFile(counts, 'rate'), ['--rate', '10'])).code).toBe(0);
+      const started = Date.now();
+      for (let index = 0; index < 3; index++) startWorker(context);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      // 30 attempts at 10 a second take at least 2 s (the first 10 go at once).
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+      expect(done.rate).toBe(10);
+      expect(context.charged()).toBe(pagesOf(counts));
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
   it('a worker whose key is refused exits 3, names itself in status, and leaves its walks to the others', async () => {
     const context = await setup();
     try {
@@ -250,6 +268,25 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
       await stopWorkers(context.workers);
       await context.service.close();
     }
+  });
+});
+
+describe('socialstream export --queue refuses what workers cannot honour, before it connects', () => {
+  it.each([
+    [['--out', 'x.ndjson', '--queue', 'redis://127.0.0.1:1/0'], /--queue fills a dataset/],
+    [['--dataset', 'd', '--queue', 'redis://127.0.0.1:1/0', '--max-pages', '3'], /--max-pages does not go with --queue/],
+    [['--dataset', 'd', '--queue', 'redis://127.0.0.1:1/0', '--resume'], /--resume does not go with --queue/],
+    [['--dataset', 'd', '--rate', '3'], /--rate is a shared request rate: it goes with --queue/],
+  ])('%j exits 2', async (flags, message) => {
+    const result = await runCli(['export', 'forum/subforum', 'subforum=x', ...flags], process.env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('a queue address that is not redis:// is refused', async () => {
+    const result = await runCli(['status', '--queue', 'http://127.0.0.1:6379/0'], process.env);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/--queue must start with redis:\/\/ or rediss:\/\//);
   });
 });
 
