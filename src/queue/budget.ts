@@ -17,17 +17,15 @@ import { keys, type WalkJob } from './runs.ts';
  * budget is spent; n > 0: the rate's window is full, try again in n ms (nothing reserved).
  */
 const RESERVE = `
-local budget = tonumber(redis.call('HGET', KEYS[1], 'budget'))
-local spent = tonumber(redis.call('HGET', KEYS[1], 'spent') or '0')
+local run = redis.call('HMGET', KEYS[1], 'budget', 'spent', 'rate')
+local budget, spent, rate = tonumber(run[1]), tonumber(run[2] or '0'), tonumber(run[3])
 if budget ~= nil and spent >= budget then return -1 end
-local rate = tonumber(redis.call('HGET', KEYS[1], 'rate'))
 if rate ~= nil and rate > 0 then
   local now = redis.call('TIME')
   local window = KEYS[2] .. ':' .. now[1]
-  local used = tonumber(redis.call('GET', window) or '0')
-  if used >= rate then return 1000 - math.floor(tonumber(now[2]) / 1000) end
-  redis.call('INCR', window)
-  redis.call('EXPIRE', window, 2)
+  local used = redis.call('INCR', window)
+  if used == 1 then redis.call('EXPIRE', window, 2) end
+  if used > rate then return 1000 - math.floor(tonumber(now[2]) / 1000) end
 end
 redis.call('HINCRBY', KEYS[1], 'spent', 1)
 return 0`;
