@@ -12,6 +12,7 @@ import { checkParams } from '../operations/params.ts';
 import { findOperation } from '../operations/table.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
+import { QueueError } from './errors.ts';
 import { exportIdOf, jobIdOf, keys, readRun, type WalkJob } from './runs.ts';
 
 export interface EnqueueOptions {
@@ -53,7 +54,15 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
   const op = findOperation(options.op);
   if (op === undefined) throw new TypeError(`unknown operation ${options.op}`);
   if (!Array.isArray(options.inputs) || options.inputs.length === 0) throw new TypeError('inputs must hold at least one parameter set');
-  for (const params of options.inputs) checkParams(op, params);
+  const inputs: readonly Record<string, string>[] = options.inputs;
+  // The scheduler's own key, when it has one, must not ride along in a parameter: jobs are readable by every worker.
+  const key = process.env.SOCIALSTREAM_API_KEY?.trim();
+  for (const params of inputs) {
+    checkParams(op, params);
+    if (key !== undefined && key.length >= 8 && Object.values(params).some((value) => value.includes(key))) {
+      throw new QueueError('a parameter holds the API key (SOCIALSTREAM_API_KEY): jobs are stored in Redis, where the key must never go');
+    }
+  }
   for (const [name, value, least] of [
     ['maxCredits', options.maxCredits, 0],
     ['rate', options.rate, 1],
@@ -73,7 +82,7 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
       if (options.rate === undefined) await redis.hdel(runKey, 'rate');
       else await redis.hset(runKey, 'rate', options.rate);
       const jobs: WalkJob[] = [];
-      for (const params of options.inputs) {
+      for (const params of inputs) {
         const walk = walkName(params);
         if ((await redis.sadd(keys.walks(exportId, run), walk)) === 0) continue;
         jobs.push({

@@ -37,7 +37,7 @@ export interface WorkerReport {
 
 export interface QueueStatus {
   runs: RunStatus[];
-  /** Workers that stopped for their key (refused, out of credits). */
+  /** Workers that stopped for their key (refused, out of credits), until a worker starts again on that machine. */
   stoppedWorkers: WorkerReport[];
 }
 

@@ -185,6 +185,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     autorun: false,
   });
   worker.on('error', (error) => log(`queue: ${error.message}`));
+  // A worker starting on a machine clears what earlier workers there reported (a key since fixed).
+  for (const [other, text] of Object.entries(await redis.hgetall(keys.workers))) {
+    if ((JSON.parse(text) as { host?: string }).host === hostname()) await redis.hdel(keys.workers, other);
+  }
   await report('running');
   log(`worker ${id} takes walks from ${shownUrl(url)} (${concurrency} at once)`);
   const stopped = new Promise<void>((resolve) => {
@@ -195,8 +199,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   await stopped;
   await worker.close();
   await running.catch(() => undefined);
-  const error = stopError === undefined ? undefined : whyStopped(stopError);
-  await report('stopped', error);
+  // A worker that stopped for its key stays listed for `status`; one stopped by its signal leaves no trace.
+  if (stopError === undefined) await redis.hdel(keys.workers, id).catch(() => undefined);
+  else await report('stopped', whyStopped(stopError));
   await redis.quit().catch(() => redis.disconnect());
   return { id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) };
 }

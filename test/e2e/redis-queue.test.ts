@@ -283,6 +283,13 @@ describe('socialstream export --queue refuses what workers cannot honour, before
     expect(result.stderr).toMatch(message);
   });
 
+  it('a parameter holding the API key is refused before anything goes to Redis', async () => {
+    const result = await runCli(['export', 'forum/subforum', `subforum=${KEY}`, '--dataset', 'd', '--queue', 'redis://127.0.0.1:1/0'], { ...process.env, SOCIALSTREAM_API_KEY: KEY });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/a parameter holds the API key/);
+    expect(result.stderr).not.toContain(KEY);
+  });
+
   it('a queue address that is not redis:// is refused', async () => {
     const result = await runCli(['status', '--queue', 'http://127.0.0.1:6379/0'], process.env);
     expect(result.code).not.toBe(0);
