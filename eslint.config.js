@@ -12,7 +12,7 @@ export default defineConfig(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['vitest.config.ts'] },
+        projectService: { allowDefaultProject: ['vitest.config.ts', 'vitest.*.config.ts'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

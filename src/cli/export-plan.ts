@@ -36,6 +36,8 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'until', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is before DATE (YYYY-MM-DD, UTC, or an ISO time)" },
   { name: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
+  { name: 'queue', kind: 'string', value: 'URL', help: 'with --dataset: put one job a walk in the queue at redis://HOST:PORT/DB and return; workers do the walking' },
+  { name: 'rate', kind: 'integer', value: 'N', help: 'with --queue: request attempts per second across every worker of the run' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
@@ -71,6 +73,8 @@ export interface ExportPlan {
   output: string;
   stdout: boolean;
   sandbox: boolean;
+  /** `--queue`: enqueue the walks instead of walking them (`--max-credits` is then the run's budget). */
+  queue: { url: string; rate: number | undefined } | undefined;
 }
 
 export async function planExport(
@@ -114,6 +118,7 @@ export async function planExport(
   const dedupe = text(flags.dedupe);
   const keepDuplicates = flags['keep-duplicates'] === true;
   if (dedupe !== undefined && keepDuplicates) throw new UsageError('--dedupe and --keep-duplicates contradict each other: pass one');
+  const queue = queueOf(flags, dataset);
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
   const options: ExportOptions = {
     ...(out === undefined || stdout ? { dataset } : { out }),
@@ -141,7 +146,24 @@ export async function planExport(
     output: out ?? dataset!,
     stdout,
     sandbox: flags.sandbox === true,
+    queue,
   };
+}
+
+/** Workers walk a queued export, each with its own key and settings: flags that only a walking process can honour are refused. */
+function queueOf(flags: Record<string, string | number | boolean>, dataset: string | undefined): ExportPlan['queue'] {
+  const url = text(flags.queue);
+  if (url === undefined) {
+    if (flags.rate !== undefined) throw new UsageError('--rate is a shared request rate: it goes with --queue');
+    return undefined;
+  }
+  if (dataset === undefined) throw new UsageError('--queue fills a dataset: pass --dataset DIR (on storage every worker sees)');
+  for (const name of ['limit', 'max-pages', 'shard', 'resume', 'restart', 'sandbox', 'concurrency', 'dedupe', 'keep-duplicates', 'overfetch']) {
+    if (flags[name] !== undefined) throw new UsageError(`--${name} does not go with --queue (workers walk the export; a run continues by itself)`);
+  }
+  const rate = optionalNumber(flags.rate);
+  if (rate !== undefined && rate < 1) throw new UsageError('--rate must be at least 1');
+  return { url, rate };
 }
 
 function text(value: string | number | boolean | undefined): string | undefined {

@@ -26,6 +26,7 @@ export async function runExport(argv: string[]): Promise<number> {
   }
   const plan = await planExport(args.positionals, args.params, args.flags);
   if (plan.stdout) return exportToStdout(plan);
+  if (plan.queue !== undefined) return enqueue(plan, plan.queue);
   // Connect first: a missing key or a bad address then fails before any file is touched.
   const maxConcurrentRequests = Math.max(8, plan.options.concurrency ?? 4, plan.options.pageConcurrency ?? 0);
   const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests });
@@ -42,6 +43,32 @@ export async function runExport(argv: string[]): Promise<number> {
     await connection.close();
   }
   return report(plan, summary, run.controller.signal.reason);
+}
+
+/** `--queue`: puts the walks and the run's budget in the queue, says what it did, and returns. */
+async function enqueue(plan: ExportPlan, queue: NonNullable<ExportPlan['queue']>): Promise<number> {
+  // Loaded only here: a plain export never needs the queue's client.
+  const { enqueueExport } = await import('../queue/enqueue.ts');
+  const { options } = plan;
+  const result = await enqueueExport({
+    queue: queue.url,
+    op: plan.opId,
+    inputs: plan.inputs,
+    dataset: plan.output,
+    ...(options.maxCredits === undefined ? {} : { maxCredits: options.maxCredits }),
+    ...(queue.rate === undefined ? {} : { rate: queue.rate }),
+    ...(options.partition === undefined ? {} : { partition: options.partition }),
+    ...(options.schema === undefined ? {} : { schema: options.schema }),
+    ...(options.pageConcurrency === undefined ? {} : { pageConcurrency: options.pageConcurrency }),
+  });
+  if (plan.json) process.stdout.write(JSON.stringify(result) + '\n');
+  const budget = result.budget === undefined ? 'no credit budget' : `a budget of ${counted(result.budget, 'credit')}`;
+  const what = result.started ? `started run ${result.run}` : `run ${result.run} is still active: joined it`;
+  process.stderr.write(
+    `socialstream: ${plan.opId} into ${result.dataset}: ${what}; ${counted(result.added, 'walk')} enqueued (${result.walks} in the run), ${budget}` +
+      `${result.rate === undefined ? '' : `, ${result.rate} requests a second`}. Workers: socialstream worker --queue URL; progress: socialstream status --queue URL\n`,
+  );
+  return EXIT.ok;
 }
 
 /** Prints the summary and picks the exit code: 0 for a run that ended by itself or by a limit. */

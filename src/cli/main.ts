@@ -18,6 +18,10 @@ usage:
   socialstream export <op-id> key=value ... (--out FILE.(ndjson|csv|parquet) | --dataset DIR) [options]
   socialstream dataset info DIR [--json]             what a dataset holds: operations, rows, partitions, parts, marks, schema, drift
   socialstream dataset compact DIR [--partition P]   rewrite a dataset's many small part files as few, in place
+  socialstream export <op-id> ... --inputs FILE --dataset DIR --queue redis://HOST:PORT/DB [--max-credits N] [--rate N]
+                                                     enqueue one job a walk for workers, with one credit budget
+  socialstream worker --queue URL [--concurrency N]  take walks from the queue (key from SOCIALSTREAM_API_KEY)
+  socialstream status --queue URL [--json]           walks done / running / waiting / failed, credits spent of the budget
   socialstream sandbox [--port N] [--host H] [--credits N] [--latency MS] [--fault-rate P] [--seed S] [--dialect spec|service]
 
 Run 'socialstream <command> --help' for a command's options. Every command also takes
@@ -34,6 +38,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   export: async () => (await import('./export.ts')).runExport,
   dataset: async () => (await import('./dataset.ts')).runDataset,
   sandbox: async () => (await import('../sandbox/cli.ts')).runSandboxCommand,
+  worker: async () => (await import('./worker.ts')).runWorkerCommand,
+  status: async () => (await import('./status.ts')).runStatus,
 };
 
 /** The version in the package's own package.json: the nearest one above this module, in src/ or dist/. */

@@ -47,6 +47,10 @@ export interface DatasetDestinationOptions {
   format?: DatasetFormat;
   schema?: SchemaPolicy;
   shard?: { index: number; count: number };
+  /** A writer name of the caller's (`ExportOptions.writer`), instead of `all` or the shard's. */
+  writer?: string;
+  /** The lock writers publish under (`ExportOptions.locks.publish`), instead of the pid-file folder. */
+  publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
@@ -116,6 +120,7 @@ export class DatasetDestination implements Destination {
   readonly #askedPartition: PartitionBy | undefined;
   /** The writers that share the operation: N of `--shard K/N`, or 1. */
   readonly #shards: number;
+  readonly #publishLock: DatasetDestinationOptions['publishLock'];
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
@@ -131,7 +136,7 @@ export class DatasetDestination implements Destination {
     readonly op: OperationSpec,
     options: DatasetDestinationOptions,
   ) {
-    this.paths = new DatasetPaths(output, op.id, writerName(options.shard));
+    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard));
     this.folder = resolve(output);
     const staging = this.paths.staging;
     this.files = {
@@ -147,6 +152,7 @@ export class DatasetDestination implements Destination {
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
     this.#shards = options.shard?.count ?? 1;
+    this.#publishLock = options.publishLock;
     this.#marks = { version: 1, operation: op.id, walks: {} };
     this.#since = options.since;
     this.#until = options.until;
@@ -172,7 +178,7 @@ export class DatasetDestination implements Destination {
     // A compaction changes the schema (its partitioning): finished first, before the schema is read.
     if (await hasPendingCompaction(this.paths)) await withLock(this.paths, () => finishCompaction(this.paths));
     const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
-    if (journal !== undefined) await withLock(this.paths, () => this.#finishPublish(journal));
+    if (journal !== undefined) await this.#locked(() => this.#finishPublish(journal));
     const schema = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
@@ -296,7 +302,7 @@ export class DatasetDestination implements Destination {
   /** Merges the spool into the partitions it touches, and moves the marks of walks that are done. */
   async publish(state: ExportState, complete: boolean): Promise<Published> {
     try {
-      return await withLock(this.paths, async () => {
+      return await this.#locked(async () => {
         await finishCompaction(this.paths);
         const journal = await this.#plan(state, complete);
         await writeJsonAtomic(this.paths.journal, journal);
@@ -308,6 +314,10 @@ export class DatasetDestination implements Destination {
       await rm(join(this.paths.staging, 'parts'), { recursive: true, force: true }).catch(() => undefined);
       throw error;
     }
+  }
+
+  #locked<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#publishLock === undefined ? withLock(this.paths, fn) : this.#publishLock(this.paths.lock, fn);
   }
 
   #checkFrozen(records: readonly unknown[]): void {

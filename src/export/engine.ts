@@ -47,6 +47,8 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           format: settings.format,
           schema: settings.schema,
           shard: settings.shard,
+          writer: settings.writer,
+          publishLock: settings.locks?.publish.bind(settings.locks),
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,
@@ -58,7 +60,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   let lock;
   try {
     await destination.prepare();
-    lock = await lockOutput(destination.output, destination.files.lock);
+    lock = await (settings.locks === undefined ? lockOutput(destination.output, destination.files.lock) : settings.locks.output(destination.output, destination.files.lock));
   } catch (error) {
     throw onDisk(error);
   }
@@ -164,6 +166,7 @@ async function extractStaged(
       pageConcurrency: settings.pageConcurrency,
       overfetch: settings.overfetch,
       transform: settings.transform,
+      gates: settings.gates,
       signal,
       onPage: () => progress.update(),
     });

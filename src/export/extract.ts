@@ -5,7 +5,7 @@
  * Pages a walk buys ahead of its turn are staged as they arrive (`HeldPageFile`). So a kill at any
  * moment loses at most the requests in flight; every answered page is on disk.
  */
-import { STREAM_CONTROL } from '../control.ts';
+import { STREAM_CONTROL, type RequestGate } from '../control.ts';
 import { keyOf } from '../operations/record-meta.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { AnyIterable } from '../operators/types.ts';
@@ -38,6 +38,8 @@ export interface ExtractPlan {
   pageConcurrency: number | undefined;
   overfetch: boolean;
   transform: ((records: AsyncIterable<unknown>) => AnyIterable<unknown>) | undefined;
+  /** The caller's gates (`ExportOptions.gates`), passed before the ledger. */
+  gates: readonly RequestGate[];
   /** Aborts every walk at once (the caller's signal, or a page that could not be staged). */
   signal: AbortSignal;
   /** Called after every staged page. */
@@ -120,6 +122,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     const control = stream[STREAM_CONTROL];
     control.addGate(halt);
     control.addGate(plan.held);
+    for (const gate of plan.gates) control.addGate(gate);
     // Last: an attempt the ledger lets through is sent.
     control.addGate(ledger);
     try {

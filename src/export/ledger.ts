@@ -85,7 +85,7 @@ export class AttemptLedger implements RequestGate {
 }
 
 /** Only a 200 costs a credit (docs/wire.md): an error answer did not, nor did a connection never made. */
-function isFree(error: SocialstreamError): boolean {
+export function isFree(error: SocialstreamError): boolean {
   if (error.status !== undefined) return error.status !== 200;
   const code = (error.cause as { code?: unknown } | undefined)?.code;
   return error instanceof NetworkError && typeof code === 'string' && NEVER_CONNECTED.has(code);

@@ -3,6 +3,7 @@
  * error, raised before anything is touched) and given their defaults.
  */
 import { inspect } from 'node:util';
+import type { RequestGate } from '../control.ts';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
 
 export interface ExportSettings {
@@ -11,6 +12,7 @@ export interface ExportSettings {
   format: FileFormat | undefined;
   schema: SchemaPolicy;
   shard: { index: number; count: number } | undefined;
+  writer: string | undefined;
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
@@ -29,6 +31,8 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
+  gates: readonly RequestGate[];
+  locks: ExportOptions['locks'];
   signal: AbortSignal | undefined;
   progress: ExportOptions['progress'];
 }
@@ -44,6 +48,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     format,
     schema = 'evolve',
     shard,
+    writer,
     incremental = true,
     maxDepth,
     partition,
@@ -61,6 +66,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates = false,
     dedupe,
     escapeFormulae = false,
+    gates = [],
+    locks,
     signal,
     progress = false,
   } = options;
@@ -78,8 +85,16 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     const valid = typeof shard === 'object' && Number.isSafeInteger(shard.count) && shard.count >= 1 && Number.isSafeInteger(shard.index) && shard.index >= 1 && shard.index <= shard.count;
     if (!valid) throw new TypeError(`shard must be { index, count } with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
   }
-  if (out !== undefined && (shard !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
-    throw new TypeError('schema, shard, incremental and partition apply to a dataset, not to a file');
+  if (writer !== undefined && (typeof writer !== 'string' || !/^[a-z0-9][a-z0-9-]{0,63}$/.test(writer))) {
+    throw new TypeError(`writer must be 1–64 lowercase letters, digits and -, got ${String(writer)}`);
+  }
+  if (writer !== undefined && shard !== undefined) throw new TypeError('writer and shard contradict each other: a shard is its own writer');
+  if (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function')) {
+    throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
+  }
+  if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
+  if (out !== undefined && (shard !== undefined || writer !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
+    throw new TypeError('schema, shard, writer, incremental and partition apply to a dataset, not to a file');
   }
   const sinceMs = instantOf('since', since);
   const untilMs = instantOf('until', until);
@@ -119,6 +134,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     format,
     schema,
     shard,
+    writer,
     incremental,
     maxDepth,
     partition,
@@ -136,6 +152,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates,
     dedupe,
     escapeFormulae,
+    gates,
+    locks,
     signal,
     progress,
   };

@@ -3,6 +3,7 @@
  * the export runs (`ExportProgress`) and once it stops (`ExportSummary`). Shared by every module of
  * the engine and by the CLI, so they live apart from the code.
  */
+import type { RequestGate } from '../control.ts';
 import type { SchemaDrift } from '../errors.ts';
 import type { ExportProgress } from '../notebook/progress.ts';
 import type { AnyIterable } from '../operators/types.ts';
@@ -27,6 +28,12 @@ export interface ExportOptions {
   schema?: SchemaPolicy;
   /** Datasets: this writer's share of the walks (`--shard K/N`): it walks the parameter sets whose hash picks share `index`, and writes only its own parts. */
   shard?: { index: number; count: number };
+  /**
+   * Datasets: the writer's name, instead of `all` or the shard's (letters, digits and `-`). A queue
+   * worker writes each walk as writer `walk-<walkName>`, so a walk another worker takes over continues
+   * from its own staging (DESIGN "Beyond one machine").
+   */
+  writer?: string;
   /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
   incremental?: boolean;
   /**
@@ -72,10 +79,29 @@ export interface ExportOptions {
   dedupe?: string;
   /** CSV: prefix `'` to text a spreadsheet would run as a formula. Default false. */
   escapeFormulae?: boolean;
+  /**
+   * More gates every request attempt of every walk passes before it is sent, after the engine's own
+   * and before its credit ledger: e.g. a budget shared by several machines. A gate that refuses ends
+   * the walk cleanly, its checkpoint still at that page (like a cap).
+   */
+  gates?: readonly RequestGate[];
+  /**
+   * Locks of the caller's instead of pid files, which mean nothing across machines: a queue worker's
+   * are Redis leases (`socialstream/queue`). Default: pid files.
+   */
+  locks?: ExportLocks;
   /** Aborting stops the export cleanly: it resolves with `stoppedBy: 'signal'`, the output valid and resumable. */
   signal?: AbortSignal;
   /** `true`: a live view fit for where it runs; a function: called with every update. */
   progress?: boolean | ((progress: ExportProgress) => void);
+}
+
+/** How an export holds its output against other runs (`ExportOptions.locks`). */
+export interface ExportLocks {
+  /** Takes the output's one writer lock (`path`: where the pid file would be), or throws `LockedError` naming the holder. */
+  output(output: string, path: string): Promise<{ release(): Promise<void> }>;
+  /** Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting for it while another holds it. */
+  publish<T>(path: string, fn: () => Promise<T>): Promise<T>;
 }
 
 /** A snapshot of a running export, as `progress` receives it (the notebook's view draws it). */
@@ -90,7 +116,7 @@ export interface DatasetChanges {
   /** Partitions whose part file was rewritten. */
   partitions: string[];
   drift: SchemaDrift;
-  /** The writer: `all`, or `shard-K-of-N`. */
+  /** The writer: `all`, `shard-K-of-N`, or the one named by `writer` (a queue worker's `walk-<walkName>`). */
   writer: string;
   /** Walks that stopped at their high-water mark (newest-first walks of a later run). */
   stoppedAtMark: number;

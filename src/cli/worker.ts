@@ -1,0 +1,58 @@
+/**
+ * `socialstream worker --queue URL [--concurrency N] [--lease MS]`: takes walks from the queue until
+ * stopped (Ctrl-C, SIGTERM: its walks stop cleanly and go back to the queue) or until its key is
+ * refused or out of credits (exit 3 or 4, its walks back in the queue for the other workers).
+ */
+import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
+import { EXIT, InterruptedError } from './failure.ts';
+import { runController } from './run-controller.ts';
+
+const FLAGS: FlagSpec[] = [
+  { name: 'queue', kind: 'string', value: 'URL', help: 'the queue: redis://HOST:PORT/DB' },
+  { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks at once (default 4)' },
+  { name: 'lease', kind: 'integer', value: 'MS', help: "a walk's lease: a dead worker's walk is taken over after about twice this (default 15000)" },
+  { name: 'park', kind: 'integer', value: 'MS', help: 'how long a walk a spent budget parked waits before it is looked at again (default 30000; raising the budget takes it at once)' },
+  { name: 'help', kind: 'boolean', help: 'show this help' },
+];
+
+const HELP = `usage: socialstream worker --queue redis://HOST:PORT/DB [--concurrency N]
+
+  Takes walks that 'socialstream export … --queue URL' enqueued and writes them into their dataset,
+  with the key in SOCIALSTREAM_API_KEY (each worker its own; it never goes to Redis). Run one on
+  every machine that sees the dataset directory at the same path.
+
+${describeFlags(FLAGS)}
+
+exit codes: 3 the key was refused, 4 its account is out of credits (its walks went back to the
+queue), 130/143 stopped by SIGINT/SIGTERM (its walks went back to the queue).
+`;
+
+export async function runWorkerCommand(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, FLAGS);
+  if (args.flags.help) {
+    process.stdout.write(HELP);
+    return EXIT.ok;
+  }
+  if (args.positionals.length > 0 || Object.keys(args.params).length > 0) throw new UsageError('worker takes no words, only flags');
+  const url = args.flags.queue;
+  if (typeof url !== 'string') throw new UsageError('worker needs --queue redis://HOST:PORT/DB');
+  const number = (name: string): number | undefined => (typeof args.flags[name] === 'number' ? (args.flags[name]) : undefined);
+  for (const name of ['concurrency', 'lease', 'park']) if ((number(name) ?? 1) < 1) throw new UsageError(`--${name} must be at least 1`);
+  const { runWorker } = await import('../queue/worker.ts');
+  const run = runController();
+  try {
+    const outcome = await runWorker({
+      queue: url,
+      concurrency: number('concurrency'),
+      leaseMs: number('lease'),
+      parkMs: number('park'),
+      signal: run.controller.signal,
+      log: (line) => process.stderr.write(`socialstream worker: ${line}\n`),
+    });
+    if (outcome.error !== undefined) throw outcome.error;
+    const reason: unknown = run.controller.signal.reason;
+    throw reason instanceof InterruptedError ? reason : new InterruptedError();
+  } finally {
+    run.dispose();
+  }
+}

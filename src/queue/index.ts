@@ -1,0 +1,17 @@
+/**
+ * Beyond one machine: one queue of walks in Redis (BullMQ), one credit budget per run, any number
+ * of workers writing one dataset (DESIGN "Beyond one machine", README "Beyond one machine").
+ *
+ * ```ts
+ * import { enqueueExport, runWorker, queueStatus } from 'socialstream/queue';
+ * await enqueueExport({ queue: 'redis://10.0.0.5:6379/0', op: 'forum/subforum', inputs, dataset: '/mnt/data', maxCredits: 5000 });
+ * await runWorker({ queue: 'redis://10.0.0.5:6379/0', concurrency: 4, signal });   // on every machine, with its own key
+ * console.log(await queueStatus('redis://10.0.0.5:6379/0'));
+ * ```
+ *
+ * @module socialstream/queue
+ */
+export { enqueueExport, type EnqueueOptions, type EnqueueResult } from './enqueue.ts';
+export { runWorker, type WorkerOptions, type WorkerOutcome } from './worker.ts';
+export { describeStatus, queueStatus, type QueueStatus, type RunStatus, type WorkerReport } from './status.ts';
+export { QueueError } from './errors.ts';

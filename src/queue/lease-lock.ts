@@ -1,0 +1,102 @@
+/**
+ * An export's locks as Redis leases (`ExportOptions.locks`), for queue workers on many machines,
+ * where the engine's pid files mean nothing. A lock is a key, set only when absent, holding its
+ * holder's name and a fencing token (a counter that only grows), with a lease renewed every third
+ * of it while held. A holder that dies stops renewing: the lease runs out and the next taker gets a
+ * higher token. A holder whose renewal finds the key no longer its own (it stalled past its lease and
+ * another took over) has lost it and is told (`onLost`): the worker then ends that walk before it
+ * stages another page, so the later token is the one that goes on.
+ */
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import type { Redis } from 'ioredis';
+import { LockedError } from '../errors.ts';
+import type { ExportLocks } from '../export/types.ts';
+import { PREFIX } from './connection.ts';
+
+/** KEYS[1] the lock, KEYS[2] its fencing counter; ARGV[1] the holder, ARGV[2] the lease (ms). Returns the token, or 0 when held. */
+const TAKE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. '#' .. token, 'PX', ARGV[2])
+return token`;
+/** Renews (ARGV[2] ms) or releases (ARGV[2] = 0) a lock only while it holds this holder's value (ARGV[1]). */
+const KEEP = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[2]) == 0 then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
+
+const PUBLISH_WAIT_MS = 50;
+const PUBLISH_PATIENCE_MS = 120_000;
+
+/** A lock taken: its fencing token, and how to give it back. */
+export interface Lease {
+  token: number;
+  release(): Promise<void>;
+}
+
+export class RedisLocks implements ExportLocks {
+  constructor(
+    private readonly redis: Redis,
+    /** The holder's name, shown to whoever finds the lock held: the worker's id. */
+    private readonly holder: string,
+    private readonly leaseMs: number,
+    /** Told when a lease renewal finds the lock taken over (`path` as the engine named it). */
+    private readonly onLost: (path: string) => void,
+  ) {}
+
+  async output(output: string, path: string): Promise<{ release(): Promise<void> }> {
+    const lease = await this.take(path);
+    if (lease !== undefined) return lease;
+    const value = (await this.redis.get(lockKey(path))) ?? 'another worker';
+    throw new LockedError(`another worker (${value.replace(/#\d+$/, '')}) is writing ${output}; its walk goes on where it left off once its lease ends`, output, 0);
+  }
+
+  async publish<T>(path: string, fn: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + PUBLISH_PATIENCE_MS;
+    let lease = await this.take(path);
+    while (lease === undefined) {
+      if (Date.now() > deadline) throw new LockedError(`${path}: another worker has been publishing for two minutes`, path, 0);
+      await new Promise((resolve) => setTimeout(resolve, PUBLISH_WAIT_MS));
+      lease = await this.take(path);
+    }
+    try {
+      return await fn();
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /** Takes the lock at `path` if nobody holds it, renewing its lease until released. */
+  async take(path: string): Promise<Lease | undefined> {
+    const key = lockKey(path);
+    const token = Number(await this.redis.eval(TAKE, 2, key, `${key}:fence`, this.holder, this.leaseMs));
+    if (token === 0) return undefined;
+    const value = `${this.holder}#${token}`;
+    const renewal = setInterval(() => {
+      this.redis
+        .eval(KEEP, 1, key, value, this.leaseMs)
+        .then((kept) => {
+          if (Number(kept) === 0) {
+            clearInterval(renewal);
+            this.onLost(path);
+          }
+        })
+        // Redis away: the next renewal tries again; the lease says how long that may last.
+        .catch(() => undefined);
+    }, Math.max(10, Math.floor(this.leaseMs / 3)));
+    renewal.unref();
+    return {
+      token,
+      release: async () => {
+        clearInterval(renewal);
+        await this.redis.eval(KEEP, 1, key, value, 0).catch(() => undefined);
+      },
+    };
+  }
+}
+
+/** Lock keys name a path by its hash: a path may hold anything, a key should not. */
+export function lockKey(path: string): string {
+  return `${PREFIX}:lock:${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 24)}`;
+}

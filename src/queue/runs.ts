@@ -1,0 +1,105 @@
+/**
+ * Runs as Redis keeps them. An *export* is one operation into one dataset directory (its id is a
+ * hash of both); a *run* of it is one enqueue, numbered 1, 2, … Enqueueing while the current run is
+ * active joins it (the walks it already has are not added again: a walk's job id is
+ * `<export>.<run>.<walkName>`); enqueueing after it finished starts the next run, which buys only
+ * what is new (the dataset's high-water marks).
+ *
+ * - `socialstream:exports`: the set of export ids;
+ * - `socialstream:export:<id>`: `op`, `dataset`, `run` (the current run's number);
+ * - `socialstream:run:<id>:<n>`: `state` (`active` | `finished`), `budget` (absent: none), `spent`,
+ *   `rate`, `walks`, `done`, `failed`, `records`, `pages`, `enqueued`, `finished` (times);
+ * - `…:<n>:walks`: the walk names of the run; `…:<n>:failures`: walk name → `{ params, error }`;
+ * - `socialstream:workers`: worker id → what it last said (`{ host, pid, state, error? }`).
+ *
+ * Only walk parameters, counts and error messages go in: never the API key (each worker reads its own).
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { PREFIX } from './connection.ts';
+
+export const keys = {
+  exports: `${PREFIX}:exports`,
+  export: (id: string) => `${PREFIX}:export:${id}`,
+  run: (id: string, run: number) => `${PREFIX}:run:${id}:${run}`,
+  walks: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:walks`,
+  failures: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:failures`,
+  rate: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:rate`,
+  workers: `${PREFIX}:workers`,
+};
+
+/** What a job carries: a walk and where it goes. No secret. */
+export interface WalkJob {
+  exportId: string;
+  run: number;
+  op: string;
+  params: Record<string, string>;
+  walk: string;
+  /** The dataset directory, absolute: storage every worker sees at the same path. */
+  dataset: string;
+  partition?: 'day' | 'month' | 'year' | 'none';
+  schema?: 'evolve' | 'freeze';
+  pageConcurrency?: number;
+}
+
+/** An export's identity: its operation and its dataset directory. */
+export function exportIdOf(op: string, dataset: string): string {
+  return createHash('sha256').update(`${op}\0${dataset}`).digest('hex').slice(0, 16);
+}
+
+/** A walk's job: the same walk of the same run is one job, however often it is enqueued. */
+export function jobIdOf(exportId: string, run: number, walk: string): string {
+  return `${exportId}.${run}.${walk}`;
+}
+
+export interface RunCounters {
+  state: 'active' | 'finished';
+  budget: number | undefined;
+  spent: number;
+  rate: number | undefined;
+  walks: number;
+  done: number;
+  failed: number;
+  records: number;
+  pages: number;
+  enqueued: string | undefined;
+  finished: string | undefined;
+}
+
+export async function readRun(redis: Redis, id: string, run: number): Promise<RunCounters | undefined> {
+  const hash = await redis.hgetall(keys.run(id, run));
+  if (hash.state === undefined) return undefined;
+  const count = (name: string): number => Number(hash[name] ?? 0);
+  return {
+    state: hash.state === 'finished' ? 'finished' : 'active',
+    budget: hash.budget === undefined ? undefined : Number(hash.budget),
+    spent: count('spent'),
+    rate: hash.rate === undefined ? undefined : Number(hash.rate),
+    walks: count('walks'),
+    done: count('done'),
+    failed: count('failed'),
+    records: count('records'),
+    pages: count('pages'),
+    enqueued: hash.enqueued,
+    finished: hash.finished,
+  };
+}
+
+/**
+ * Counts a walk that ended (done or failed) and, when it was the run's last, marks the run finished,
+ * in one step so two workers ending the last two walks at once cannot both miss it.
+ */
+const END_WALK = `
+local ended = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+local walks = tonumber(redis.call('HGET', KEYS[1], 'walks') or '0')
+local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
+local failed = tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
+if done + failed >= walks then
+  redis.call('HSET', KEYS[1], 'state', 'finished', 'finished', ARGV[2])
+  return 1
+end
+return 0`;
+
+export async function endWalk(redis: Redis, job: WalkJob, outcome: 'done' | 'failed'): Promise<boolean> {
+  return (await redis.eval(END_WALK, 1, keys.run(job.exportId, job.run), outcome, new Date().toISOString())) === 1;
+}

@@ -1,0 +1,393 @@
+/**
+ * Beyond one machine, end to end: a real `redis-server` on a loopback port of its own, the sandbox
+ * over loopback, and workers as real CLI processes (`socialstream worker`) filling one dataset that
+ * DuckDB reads. Each test has a sandbox of its own (so its charge counter is its alone) and a Redis
+ * database of its own. Without `redis-server` on this machine the suite is skipped, saying so; CI
+ * installs it (`.ci/run`), and there a missing binary fails.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
+import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+
+const KEY = 'sk_live_sandbox_queue_e2e_secret';
+const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
+if (!haveRedis) console.warn('test/e2e/redis-queue: skipped, no redis-server on this machine (apt-get install redis-server)');
+
+let redisProcess: ChildProcess | undefined;
+let port = 0;
+let nextDb = 0;
+
+beforeAll(async () => {
+  if (!haveRedis) return;
+  port = await freePort();
+  redisProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tempDir()], { stdio: 'ignore' });
+  // Ready once it answers: ioredis retries the connection until then.
+  const probe = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
+  probe.on('error', () => undefined);
+  try {
+    await probe.ping();
+  } finally {
+    probe.disconnect();
+  }
+});
+afterAll(() => {
+  redisProcess?.kill('SIGKILL');
+});
+
+/** A queue (a Redis database) and a sandbox of this test's own, and workers to start against them. */
+async function setup(latencyMs = 5): Promise<{ url: string; service: Sandbox; env: NodeJS.ProcessEnv; charged: () => number; dir: string; workers: ChildProcess[] }> {
+  const service = await startSandbox({ port: 0, latencyMs, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
+  const dir = tempDir();
+  return { url: `redis://127.0.0.1:${port}/${nextDb++}`, service, env: sandboxEnv(service, KEY), charged: () => service.requests.charged[KEY] ?? 0, dir, workers: [] };
+}
+
+function startWorker(context: { url: string; env: NodeJS.ProcessEnv; workers: ChildProcess[] }, env = context.env): { child: ChildProcess; done: Promise<CliResult> } {
+  // A short lease and park: a dead worker's walk is taken over within about 2 s, a parked one looked at every 0.5 s.
+  const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', '1000', '--park', '500'], env);
+  context.workers.push(child);
+  return { child, done: finished(child) };
+}
+
+async function stopWorkers(workers: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    workers.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const done = new Promise((resolve) => child.once('close', resolve));
+      child.kill('SIGTERM');
+      await done;
+    }),
+  );
+}
+
+function enqueue(context: { url: string; env: NodeJS.ProcessEnv; dir: string }, inputs: string, extra: string[] = []): Promise<CliResult> {
+  return runCli(['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--dataset', context.dir, '--queue', context.url, ...extra], context.env);
+}
+
+/** An inputs file of subforums with these record counts (25 posts a page). */
+function inputsFile(counts: number[], tag: string): string {
+  const path = join(tempDir(), 'inputs.txt');
+  writeFileSync(path, counts.map((count, index) => `subforum=${tag}${index}-n${count}\n`).join(''));
+  return path;
+}
+
+async function run(url: string): Promise<RunStatus> {
+  const status = await queueStatus(url);
+  expect(status.runs).toHaveLength(1);
+  return status.runs[0];
+}
+
+async function until(url: string, done: (run: RunStatus) => boolean, timeoutMs = 60_000): Promise<RunStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = await run(url);
+    if (done(current)) return current;
+    if (Date.now() > deadline) throw new Error(`timed out; status: ${JSON.stringify(current)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function datasetCounts(dir: string): Promise<{ rows: number; ids: number }> {
+  const [row] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
+  return row as { rows: number; ids: number };
+}
+
+const pagesOf = (counts: number[]): number => counts.reduce((sum, count) => sum + Math.ceil(count / 25), 0);
+const sum = (counts: number[]): number => counts.reduce((total, count) => total + count, 0);
+
+describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over a real Redis', () => {
+  const COUNTS = [120, 60, 200, 35, 90, 150, 25, 75, 110, 50, 180, 40];
+  const drained = { url: '', dir: '' };
+
+  it('three workers drain one queue into one dataset that DuckDB reads with every record once', async () => {
+    const context = await setup();
+    try {
+      const enqueued = await enqueue(context, inputsFile(COUNTS, 'drain'));
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      expect(enqueued.stderr).toMatch(/started run 1; 12 walks enqueued/);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      const finishedRun = await until(context.url, (current) => current.state === 'finished');
+      expect(finishedRun.walks).toMatchObject({ total: 12, done: 12, failed: 0 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(COUNTS), ids: sum(COUNTS) });
+      expect(context.charged()).toBe(pagesOf(COUNTS));
+      Object.assign(drained, { url: context.url, dir: context.dir });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('status --json gives the walks, credits and records of the run', async () => {
+    const result = await runCli(['status', '--queue', drained.url, '--json'], process.env);
+    expect(result.code, result.stderr).toBe(0);
+    const status = JSON.parse(result.stdout) as { runs: RunStatus[] };
+    expect(status.runs[0]).toMatchObject({
+      op: 'forum/subforum',
+      run: 1,
+      state: 'finished',
+      walks: { total: 12, done: 12, running: 0, waiting: 0, parked: 0, failed: 0 },
+      credits: { spent: pagesOf(COUNTS), budget: null },
+      records: sum(COUNTS),
+      pages: pagesOf(COUNTS),
+      failures: [],
+    });
+  });
+
+  it('the API key is in no Redis key or value and in no dataset file', async () => {
+    const redis = new Redis(drained.url);
+    try {
+      const names = await redis.keys('*');
+      expect(names.length).toBeGreaterThan(5);
+      for (const name of names) {
+        expect(name).not.toContain(KEY);
+        const dump = await redis.dumpBuffer(name);
+        expect(dump?.includes(KEY), name).toBe(false);
+      }
+    } finally {
+      redis.disconnect();
+    }
+    for (const file of filesUnder(drained.dir)) expect(readFileSync(file).includes(KEY), file).toBe(false);
+  });
+
+  it('holds one budget exactly across workers, stops them cleanly, and a raised budget finishes the run without buying a page twice', async () => {
+    const context = await setup(10);
+    const counts = [200, 150, 175, 125, 100, 225];
+    const inputs = inputsFile(counts, 'budget');
+    try {
+      expect((await enqueue(context, inputs, ['--max-credits', '20'])).code).toBe(0);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      const spent = await until(context.url, (current) => current.budgetSpent && current.walks.running === 0 && current.walks.parked + current.walks.done === current.walks.total);
+      expect(spent.credits).toEqual({ spent: 20, budget: 20 });
+      expect(context.charged()).toBeLessThanOrEqual(20);
+      expect(context.workers.every((child) => child.exitCode === null)).toBe(true);
+      const raised = await enqueue(context, inputs, ['--max-credits', '1000']);
+      expect(raised.stderr).toMatch(/run 1 is still active: joined it; 0 walks enqueued/);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      expect(done.walks.done).toBe(counts.length);
+      expect(context.charged()).toBe(pagesOf(counts));
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('a walk whose worker is killed -9 is continued by another worker from its last staged page', async () => {
+    // 2,000 posts, 80 pages a page at a time: slow enough to be killed mid-walk.
+    const context = await setup(25);
+    try {
+      expect((await enqueue(context, inputsFile([2000], 'kill'))).code).toBe(0);
+      const first = startWorker(context);
+      await until(context.url, (current) => current.walks.running === 1 && context.charged() >= 20);
+      first.child.kill('SIGKILL');
+      await first.done;
+      const beforeTakeover = context.charged();
+      expect(beforeTakeover).toBeLessThan(80);
+      startWorker(context);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      expect(done.walks.done).toBe(1);
+      // A page walk: one request in flight at the kill, bought again at most once.
+      expect(context.charged()).toBeLessThanOrEqual(80 + 1);
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 2000, ids: 2000 });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('three workers over 40 walks with service faults, two of them killed -9 at random points and replaced, write every record once', async () => {
+    const context = await setup(30);
+    // 500s, 502 pages and reset sockets: none charged, all retried by the client.
+    context.service.setFaults({ rate: 0.05, html: 0.03, reset: 0.03 });
+    const counts = Array.from({ length: 40 }, (_, index) => 25 + ((index * 37) % 130));
+    try {
+      expect((await enqueue(context, inputsFile(counts, 'chaos'))).code).toBe(0);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      for (const delay of randomDelays(20261125, 2, 1_200)) {
+        await new Promise((resolve) => setTimeout(resolve, 300 + delay));
+        const victim = context.workers.find((child) => child.exitCode === null && child.signalCode === null)!;
+        victim.kill('SIGKILL');
+        await new Promise((resolve) => victim.once('close', resolve));
+        startWorker(context);
+      }
+      const done = await until(context.url, (current) => current.state === 'finished', 90_000);
+      expect(done.walks).toMatchObject({ total: 40, done: 40, failed: 0 });
+      // Each kill may lose the requests in flight: a page for each of the worker's 2 walks.
+      expect(context.charged()).toBeGreaterThanOrEqual(pagesOf(counts));
+      expect(context.charged()).toBeLessThanOrEqual(pagesOf(counts) + 2 * 2);
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('--rate holds the request attempts of a run to N a second across every worker', async () => {
+    const context = await setup();
+    const counts = [250, 250, 250];
+    try {
+      expect((await enqueue(context, inputsFile(counts, 'rate'), ['--rate', '10'])).code).toBe(0);
+      const started = Date.now();
+      for (let index = 0; index < 3; index++) startWorker(context);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      // 30 attempts at 10 a second take at least 2 s (the first 10 go at once).
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+      expect(done.rate).toBe(10);
+      expect(context.charged()).toBe(pagesOf(counts));
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('a worker whose key is refused exits 3, names itself in status, and leaves its walks to the others', async () => {
+    const context = await setup();
+    try {
+      expect((await enqueue(context, inputsFile([50, 75], 'refused'))).code).toBe(0);
+      const bad = startWorker(context, { ...context.env, SOCIALSTREAM_API_KEY: 'sk_live_not_a_key_of_this_account' });
+      const ended = await bad.done;
+      expect(ended.code, ended.stderr).toBe(3);
+      expect(ended.stderr).toMatch(/API key was refused/);
+      const status = await queueStatus(context.url);
+      expect(status.stoppedWorkers).toHaveLength(1);
+      expect(status.stoppedWorkers[0].error).toMatch(/API key was refused/);
+      expect(status.runs[0].walks).toMatchObject({ failed: 0, done: 0 });
+      startWorker(context);
+      const done = await until(context.url, (current) => current.state === 'finished');
+      expect(done.walks).toMatchObject({ done: 2, failed: 0 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 125, ids: 125 });
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+});
+
+describe('socialstream export --queue refuses what workers cannot honour, before it connects', () => {
+  it.each([
+    [['--out', 'x.ndjson', '--queue', 'redis://127.0.0.1:1/0'], /--queue fills a dataset/],
+    [['--dataset', 'd', '--queue', 'redis://127.0.0.1:1/0', '--max-pages', '3'], /--max-pages does not go with --queue/],
+    [['--dataset', 'd', '--queue', 'redis://127.0.0.1:1/0', '--resume'], /--resume does not go with --queue/],
+    [['--dataset', 'd', '--rate', '3'], /--rate is a shared request rate: it goes with --queue/],
+  ])('%j exits 2', async (flags, message) => {
+    const result = await runCli(['export', 'forum/subforum', 'subforum=x', ...flags], process.env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('a parameter holding the API key is refused before anything goes to Redis', async () => {
+    const result = await runCli(['export', 'forum/subforum', `subforum=${KEY}`, '--dataset', 'd', '--queue', 'redis://127.0.0.1:1/0'], { ...process.env, SOCIALSTREAM_API_KEY: KEY });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/a parameter holds the API key/);
+    expect(result.stderr).not.toContain(KEY);
+  });
+
+  it('a queue address that is not redis:// is refused', async () => {
+    const result = await runCli(['status', '--queue', 'http://127.0.0.1:6379/0'], process.env);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/--queue must start with redis:\/\/ or rediss:\/\//);
+  });
+});
+
+describe.skipIf(!haveRedis)('a Redis restarted mid-run', () => {
+  it('loses no walk and no reservation when Redis is shut down (AOF on) and started again while workers run', async () => {
+    const own = await freePort();
+    const dir = tempDir();
+    const args = ['--port', String(own), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir];
+    const start = async (): Promise<ChildProcess> => {
+      const child = spawn('redis-server', args, { stdio: 'ignore' });
+      const probe = new Redis({ port: own, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
+      probe.on('error', () => undefined);
+      await probe.ping();
+      probe.disconnect();
+      return child;
+    };
+    let server = await start();
+    const service = await startSandbox({ port: 0, latencyMs: 20, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
+    const context = { url: `redis://127.0.0.1:${own}/0`, service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] as ChildProcess[] };
+    const counts = [300, 250, 275, 200];
+    try {
+      expect((await enqueue(context, inputsFile(counts, 'restart'))).code).toBe(0);
+      // A lease longer than the restart: the walks stay with their workers.
+      for (let index = 0; index < 2; index++) {
+        const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', '5000', '--park', '500'], context.env);
+        if (process.env.DEBUG_E2E) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[w${index} ${Date.now() % 100000}] ${chunk.toString()}`));
+        context.workers.push(child);
+      }
+      await until(context.url, () => (service.requests.charged[KEY] ?? 0) >= 10);
+      const down = new Promise((resolve) => server.once('exit', resolve));
+      const admin = new Redis(context.url, { retryStrategy: () => null });
+      admin.on('error', () => undefined);
+      await admin.call('SHUTDOWN').catch(() => undefined);
+      admin.disconnect();
+      await down;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      server = await start();
+      if (process.env.DEBUG_E2E) console.error(`restarted at ${Date.now() % 100000}`);
+      const done = await until(context.url, (current) => current.state === 'finished', 90_000);
+      const charged = service.requests.charged[KEY] ?? 0;
+      expect(done.walks).toMatchObject({ total: 4, done: 4, failed: 0 });
+      // Every charged request was reserved, and none was lost with the restart.
+      expect(done.credits.spent).toBeGreaterThanOrEqual(charged);
+      expect(charged).toBe(pagesOf(counts));
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+    } finally {
+      await stopWorkers(context.workers);
+      await service.close();
+      server.kill('SIGKILL');
+    }
+  });
+});
+
+describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
+  it('refuse a second writer while the lease lives, give a higher fencing token after, and tell a holder that lost its lease', async () => {
+    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const lost: string[] = [];
+    const first = new RedisLocks(redis, 'worker-a', 300, (path) => lost.push(`a ${path}`));
+    const second = new RedisLocks(redis, 'worker-b', 300, (path) => lost.push(`b ${path}`));
+    try {
+      const held = await first.output('/data', '/data/_dataset/x/writer-walk-1.lock');
+      await expect(second.output('/data', '/data/_dataset/x/writer-walk-1.lock')).rejects.toMatchObject({ code: 'LOCKED', message: expect.stringContaining('worker-a') as string });
+      // Renewed while held: still refused well after one lease.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await expect(second.take('/data/_dataset/x/writer-walk-1.lock')).resolves.toBeUndefined();
+      await held.release();
+      const taken = await second.take('/data/_dataset/x/writer-walk-1.lock');
+      expect(taken?.token).toBe(2);
+      // A stalled holder's lease is taken over: its next renewal finds the lock another's, and says so.
+      const stalled = await first.take('/data/_dataset/x/lock');
+      await redis.set(lockKey('/data/_dataset/x/lock'), 'worker-c#99', 'PX', 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(lost).toEqual(['a /data/_dataset/x/lock']);
+      await stalled?.release();
+      await taken?.release();
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isFile());
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
