@@ -119,3 +119,33 @@ export function json(response: ServerResponse, status: number, body: unknown, he
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));
 }
+
+/** A small resource of every operation, for tests that walk each one once. */
+export const SAMPLES: Record<string, Record<string, string>> = {
+  'shortvideo/profile': { handle: 'creator' },
+  'shortvideo/videos': { handle: 'creator-n30' },
+  'shortvideo/videos/popular': { countryCode: 'US' },
+  'shortvideo/comment-replies': { comment_id: '7345', url: 'https://shortvideo.example/@a/video/1-n30' },
+  'shortvideo-shop/products': { url: 'https://shop.example/store/x-n30' },
+  'socialnet/profile/reels': { url: 'https://socialnet.example/page-n30' },
+  'socialnet/group/posts': { url: 'https://socialnet.example/groups/g-n30' },
+  'socialnet-marketplace/search': { lat: '40.7', lng: '-74', query: 'bike-n30' },
+  'socialnet-marketplace/location-search': { query: 'new york' },
+  'videosite/channel/shorts': { handle: 'chan-n30' },
+  'videosite/video/comments': { url: 'https://videosite.example/watch?v=x-n30' },
+  'videosite/video/transcript': { url: 'https://videosite.example/watch?v=x' },
+  'microblog/tweet/transcript': { url: 'https://microblog.example/u/status/123' },
+  'microblog/community': { url: 'https://microblog.example/i/communities/123' },
+  'microblog/comments': { url: 'https://microblog.example/u/status/123-n30' },
+  'search-ad-library/company-ads': { domain: 'acme-n30' },
+  'socialnet-ad-library/search': { query: 'shoes-n30' },
+  'photoshare/transcript': { url: 'https://photoshare.example/p/abc' },
+  'photoshare/search/hashtag': { hashtag: 'food-n30' },
+  'photoshare/highlight-detail': { id: '123456' },
+  'photoshare/post-info': { url: 'https://photoshare.example/p/abc' },
+  'forum/post/comments': { url: 'https://forum.example/r/x/comments/abc/title-n30' },
+  'forum/subforum': { subforum: 'typescript-n30' },
+  'professional/search/posts': { query: 'ai' },
+  'search/search': { query: 'ai' },
+  'threadtext/user-posts': { handle: 'someone' },
+};
