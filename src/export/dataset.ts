@@ -11,13 +11,13 @@
  * Each record lives in the partition of its own (unchanging) time, so every part file is replaced
  * whole and a reader sees each record exactly once at every moment.
  */
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, ShardCountError, type SchemaDrift } from '../errors.ts';
-import { FUTURE_SKEW_MS, isNewestFirst, keyOf, PLAUSIBLE_FROM_MS, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
+import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { PART_EXTENSION, readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import {
   checkPartitionCollision,
@@ -25,19 +25,17 @@ import {
   LEGACY_PARTITIONING,
   partitioningFor,
   partitionOf,
-  partKeys,
   withLock,
   writerName,
   type PartitionBy,
   type Partitioning,
-  UNDATED,
-  UNPARTITIONED,
 } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
+import { believed, endsIn, heldKeys, MARK_LAG_MS, nextMarks, type MarksFile } from './marks.ts';
 import { freshState, writeState, type ExportState, type WalkState } from './journal.ts';
 import type { DatasetChanges, SchemaPolicy } from './types.ts';
 
@@ -59,11 +57,6 @@ export interface DatasetDestinationOptions {
   until?: number;
 }
 
-interface MarksFile {
-  version: 1;
-  operation: string;
-  walks: Record<string, { params: Record<string, string>; mark: number; markTime: string }>;
-}
 
 interface SchemaFile {
   version: 1;
@@ -92,21 +85,6 @@ interface PublishJournal {
 /** Records without a usable key of their own are keyed by the operation's `stableKey`, kept in this column. */
 const STABLE_KEY = '_key';
 
-/**
- * How far below its mark a record's time is no proof by itself that the record is held: a post that
- * appears late (a moderation queue, a scheduled post, a clock a little behind) may carry a time just
- * under the mark. Such records count as held only when their key is in the dataset. A day covers the
- * clock skew `FUTURE_SKEW_MS` lets into a mark many times over.
- */
-export const MARK_LAG_MS = 24 * 60 * 60 * 1000;
-
-/**
- * How many records in a row at the end of a page prove a newest-first walk has crossed into what is
- * held (or older than `since`). One would let a single odd record decide; a whole page would buy a
- * page more on nearly every run (new posts seldom end at a page boundary). Five held records in a row
- * do not happen by chance among new posts: pinned posts sit at the top, and out-of-order ones are rare.
- */
-export const EVIDENCE = 5;
 
 export class DatasetDestination implements Destination {
   readonly paths: DatasetPaths;
@@ -189,7 +167,7 @@ export class DatasetDestination implements Destination {
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
     const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
     if (marks !== undefined) this.#marks = marks;
-    this.#held = await this.#heldKeys();
+    this.#held = this.#incremental ? await heldKeys(this.paths, this.op, this.#marks, this.#partitioning, this.#format, STABLE_KEY) : new Set();
   }
 
   /** Refuses, before any request, a shard count other than the one the dataset was written with. */
@@ -273,32 +251,6 @@ export class DatasetDestination implements Destination {
     return typeof stable === 'string' ? stable : undefined;
   }
 
-  /**
-   * The keys of the partitions a newest-first walk may meet again without a time that proves them
-   * held: those from `MARK_LAG_MS` below the walks' lowest mark on, the undated one, and those
-   * before `PLAUSIBLE_FROM_MS` (where garbage times such as -1 land). Every writer's parts: a record
-   * is held whoever wrote it. Read once a run, before its first request.
-   */
-  async #heldKeys(): Promise<Set<string>> {
-    const keys = new Set<string>();
-    const now = Date.now();
-    const marks = Object.values(this.#marks.walks).flatMap((walk) => believed(walk.mark, now) ?? []);
-    if (!this.#incremental || this.op.newestFirst === undefined || marks.length === 0) return keys;
-    const from = Math.min(...marks) - MARK_LAG_MS;
-    const root = join(this.paths.dir, ...this.op.id.split('/'));
-    const prefix = `${this.#partitioning.column}=`;
-    const folders = await readdir(root).catch(() => [] as string[]);
-    for (const folder of folders) {
-      if (!folder.startsWith(prefix) || !mayHoldFrom(folder.slice(prefix.length), from)) continue;
-      const files = await readdir(join(root, folder)).catch(() => [] as string[]);
-      for (const file of files) {
-        if (!file.startsWith('part-') || !file.endsWith(PART_EXTENSION[this.#format])) continue;
-        for (const key of await partKeys(join(root, folder, file), this.#format, this.op.key, STABLE_KEY)) keys.add(key);
-      }
-    }
-    return keys;
-  }
-
   /** Merges the spool into the partitions it touches, and moves the marks of walks that are done. */
   async publish(state: ExportState, complete: boolean): Promise<Published> {
     try {
@@ -379,7 +331,7 @@ export class DatasetDestination implements Destination {
     const drift = tracker.drift();
     const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
     const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark, setAside };
-    return { renames, schema, marks: this.#nextMarks(state), drift, changes, repaired, next: complete ? null : afterPublish(state) };
+    return { renames, schema, marks: nextMarks(this.#marks, state.walks), drift, changes, repaired, next: complete ? null : afterPublish(state) };
   }
 
   /** One row per key, the version received last in place of older ones. */
@@ -413,22 +365,7 @@ export class DatasetDestination implements Destination {
     return { rows: [...byKey.values(), ...keyless], added, updated };
   }
 
-  /**
-   * A walk that is done moves its mark to its newest plausible record in bounds (every record it
-   * covered is staged); one not done keeps its old mark (a gap would be skipped). A recorded mark
-   * in the future (written before times were checked) is not kept.
-   */
-  #nextMarks(state: ExportState): MarksFile {
-    const next: MarksFile = { version: 1, operation: this.op.id, walks: { ...this.#marks.walks } };
-    const now = Date.now();
-    for (const walk of state.walks) {
-      if (!walk.done || walk.newest === undefined) continue;
-      const name = walkName(walk.params);
-      const mark = Math.max(walk.newest, believed(next.walks[name]?.mark, now) ?? -Infinity);
-      next.walks[name] = { params: walk.params, mark, markTime: new Date(mark).toISOString() };
-    }
-    return next;
-  }
+
 
   /** Renames the staged parts into place, records schema, marks and drift, then leaves the staging as the journal says. */
   async #finishPublish(journal: PublishJournal): Promise<void> {
@@ -469,26 +406,8 @@ function afterPublish(state: ExportState): ExportState {
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
 }
 
-/** Whether a page ends in `EVIDENCE` true flags in a row, or is all true when it is shorter (never when empty). */
-function endsIn(flags: readonly boolean[]): boolean {
-  const needed = Math.min(EVIDENCE, flags.length);
-  return needed > 0 && flags.slice(-needed).every(Boolean);
-}
 
-/** A recorded mark, unless it stands in the future: one record's bad time must not hide every later post. */
-function believed(mark: number | undefined, now: number): number | undefined {
-  return mark !== undefined && mark <= now + FUTURE_SKEW_MS ? mark : undefined;
-}
 
-/** Whether a partition (`2025`, `2025-11`, `2025-11-21`, or undated/all) may hold a record from `from` on, or one dated before any platform. */
-function mayHoldFrom(partition: string, from: number): boolean {
-  if (partition === UNDATED || partition === UNPARTITIONED) return true;
-  const [year, month, day] = partition.split('-').map(Number);
-  if (!Number.isInteger(year)) return true;
-  const start = Date.UTC(year, (month ?? 1) - 1, day ?? 1);
-  const end = day !== undefined ? Date.UTC(year, month - 1, day + 1) : month !== undefined ? Date.UTC(year, month, 1) : Date.UTC(year + 1, 0, 1);
-  return end > from || start < PLAUSIBLE_FROM_MS;
-}
 
 async function readExisting(path: string, format: DatasetFormat): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
