@@ -432,7 +432,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     meter.page(op.id, read.records.length, creditsOf(body, true));
     let { next, ignored } = read;
     // A continuation is sent back and kept in checkpoints: one that echoes the key is refused, never stored.
-    if (next !== null && typeof next !== 'number' && this.#parts.scrub(JSON.stringify(next)) !== JSON.stringify(next)) {
+    if (next !== null && typeof next !== 'number' && holdsKey(next, this.#parts.scrub)) {
       throw this.#failed(new ResponseFormatError(`${op.id}: the service sent a continuation value that holds the API key; refusing to send it back or store it`, { endpoint: op.id, status: 200 }));
     }
     const again = next !== null && read.followIfNew === true ? strategy.spends(next) : undefined;
@@ -533,6 +533,12 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/** Whether a continuation state (plain JSON) holds the key in any form `scrub` takes out. */
+function holdsKey(state: unknown, scrub: (text: string) => string): boolean {
+  const text = JSON.stringify(state);
+  return scrub(text) !== text;
+}
 
 /** What `#spent` keeps of a continuation value (a cursor may be megabytes). */
 function digestOf(value: string): string {

@@ -8,8 +8,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Client, type ClientEvent, createClient, ResponseFormatError } from '../../src/index.ts';
-import { collect, json, type TestServer, testServer } from './helpers.ts';
+import { type Client, createClient, ResponseFormatError } from '../../src/index.ts';
+import { collect, json, type TestServer, testServer, ignoredEvents, topLevel } from './helpers.ts';
 
 const KEY = 'sk_live_sandbox_continuation_shapes';
 
@@ -30,18 +30,7 @@ async function serving(answer: (query: URLSearchParams) => unknown): Promise<Cli
   return client;
 }
 
-/** The service's top-level envelope: the payload beside `success`. */
-function topLevel(payload: object): object {
-  return { success: true, ...payload, credits_remaining: 9_000, credits_charged: 1 };
-}
 
-function ignoredEvents(of: Client): ClientEvent[] {
-  const events: ClientEvent[] = [];
-  of.events$.subscribe((event) => {
-    if (event.type === 'ignored-continuation') events.push(event);
-  });
-  return events;
-}
 
 describe('a continuation value of a shape no cursor has', () => {
   it('subforum `after` as an object is reported, naming the field (the value cut short), after the records of page 1', async () => {

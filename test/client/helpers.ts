@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Client, type ClientOptions, createClient } from '../../src/index.ts';
+import { type Client, type ClientEvent, type ClientOptions, createClient } from '../../src/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 
 /** A client of `sandbox` whose retries wait at most a few milliseconds. */
@@ -149,3 +149,17 @@ export const SAMPLES: Record<string, Record<string, string>> = {
   'search/search': { query: 'ai' },
   'threadtext/user-posts': { handle: 'someone' },
 };
+
+/** The service's top-level envelope: the payload beside `success`, no `data`, `credits_used` or `endpoint`. */
+export function topLevel(payload: object): object {
+  return { success: true, ...payload, credits_remaining: 9_000, credits_charged: 1 };
+}
+
+/** The `ignored-continuation` events `client` reports from here on. */
+export function ignoredEvents(client: Client): ClientEvent[] {
+  const events: ClientEvent[] = [];
+  client.events$.subscribe((event) => {
+    if (event.type === 'ignored-continuation') events.push(event);
+  });
+  return events;
+}

@@ -5,8 +5,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Client, type ClientEvent, createClient, ResponseFormatError } from '../../src/index.ts';
-import { collect, json, type TestServer, testServer } from './helpers.ts';
+import { type Client, createClient, ResponseFormatError } from '../../src/index.ts';
+import { collect, json, type TestServer, testServer, ignoredEvents, topLevel } from './helpers.ts';
 
 const KEY = 'sk_live_sandbox_service_bodies';
 const FAST = { retries: 0 };
@@ -28,23 +28,12 @@ async function serving(answer: (query: URLSearchParams, index: number) => unknow
   return client;
 }
 
-/** The service's top-level envelope: the payload beside `success`, no `data`, `credits_used` or `endpoint`. */
-function topLevel(payload: object): object {
-  return { success: true, ...payload, credits_remaining: 9_000, credits_charged: 1 };
-}
 
 /** SPEC 2.1's envelope, for the regressions whose bodies differ from SPEC's in one thing only. */
 function wrapped(payload: object): object {
   return { success: true, data: { success: true, ...payload }, credits_used: 1, endpoint: 'x' };
 }
 
-function ignoredEvents(of: Client): ClientEvent[] {
-  const events: ClientEvent[] = [];
-  of.events$.subscribe((event) => {
-    if (event.type === 'ignored-continuation') events.push(event);
-  });
-  return events;
-}
 
 describe('a payload at the top level beside success', () => {
   it('yields the records of every page, where the old reader refused the body', async () => {
