@@ -10,7 +10,7 @@
  * (`O_EXCL`): a link planted at a side file's name makes the export fail, never overwrite its target.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
+import { constants, createReadStream, writeSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StateDamagedError } from '../errors.ts';
 import { Repairs, wellFormedJson } from '../../sinks/strings.ts';
@@ -104,15 +104,29 @@ export interface SpoolMark {
   sha256: string;
 }
 
-/** An append-only NDJSON file whose length only grows by whole, flushed pages. */
+/**
+ * An append-only NDJSON file whose length only grows by whole pages. A page is written before
+ * `appendPage` returns (the operating system holds it: a killed process loses nothing) and flushed
+ * to the disk behind, one flush for every page written meanwhile; `flush` waits for that. A machine
+ * that loses power may lose the pages not yet flushed: the journal that vouched for them is then
+ * ahead of the spool, and `loadState` rolls it back to the last page the spool holds.
+ */
 export class Spool {
+  #flushing: Promise<void> | undefined;
+  /** Bytes written, and how many of them are flushed to the disk. */
+  #flushed: number;
+  /** Why the last flush failed (a full disk): the next append or flush throws it. */
+  #flushFailure: Error | undefined;
+
   private constructor(
     readonly path: string,
     private readonly handle: FileHandle,
     private readonly hash: Hash,
-    /** Bytes known to be on disk. */
+    /** Bytes of whole pages written. */
     public bytes: number,
-  ) {}
+  ) {
+    this.#flushed = bytes;
+  }
 
   /**
    * A new, empty spool at `path`. Whatever is there was left by a run with no checkpoint (or is
@@ -158,24 +172,23 @@ export class Spool {
   }
 
   /**
-   * Appends one page of records and waits until they are on disk; a failed write is cut off again.
-   * Lone surrogates are written as U+FFFD, as every sink writes them (a reader refuses the escape);
-   * resolves to how many strings needed that. `scrub` takes the API key out of the page's text, in
-   * case a service echoed it into a record: staged state never holds it.
+   * Appends one page of records, written (not yet flushed) when it resolves; a failed write is cut
+   * off again. Lone surrogates are written as U+FFFD, as every sink writes them (a reader refuses
+   * the escape); resolves to how many strings needed that. `scrub` takes the API key out of the
+   * page's text, in case a service echoed it into a record: staged state never holds it.
    */
   async appendPage(records: readonly unknown[], scrub: (text: string) => string = (text) => text): Promise<number> {
+    if (this.#flushFailure !== undefined) throw this.#flushFailure;
     if (records.length === 0) return 0;
     const repairs = new Repairs();
     let text = '';
     for (const record of records) text += wellFormedJson(JSON.stringify(record), repairs) + '\n';
     const buffer = Buffer.from(scrub(text), 'utf8');
     try {
+      // One synchronous write into the operating system's cache: a page takes tens of microseconds
+      // there, where a write through the thread pool costs a round trip of the event loop.
       let written = 0;
-      while (written < buffer.length) {
-        const { bytesWritten } = await this.handle.write(buffer, written, buffer.length - written, this.bytes + written);
-        written += bytesWritten;
-      }
-      await this.handle.datasync();
+      while (written < buffer.length) written += writeSync(this.handle.fd, buffer, written, buffer.length - written, this.bytes + written);
     } catch (error) {
       // A full disk may have taken half the page: the spool must stay whole pages.
       await this.handle.truncate(this.bytes).catch(() => undefined);
@@ -183,12 +196,89 @@ export class Spool {
     }
     this.hash.update(buffer);
     this.bytes += buffer.length;
+    this.#startFlush();
     return repairs.count;
   }
 
-  async close(): Promise<void> {
-    await this.handle.close();
+  /** Resolves once every page appended so far is flushed to the disk; throws what a flush met. */
+  async flush(): Promise<void> {
+    const through = this.bytes;
+    while (this.#flushed < through && this.#flushFailure === undefined) {
+      this.#startFlush();
+      await this.#flushing;
+    }
+    if (this.#flushFailure !== undefined) throw this.#flushFailure;
   }
+
+  /** Flushes what was appended and closes the file. */
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.#flushing;
+      await this.handle.close();
+    }
+  }
+
+  /** Starts flushing what is written, unless a flush is under way (it starts the next when it ends). */
+  #startFlush(): void {
+    if (this.#flushing !== undefined || this.#flushed >= this.bytes || this.#flushFailure !== undefined) return;
+    const through = this.bytes;
+    this.#flushing = this.handle
+      .datasync()
+      .then(
+        () => {
+          this.#flushed = through;
+        },
+        (error: unknown) => {
+          this.#flushFailure = error instanceof Error ? error : new Error(String(error));
+        },
+      )
+      .finally(() => {
+        this.#flushing = undefined;
+        this.#startFlush();
+      });
+  }
+}
+
+/**
+ * For each of `marks`, whether the file at `path` begins with the bytes it vouches for (its length
+ * and SHA-256), read once from the start. False for every mark when there is no file.
+ */
+export async function holdsMarks(path: string, marks: readonly SpoolMark[]): Promise<boolean[]> {
+  const size = await fileSize(path);
+  const held = marks.map(() => false);
+  if (size === undefined) return held;
+  const wanted = [...new Set(marks.map((mark) => mark.bytes).filter((bytes) => bytes <= size))].sort((a, b) => a - b);
+  const digests = new Map<number, string>();
+  const hash = createHash('sha256');
+  let position = 0;
+  const reach = (bytes: number): void => {
+    if (bytes === position) digests.set(bytes, hash.copy().digest('hex'));
+  };
+  reach(0);
+  const last = wanted.at(-1) ?? 0;
+  if (last > 0) {
+    const handle = await open(path, OPEN.read);
+    try {
+      for await (const chunk of createReadStream('', { fd: handle, autoClose: false, start: 0, end: last - 1 }) as AsyncIterable<Buffer>) {
+        let offset = 0;
+        for (const bytes of wanted) {
+          if (bytes <= position || bytes > position + chunk.length - offset) continue;
+          hash.update(chunk.subarray(offset, offset + bytes - position));
+          offset += bytes - position;
+          position = bytes;
+          reach(bytes);
+        }
+        hash.update(chunk.subarray(offset));
+        position += chunk.length - offset;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+  for (const [index, mark] of marks.entries()) held[index] = digests.get(mark.bytes) === mark.sha256;
+  return held;
 }
 
 function damaged(path: string, reason: string): StateDamagedError {

@@ -99,7 +99,7 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
 async function open(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<{ state: ExportState; resumed: boolean } | ExportSummary> {
   const { files, remedy } = destination;
   await destination.recover(settings.restart);
-  let state = await trusted(() => loadState(files.journal), remedy);
+  let state = await trusted(() => loadState(files.journal, files.spool), remedy);
   if (state !== undefined && settings.restart) {
     await destination.discard();
     state = undefined;
@@ -133,6 +133,7 @@ async function extractStaged(
   const { files, remedy } = destination;
   await mkdir(dirname(files.spool), { recursive: true });
   const spool = await trusted(() => (state.spool.bytes > 0 ? Spool.reopen(files.spool, state.spool) : Spool.create(files.spool)), remedy);
+  journal.vouchesFor(spool);
   const held = await HeldPageFile.open(files.held, remedy).catch(async (error: unknown) => {
     await spool.close();
     throw error;

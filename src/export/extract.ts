@@ -1,7 +1,8 @@
 /**
  * The extract stage: every unfinished walk, `concurrency` at a time, each read a page at a time
- * (`RecordStream.pageBatches`), each page staged — its kept records appended to the spool and the
- * walk's checkpoint saved in the journal, both flushed — before that walk asks for its next page.
+ * (`RecordStream.pageBatches`), each page staged — its kept records appended to the spool and
+ * flushed, the walk's checkpoint written to the journal (which flushes behind) — before that walk
+ * asks for its next page.
  * Pages a walk buys ahead of its turn are staged as they arrive (`HeldPageFile`). So a kill at any
  * moment loses at most the requests in flight; every answered page is on disk.
  */
@@ -61,7 +62,11 @@ export interface ExtractOutcome {
 export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
   const { walks, state, journal } = plan;
   const halt = new WalkHalt();
-  const ledger = new AttemptLedger(state, plan.maxAttempts, () => journal.save());
+  // An attempt under a cap is counted on the disk before it is sent, so not even a power loss can lose its count.
+  const ledger = new AttemptLedger(state, plan.maxAttempts, async () => {
+    await journal.save();
+    await journal.flush();
+  });
   const ignored: string[] = [];
   let unread = 0;
   const events = walks.events$.subscribe((event) => {

@@ -11,13 +11,23 @@
  * Each line carries a SHA-256 chained over the lines before it, so a hand-edited checkpoint is
  * refused rather than trusted; only a last line cut short by a crash is dropped (its page is then
  * bought again, as the spool is cut back to the length the line before vouched for).
+ *
+ * A save resolves once its line is written: the operating system holds it, so a killed process
+ * loses nothing. Flushing to the disk (for a machine that loses power) runs behind, off the path of
+ * the next request, for the journal as for the spool (`Spool`), one flush at a time for everything
+ * written meanwhile. The disk may then keep a line whose spool bytes it lost: `loadState` rolls the
+ * journal back to its last line whose bytes the spool holds, so those pages are bought again, while
+ * the attempts counted stay counted (a cap holds across a power loss too). Where a lost line would
+ * cost more than a page — an attempt counted under a cap, the end of a run — the caller waits for
+ * `flush`; a whole state is written only once the spool it vouches for is flushed (`vouchesFor`),
+ * as it leaves no earlier line to roll back to.
  */
 import { createHash } from 'node:crypto';
 import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../checkpoint.ts';
 import { HeldStateError, StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { OPEN, writeFileAtomic, type SpoolMark } from './durable.ts';
+import { holdsMarks, OPEN, writeFileAtomic, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
   params: Record<string, string>;
@@ -92,8 +102,12 @@ function digestOf(previous: string, entry: string): string {
   return createHash('sha256').update(previous).update('\n').update(entry).digest('hex');
 }
 
-/** The state a checkpoint file holds, verified line by line; undefined when there is no file. */
-export async function loadState(path: string): Promise<ExportState | undefined> {
+/**
+ * The state a checkpoint file holds, verified line by line; undefined when there is no file. Given
+ * the `spool` it vouches for, a journal the spool is behind (a power loss) is rolled back to its
+ * last line whose bytes the spool holds, keeping the attempts counted after it (see the top of this file).
+ */
+export async function loadState(path: string, spool?: string): Promise<ExportState | undefined> {
   let text: string;
   try {
     text = await readFile(path, { encoding: 'utf8', flag: OPEN.read });
@@ -107,7 +121,7 @@ export async function loadState(path: string): Promise<ExportState | undefined> 
   // A file that ends in a newline has a last, empty element; one that does not ends in a torn line.
   const torn = lines.pop();
   if (torn !== '' && lines.length === 0) throw damaged(path, 'is not a checkpoint this program wrote');
-  let state: ExportState | undefined;
+  const entries: string[] = [];
   let digest = GENESIS;
   for (const [index, line] of lines.entries()) {
     const parsed = parseLine(line);
@@ -115,10 +129,31 @@ export async function loadState(path: string): Promise<ExportState | undefined> 
       throw damaged(path, `was changed after it was written (line ${index + 1} does not verify)`);
     }
     digest = parsed.digest;
-    state = apply(state, JSON.parse(parsed.entry) as Entry, path);
+    entries.push(parsed.entry);
   }
+  const state = replay(entries, path);
+  if (spool === undefined || state.spool.bytes === 0) return state;
+  const marks = entries.map((entry) => markOf(JSON.parse(entry) as Entry));
+  const held = await holdsMarks(spool, marks);
+  const last = held.lastIndexOf(true);
+  // The spool holds the last line (the rule), or none at all: that is for `Spool.reopen` to refuse.
+  if (last === entries.length - 1 || last === -1) return state;
+  const rolledBack = replay(entries.slice(0, last + 1), path);
+  rolledBack.credits = state.credits;
+  rolledBack.run.credits = state.run.credits;
+  return rolledBack;
+}
+
+/** The state after `entries` (verified lines), applied in order; every call parses them afresh. */
+function replay(entries: readonly string[], path: string): ExportState {
+  let state: ExportState | undefined;
+  for (const entry of entries) state = apply(state, JSON.parse(entry) as Entry, path);
   if (state === undefined) throw damaged(path, 'is not a checkpoint this program wrote');
   return state;
+}
+
+function markOf(entry: Entry): SpoolMark {
+  return 'state' in entry ? entry.state.spool : entry.totals.spool;
 }
 
 function parseLine(line: string): { entry: string; digest: string } | undefined {
@@ -192,9 +227,15 @@ export class StateJournal {
   /** Lines waiting for the next write; every save waiting on them is woken by it. */
   #queue: string[] = [];
   #writing: Promise<void> | undefined;
-  /** Lines pushed so far, and how many of them are on disk: a save resolves only once its own line is. */
+  /** Lines pushed so far, how many of them are written, and how many flushed to the disk. */
   #pushed = 0;
-  #durable = 0;
+  #written = 0;
+  #flushed = 0;
+  #flushing: Promise<void> | undefined;
+  /** Why the last flush failed (a full disk): the next save or flush throws it. */
+  #flushFailure: Error | undefined;
+  /** Flushes the spool the journal vouches for: a whole state is written only after that. */
+  #flushSpool: () => Promise<void> = () => Promise.resolve();
 
   private constructor(
     readonly path: string,
@@ -210,7 +251,7 @@ export class StateJournal {
     return new StateJournal(path, state, undefined);
   }
 
-  /** Records the totals and, when given, where walk `index` stands; resolves once that is on disk. */
+  /** Records the totals and, when given, where walk `index` stands; resolves once that line is written. */
   save(index?: number): Promise<void> {
     const { spool, records, pages, credits, run, finished } = this.state;
     const totals: Totals = { spool, records, pages, credits, run: { ...run }, ...(finished ? { finished } : {}) };
@@ -218,21 +259,43 @@ export class StateJournal {
     return this.#append(entry);
   }
 
+  /** The spool whose bytes the lines vouch for: a whole state waits for it to be flushed. */
+  vouchesFor(spool: { flush(): Promise<void> }): void {
+    this.#flushSpool = () => spool.flush();
+  }
+
+  /** Resolves once every line saved so far is flushed to the disk; throws what a flush met (a full disk). */
+  async flush(): Promise<void> {
+    const through = this.#written;
+    while (this.#flushed < through && this.#flushFailure === undefined) {
+      this.#startFlush();
+      await this.#flushing;
+    }
+    if (this.#flushFailure !== undefined) throw this.#flushFailure;
+  }
+
+  /** Flushes what was saved and lets go of the file. */
   async close(): Promise<void> {
     await this.#writing?.catch(() => undefined);
-    await this.handle?.close();
-    this.handle = undefined;
+    try {
+      await this.flush();
+    } finally {
+      await this.#flushing;
+      await this.handle?.close();
+      this.handle = undefined;
+    }
   }
 
   async #append(entry: Entry): Promise<void> {
+    if (this.#flushFailure !== undefined) throw this.#flushFailure;
     // Serialised now: the state moves on while the line waits for the write before it.
     this.#queue.push(JSON.stringify(entry));
     const mine = ++this.#pushed;
-    // Saves that come while a write is under way go out together in the next one: one flush for all.
-    // Whichever save starts that write, each waits for the write that holds its own line: a save that
-    // returned before (its line taken by another's write, still under way) would let the ledger send
-    // an attempt whose count a kill could lose.
-    while (this.#durable < mine) {
+    // Saves that come while a write is under way go out together in the next one. Whichever save
+    // starts that write, each waits for the write that holds its own line: a save that returned
+    // before (its line taken by another's write, still under way) would let the ledger send an
+    // attempt whose count a kill could lose.
+    while (this.#written < mine) {
       if (this.#writing) {
         await this.#writing;
         continue;
@@ -240,11 +303,32 @@ export class StateJournal {
       const through = this.#pushed;
       this.#writing = this.#write(this.#queue.splice(0))
         .then(() => {
-          this.#durable = through;
+          this.#written = through;
+          this.#startFlush();
         })
         .finally(() => (this.#writing = undefined));
       await this.#writing;
     }
+  }
+
+  /** Starts flushing what is written, unless a flush is under way (it starts the next when it ends). */
+  #startFlush(): void {
+    if (this.#flushing !== undefined || this.#flushed >= this.#written || this.#flushFailure !== undefined) return;
+    const through = this.#written;
+    const handle = this.handle;
+    this.#flushing = (handle === undefined ? Promise.resolve() : handle.datasync())
+      .then(
+        () => {
+          this.#flushed = Math.max(this.#flushed, through);
+        },
+        (error: unknown) => {
+          this.#flushFailure = error instanceof Error ? error : new Error(String(error));
+        },
+      )
+      .finally(() => {
+        this.#flushing = undefined;
+        this.#startFlush();
+      });
   }
 
   async #write(entries: string[]): Promise<void> {
@@ -259,7 +343,6 @@ export class StateJournal {
     const handle = (this.handle ??= await open(this.path, OPEN.append));
     try {
       await handle.write(text);
-      await handle.datasync();
     } catch (error) {
       // A full disk may have taken part of the lines: the journal must stay whole lines.
       await handle.truncate(this.#bytes).catch(() => undefined);
@@ -269,8 +352,11 @@ export class StateJournal {
     this.#bytes += Buffer.byteLength(text);
   }
 
-  /** Rewrites the journal as one line holding the whole state, replacing the file atomically. */
+  /** Rewrites the journal as one line holding the whole state, replacing the file atomically (and flushed). */
   async #compact(): Promise<void> {
+    // The file about to be replaced may still be flushing through its handle.
+    await this.#flushing;
+    await this.#flushSpool();
     const { line, digest } = await writeState(this.path, this.state);
     await this.handle?.close();
     this.handle = undefined;
