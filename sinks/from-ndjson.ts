@@ -17,11 +17,17 @@ export function fromNdjson<T = Record<string, unknown>>(path: string): AsyncIter
   return readRecords<T>(path);
 }
 
-async function* readRecords<T>(path: string): AsyncGenerator<T> {
+/** The records of the first `bytes` bytes of `path` (whole lines), as `fromNdjson` reads them: for a file another writer is still appending to. */
+export function fromNdjsonPrefix<T = Record<string, unknown>>(path: string, bytes: number): AsyncIterable<T> {
+  return readRecords<T>(path, bytes);
+}
+
+async function* readRecords<T>(path: string, bytes?: number): AsyncGenerator<T> {
+  if (bytes === 0) return;
   // `errorIndicator` is in stream-json 1.9 but not yet in @types/stream-json.
   const options = { errorIndicator: (error: unknown) => new BadLine(error) };
   const parser = new JsonlParser(options as JsonlParser.JsonlParserOptions);
-  const file = createReadStream(path);
+  const file = createReadStream(path, bytes === undefined ? {} : { end: bytes - 1 });
   file.on('error', (error) => parser.destroy(error));
   file.pipe(parser);
   let count = 0;

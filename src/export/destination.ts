@@ -58,6 +58,18 @@ export interface Destination {
    * and gives a record without a usable key its stable key, which may need the walk's params.
    */
   admit?(walk: WalkState, records: unknown[]): unknown[];
+  /**
+   * Starts writing the output while pages are staged (CSV, Parquet), from the records of the first
+   * `bytes` bytes of the spool, so that publishing only has to finish it.
+   */
+  follow?(spool: string, bytes: number): void;
+  /**
+   * The records of a page just staged; `exact` when the spool holds them as they are (no key
+   * scrubbed out, no transform whose values JSON would change). Resolves when the output's writer has room.
+   */
+  staged?(records: readonly unknown[], exact: boolean): Promise<void>;
   /** Writes the spool into the output: whole (`complete`), or what there is so far. */
   publish(state: ExportState, complete: boolean): Promise<Published>;
+  /** Drops a writer `follow` started that publishing did not finish. */
+  release?(): Promise<void>;
 }

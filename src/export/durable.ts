@@ -97,6 +97,14 @@ export async function hashPrefix(path: string, bytes: number): Promise<Hash> {
   return hash;
 }
 
+/** What `Spool.appendPage` did to a page on its way to the file. */
+export interface AppendedPage {
+  /** Strings with invalid UTF-16, written with U+FFFD. */
+  repaired: number;
+  /** The API key was taken out of the page's text: the spool holds other values than the records given. */
+  scrubbed: boolean;
+}
+
 /** What the checkpoint records about the spool at each save, and checks on resume. */
 export interface SpoolMark {
   bytes: number;
@@ -174,16 +182,17 @@ export class Spool {
   /**
    * Appends one page of records, written (not yet flushed) when it resolves; a failed write is cut
    * off again. Lone surrogates are written as U+FFFD, as every sink writes them (a reader refuses
-   * the escape); resolves to how many strings needed that. `scrub` takes the API key out of the
-   * page's text, in case a service echoed it into a record: staged state never holds it.
+   * the escape). `scrub` takes the API key out of the page's text, in case a service echoed it into
+   * a record: staged state never holds it.
    */
-  async appendPage(records: readonly unknown[], scrub: (text: string) => string = (text) => text): Promise<number> {
+  async appendPage(records: readonly unknown[], scrub: (text: string) => string = (text) => text): Promise<AppendedPage> {
     if (this.#flushFailure !== undefined) throw this.#flushFailure;
-    if (records.length === 0) return 0;
+    if (records.length === 0) return { repaired: 0, scrubbed: false };
     const repairs = new Repairs();
     let text = '';
     for (const record of records) text += wellFormedJson(JSON.stringify(record), repairs) + '\n';
-    const buffer = Buffer.from(scrub(text), 'utf8');
+    const scrubbed = scrub(text);
+    const buffer = Buffer.from(scrubbed, 'utf8');
     try {
       // One synchronous write into the operating system's cache: a page takes tens of microseconds
       // there, where a write through the thread pool costs a round trip of the event loop.
@@ -197,7 +206,7 @@ export class Spool {
     this.hash.update(buffer);
     this.bytes += buffer.length;
     this.#startFlush();
-    return repairs.count;
+    return { repaired: repairs.count, scrubbed: scrubbed !== text };
   }
 
   /** Resolves once every page appended so far is flushed to the disk; throws what a flush met. */

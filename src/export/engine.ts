@@ -85,10 +85,14 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   const { state, resumed } = opened;
   if (state.finished === true) return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
   const journal = StateJournal.start(destination.files.journal, state);
-  const outcome = await extractStaged(walks, destination, settings, state, journal, started);
-  const { failure, stoppedBy, balance } = stopOf(outcome, settings);
-  const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread };
-  return publish(destination, state, journal, failure, facts);
+  try {
+    const outcome = await extractStaged(walks, destination, settings, state, journal, started);
+    const { failure, stoppedBy, balance } = stopOf(outcome, settings);
+    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread };
+    return await publish(destination, state, journal, failure, facts);
+  } finally {
+    await destination.release?.();
+  }
 }
 
 /**
@@ -134,6 +138,7 @@ async function extractStaged(
   await mkdir(dirname(files.spool), { recursive: true });
   const spool = await trusted(() => (state.spool.bytes > 0 ? Spool.reopen(files.spool, state.spool) : Spool.create(files.spool)), remedy);
   journal.vouchesFor(spool);
+  destination.follow?.(files.spool, state.spool.bytes);
   const held = await HeldPageFile.open(files.held, remedy).catch(async (error: unknown) => {
     await spool.close();
     throw error;

@@ -92,7 +92,10 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     const page = records.slice(0, read);
     const after = plan.destination.inspect(walk, page);
     const kept = plan.destination.admit?.(walk, taken.kept) ?? taken.kept;
-    state.run.repaired += await plan.spool.appendPage(kept, walks.scrub);
+    const appended = await plan.spool.appendPage(kept, walks.scrub);
+    state.run.repaired += appended.repaired;
+    // A writer that follows the staging takes the page only as the spool holds it: as given, untransformed.
+    await plan.destination.staged?.(kept, !appended.scrubbed && plan.transform === undefined);
     walk.checkpoint = read < records.length ? batch.checkpointAfter(read) : batch.checkpoint;
     walk.done = (batch.last && read === records.length) || after === 'stop';
     state.spool = plan.spool.mark();

@@ -2,16 +2,18 @@
  * A file as an export's destination. Staging lives beside it (`<out>.checkpoint.json`,
  * `<out>.spool.ndjson`, `<out>.held.ndjson`, `<out>.lock`). Publishing turns the spool into the
  * file asked for: NDJSON is the spool itself (renamed, or copied while a later resume still needs
- * the spool); CSV and Parquet are written from it by the sinks, which write to a temporary name and
- * rename, so the output path only ever holds a whole file.
+ * the spool); CSV and Parquet are written by their sinks while the pages are staged
+ * (`<out>.live.<format>`, see `live-file.ts`) and renamed over the output, or else written from the
+ * spool; either way the output path only ever holds a whole file.
  */
 import { constants, copyFile, lstat, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { NotWritableError, StateDamagedError } from '../errors.ts';
 import type { AnyIterable } from '../operators/types.ts';
-import { fromNdjson, toCsv, toNdjson, toParquet } from '../../sinks/index.ts';
+import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
 import type { Destination, Published } from './destination.ts';
 import { fileSize, hashPrefix, isTemporaryNameOf, removeIfPresent, temporaryName } from './durable.ts';
+import { LiveFile } from './live-file.ts';
 import type { ExportState } from './journal.ts';
 import type { FileFormat } from './types.ts';
 
@@ -29,6 +31,9 @@ export class FileDestination implements Destination {
   readonly folder: string;
   readonly files;
   readonly remedy: string;
+  /** The output being written while pages are staged (CSV, Parquet). */
+  readonly #livePath: string;
+  #live: LiveFile | undefined;
 
   constructor(
     readonly output: string,
@@ -38,6 +43,7 @@ export class FileDestination implements Destination {
     this.folder = dirname(resolve(output));
     this.files = { lock: `${output}.lock`, journal: `${output}.checkpoint.json`, spool: `${output}.spool.ndjson`, held: `${output}.held.ndjson` };
     this.remedy = `restart the export (--restart) to discard ${this.files.journal} and start over`;
+    this.#livePath = `${output}.live.${format}`;
   }
 
   async prepare(): Promise<void> {
@@ -47,8 +53,9 @@ export class FileDestination implements Destination {
 
   /** Temporary files an earlier run of this output left when it was killed; while we hold the lock, they are nobody's. */
   async recover(): Promise<void> {
-    const ours = (name: string): boolean => isTemporaryNameOf(name, this.output) || isTemporaryNameOf(name, this.files.journal);
+    const ours = (name: string): boolean => [this.output, this.files.journal, this.#livePath].some((path) => isTemporaryNameOf(name, path));
     for (const name of await readdir(this.folder)) if (ours(name)) await removeIfPresent(join(this.folder, name));
+    await removeIfPresent(this.#livePath);
   }
 
   async isComplete(): Promise<boolean> {
@@ -56,11 +63,29 @@ export class FileDestination implements Destination {
   }
 
   async discard(): Promise<void> {
-    for (const path of [this.files.journal, this.files.spool, this.files.held]) await removeIfPresent(path);
+    for (const path of [this.files.journal, this.files.spool, this.files.held, this.#livePath]) await removeIfPresent(path);
   }
 
   inspect(): 'more' {
     return 'more';
+  }
+
+  follow(spool: string, bytes: number): void {
+    if (this.format === 'ndjson') return;
+    this.#live = new LiveFile(this.#livePath, spool, bytes, (records, path) => this.#sink(records, path));
+  }
+
+  async staged(records: readonly unknown[], exact: boolean): Promise<void> {
+    if (this.#live === undefined) return;
+    if (exact) return this.#live.page(records);
+    // The spool holds other values than these: the output is written from it at publish.
+    await this.release();
+  }
+
+  async release(): Promise<void> {
+    const live = this.#live;
+    this.#live = undefined;
+    await live?.abandon();
   }
 
   /**
@@ -72,7 +97,12 @@ export class FileDestination implements Destination {
     const spooled = (await fileSize(this.files.spool)) !== undefined;
     let bytes: number;
     let repaired = 0;
-    if (spooled) {
+    const live = await this.#live?.finish(this.output, state.records);
+    this.#live = undefined;
+    if (live !== undefined) {
+      // Its sink repaired again the strings the spool had already repaired and counted.
+      bytes = live.bytes;
+    } else if (spooled) {
       ({ bytes, repaired } = await this.#write(!complete));
     } else if (this.format === 'ndjson' && (await this.#holdsSpool(state))) {
       bytes = state.spool.bytes;
@@ -107,9 +137,13 @@ export class FileDestination implements Destination {
   }
 
   async #writeRecords(records: AnyIterable<unknown>): Promise<{ bytes: number; repaired: number }> {
-    const write = { ndjson: () => toNdjson(records, this.output), csv: () => toCsv(records, this.output, { escapeFormulae: this.escapeFormulae }), parquet: () => toParquet(records, this.output) };
-    const result = await write[this.format]();
+    const result = await this.#sink(records, this.output);
     return { bytes: result.bytes, repaired: result.repaired };
+  }
+
+  #sink(records: AnyIterable<unknown>, path: string): Promise<SinkResult> {
+    const write = { ndjson: () => toNdjson(records, path), csv: () => toCsv(records, path, { escapeFormulae: this.escapeFormulae }), parquet: () => toParquet(records, path) };
+    return write[this.format]();
   }
 
   /** The spool was renamed to the output by a run that died before it could drop the journal. */

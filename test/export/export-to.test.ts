@@ -184,8 +184,11 @@ describe('exportTo and a service that echoes the key', () => {
       const file = await exportTo(echoClient.forum.subforum({ subforum: 'record-echo' }), { out: join(dir, 'posts.ndjson') });
       expect(file.records).toBe(2);
       await exportTo(echoClient.forum.subforum({ subforum: 'record-echo' }), { dataset: join(dir, 'ds') });
+      // CSV is written while the pages are staged: a page the key was scrubbed from is written as the spool holds it.
+      await exportTo(echoClient.forum.subforum({ subforum: 'record-echo' }), { out: join(dir, 'posts.csv') });
       expect(everything(dir)).not.toContain(KEY);
       expect(readFileSync(join(dir, 'posts.ndjson'), 'utf8')).toContain('[redacted]');
+      expect(readFileSync(join(dir, 'posts.csv'), 'utf8')).toContain('my key is [redacted]');
     } finally {
       await echoClient.close();
       await service.close();
