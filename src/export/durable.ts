@@ -97,6 +97,66 @@ export async function hashPrefix(path: string, bytes: number): Promise<Hash> {
   return hash;
 }
 
+/**
+ * Flushes a file to the disk behind its writes, off the path of whoever wrote: one flush at a time,
+ * each covering everything written before it started, the next started as it ends. Progress is a
+ * count that only grows (bytes, lines); `flush` waits until what was written when it was called is
+ * flushed. A failed flush (a full disk, an I/O error) is kept, for the writer to throw on its next write.
+ */
+export class FlushBehind {
+  #written = 0;
+  #flushed = 0;
+  #flushing: Promise<void> | undefined;
+  failure: Error | undefined;
+
+  /** `sync` flushes the file as it is now (`datasync` on its current handle). */
+  constructor(
+    private readonly sync: () => Promise<void>,
+    written = 0,
+  ) {
+    this.#written = this.#flushed = written;
+  }
+
+  /** Everything up to `through` is written: flushes it in the background. */
+  wrote(through: number): void {
+    this.#written = through;
+    this.#start();
+  }
+
+  /** Resolves once everything written so far is flushed; throws what a flush met. */
+  async flush(): Promise<void> {
+    const through = this.#written;
+    while (this.#flushed < through && this.failure === undefined) {
+      this.#start();
+      await this.#flushing;
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Resolves once no flush is under way (before the file's handle is closed or replaced). */
+  async idle(): Promise<void> {
+    while (this.#flushing !== undefined) await this.#flushing;
+  }
+
+  #start(): void {
+    if (this.#flushing !== undefined || this.#flushed >= this.#written || this.failure !== undefined) return;
+    const through = this.#written;
+    this.#flushing = this.sync()
+      .then(
+        () => {
+          this.#flushed = Math.max(this.#flushed, through);
+        },
+        (error: unknown) => {
+          this.failure = error instanceof Error ? error : new Error(String(error));
+        },
+      )
+      .finally(() => {
+        this.#flushing = undefined;
+        this.#start();
+      });
+  }
+}
+
 /** What `Spool.appendPage` did to a page on its way to the file. */
 export interface AppendedPage {
   /** Strings with invalid UTF-16, written with U+FFFD. */
@@ -120,11 +180,7 @@ export interface SpoolMark {
  * ahead of the spool, and `loadState` rolls it back to the last page the spool holds.
  */
 export class Spool {
-  #flushing: Promise<void> | undefined;
-  /** Bytes written, and how many of them are flushed to the disk. */
-  #flushed: number;
-  /** Why the last flush failed (a full disk): the next append or flush throws it. */
-  #flushFailure: Error | undefined;
+  readonly #flusher: FlushBehind;
 
   private constructor(
     readonly path: string,
@@ -133,7 +189,7 @@ export class Spool {
     /** Bytes of whole pages written. */
     public bytes: number,
   ) {
-    this.#flushed = bytes;
+    this.#flusher = new FlushBehind(() => handle.datasync(), bytes);
   }
 
   /**
@@ -186,7 +242,7 @@ export class Spool {
    * a record: staged state never holds it.
    */
   async appendPage(records: readonly unknown[], scrub: (text: string) => string = (text) => text): Promise<AppendedPage> {
-    if (this.#flushFailure !== undefined) throw this.#flushFailure;
+    if (this.#flusher.failure !== undefined) throw this.#flusher.failure;
     if (records.length === 0) return { repaired: 0, scrubbed: false };
     const repairs = new Repairs();
     let text = '';
@@ -205,48 +261,23 @@ export class Spool {
     }
     this.hash.update(buffer);
     this.bytes += buffer.length;
-    this.#startFlush();
+    this.#flusher.wrote(this.bytes);
     return { repaired: repairs.count, scrubbed: scrubbed !== text };
   }
 
   /** Resolves once every page appended so far is flushed to the disk; throws what a flush met. */
-  async flush(): Promise<void> {
-    const through = this.bytes;
-    while (this.#flushed < through && this.#flushFailure === undefined) {
-      this.#startFlush();
-      await this.#flushing;
-    }
-    if (this.#flushFailure !== undefined) throw this.#flushFailure;
+  flush(): Promise<void> {
+    return this.#flusher.flush();
   }
 
   /** Flushes what was appended and closes the file. */
   async close(): Promise<void> {
     try {
-      await this.flush();
+      await this.#flusher.flush();
     } finally {
-      await this.#flushing;
+      await this.#flusher.idle();
       await this.handle.close();
     }
-  }
-
-  /** Starts flushing what is written, unless a flush is under way (it starts the next when it ends). */
-  #startFlush(): void {
-    if (this.#flushing !== undefined || this.#flushed >= this.bytes || this.#flushFailure !== undefined) return;
-    const through = this.bytes;
-    this.#flushing = this.handle
-      .datasync()
-      .then(
-        () => {
-          this.#flushed = through;
-        },
-        (error: unknown) => {
-          this.#flushFailure = error instanceof Error ? error : new Error(String(error));
-        },
-      )
-      .finally(() => {
-        this.#flushing = undefined;
-        this.#startFlush();
-      });
   }
 }
 

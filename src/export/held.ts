@@ -2,8 +2,8 @@
  * Pages a walk bought ahead of its turn (page concurrency), staged as they arrive. A page the
  * service answered must never be bought again, but the walk reads pages in its own order, so a page
  * that arrived early waits in memory until the walk reaches it; a kill in that time would lose it.
- * Each one is therefore appended here as it arrives, flushed to disk, and a resumed walk reads it
- * from here instead of buying it (`HeldPages`). Lines carry a SHA-256 of their content: an edited
+ * Each one is therefore appended here as it arrives (written before the next request; flushed to
+ * the disk behind, like the spool), and a resumed walk reads it from here instead of buying it (`HeldPages`). Lines carry a SHA-256 of their content: an edited
  * line is refused, a last line cut short by a kill is dropped (that page is bought again).
  */
 import { createHash } from 'node:crypto';
@@ -12,7 +12,7 @@ import type { RequestGate } from '../control.ts';
 import { StateDamagedError } from '../errors.ts';
 import type { HeldPages } from '../page-reader.ts';
 import type { Query } from '../pagination/index.ts';
-import { OPEN } from './durable.ts';
+import { FlushBehind, OPEN } from './durable.ts';
 
 interface Line {
   walk: string;
@@ -32,6 +32,8 @@ export class HeldPageFile implements RequestGate {
   #queue: string[] = [];
   #writing: Promise<void> = Promise.resolve();
   #failure: Error | undefined;
+  #lines = 0;
+  readonly #flusher = new FlushBehind(async () => this.#handle?.datasync());
 
   private constructor(readonly path: string) {}
 
@@ -80,7 +82,7 @@ export class HeldPageFile implements RequestGate {
 
   /**
    * A gate before each request of the export's walks: it waits until every page bought ahead so far
-   * is on disk. The page reader frees a request's place as its answer arrives, so without it a walk
+   * is written. The page reader frees a request's place as its answer arrives, so without it a walk
    * would send new requests while answered pages still waited in memory, and a kill would lose both.
    */
   async acquire(): Promise<boolean> {
@@ -88,14 +90,17 @@ export class HeldPageFile implements RequestGate {
     return true;
   }
 
-  /** Waits for every page handed to `hold` to be on disk; throws what failed (a full disk). */
+  /** Waits for every page handed to `hold` to be flushed to the disk; throws what failed (a full disk). */
   async flush(): Promise<void> {
     await this.#writing;
     if (this.#failure !== undefined) throw this.#failure;
+    await this.#flusher.flush();
   }
 
   async close(): Promise<void> {
     await this.#writing;
+    await this.#flusher.flush().catch(() => undefined);
+    await this.#flusher.idle();
     await this.#handle?.close();
     this.#handle = undefined;
   }
@@ -107,12 +112,13 @@ export class HeldPageFile implements RequestGate {
     // A write is already waiting to take the queue.
     if (this.#queue.length > 1) return;
     this.#writing = this.#writing.then(async () => {
-      const text = this.#queue.splice(0).join('');
+      const lines = this.#queue.splice(0);
       if (this.#failure !== undefined) return;
       try {
         const handle = (this.#handle ??= await open(this.path, OPEN.appendOrCreate, 0o600));
-        await handle.write(text);
-        await handle.datasync();
+        await handle.write(lines.join(''));
+        this.#lines += lines.length;
+        this.#flusher.wrote(this.#lines);
       } catch (error) {
         this.#failure = error instanceof Error ? error : new Error(String(error));
       }

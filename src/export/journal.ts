@@ -27,7 +27,7 @@ import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../checkpoint.ts';
 import { HeldStateError, StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { holdsMarks, OPEN, writeFileAtomic, type SpoolMark } from './durable.ts';
+import { FlushBehind, holdsMarks, OPEN, writeFileAtomic, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
   params: Record<string, string>;
@@ -227,13 +227,11 @@ export class StateJournal {
   /** Lines waiting for the next write; every save waiting on them is woken by it. */
   #queue: string[] = [];
   #writing: Promise<void> | undefined;
-  /** Lines pushed so far, how many of them are written, and how many flushed to the disk. */
+  /** Lines pushed so far, and how many of them are written. */
   #pushed = 0;
   #written = 0;
-  #flushed = 0;
-  #flushing: Promise<void> | undefined;
-  /** Why the last flush failed (a full disk): the next save or flush throws it. */
-  #flushFailure: Error | undefined;
+  /** Lines written are flushed behind, through whichever handle holds the file then. */
+  readonly #flusher = new FlushBehind(async () => this.handle?.datasync());
   /** Flushes the spool the journal vouches for: a whole state is written only after that. */
   #flushSpool: () => Promise<void> = () => Promise.resolve();
 
@@ -265,29 +263,24 @@ export class StateJournal {
   }
 
   /** Resolves once every line saved so far is flushed to the disk; throws what a flush met (a full disk). */
-  async flush(): Promise<void> {
-    const through = this.#written;
-    while (this.#flushed < through && this.#flushFailure === undefined) {
-      this.#startFlush();
-      await this.#flushing;
-    }
-    if (this.#flushFailure !== undefined) throw this.#flushFailure;
+  flush(): Promise<void> {
+    return this.#flusher.flush();
   }
 
   /** Flushes what was saved and lets go of the file. */
   async close(): Promise<void> {
     await this.#writing?.catch(() => undefined);
     try {
-      await this.flush();
+      await this.#flusher.flush();
     } finally {
-      await this.#flushing;
+      await this.#flusher.idle();
       await this.handle?.close();
       this.handle = undefined;
     }
   }
 
   async #append(entry: Entry): Promise<void> {
-    if (this.#flushFailure !== undefined) throw this.#flushFailure;
+    if (this.#flusher.failure !== undefined) throw this.#flusher.failure;
     // Serialised now: the state moves on while the line waits for the write before it.
     this.#queue.push(JSON.stringify(entry));
     const mine = ++this.#pushed;
@@ -304,31 +297,11 @@ export class StateJournal {
       this.#writing = this.#write(this.#queue.splice(0))
         .then(() => {
           this.#written = through;
-          this.#startFlush();
+          this.#flusher.wrote(through);
         })
         .finally(() => (this.#writing = undefined));
       await this.#writing;
     }
-  }
-
-  /** Starts flushing what is written, unless a flush is under way (it starts the next when it ends). */
-  #startFlush(): void {
-    if (this.#flushing !== undefined || this.#flushed >= this.#written || this.#flushFailure !== undefined) return;
-    const through = this.#written;
-    const handle = this.handle;
-    this.#flushing = (handle === undefined ? Promise.resolve() : handle.datasync())
-      .then(
-        () => {
-          this.#flushed = Math.max(this.#flushed, through);
-        },
-        (error: unknown) => {
-          this.#flushFailure = error instanceof Error ? error : new Error(String(error));
-        },
-      )
-      .finally(() => {
-        this.#flushing = undefined;
-        this.#startFlush();
-      });
   }
 
   async #write(entries: string[]): Promise<void> {
@@ -354,12 +327,13 @@ export class StateJournal {
 
   /** Rewrites the journal as one line holding the whole state, replacing the file atomically (and flushed). */
   async #compact(): Promise<void> {
-    // The file about to be replaced may still be flushing through its handle.
-    await this.#flushing;
     await this.#flushSpool();
     const { line, digest } = await writeState(this.path, this.state);
-    await this.handle?.close();
+    // The new file is on disk: later flushes have nothing of the old one to do, but one may be under way.
+    const replaced = this.handle;
     this.handle = undefined;
+    await this.#flusher.idle();
+    await replaced?.close();
     this.#digest = digest;
     this.#bytes = this.#wholeBytes = Buffer.byteLength(line);
   }
