@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportTo, StateDamagedError } from '../../src/export/index.ts';
 import { freshState, loadState, StateJournal } from '../../src/export/journal.ts';
-import { createClient, type Client } from '../../src/index.ts';
+import type { Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { charged as chargedBy, clientOf } from '../client/helpers.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 
 describe('StateJournal', () => {
@@ -38,13 +39,13 @@ describe('a journal ahead of its spool (a power loss took spool bytes the disk h
   let client: Client;
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0 });
-    client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+    client = clientOf(sandbox);
   });
   afterAll(async () => {
     await client.close();
     await sandbox.close();
   });
-  const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
+  const charged = () => chargedBy(sandbox);
 
   it('rolls back to the last page the spool holds: those after it are bought again, every record once, the attempts kept', async () => {
     const out = join(scratchDir(), 'posts.ndjson');
