@@ -27,7 +27,7 @@ import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../checkpoint.ts';
 import { HeldStateError, StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { FlushBehind, holdsMarks, OPEN, writeFileAtomic, type SpoolMark } from './durable.ts';
+import { FlushBehind, holdsMarks, OPEN, writeFileAtomic, writeWhole, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
   params: Record<string, string>;
@@ -315,7 +315,7 @@ export class StateJournal {
     }
     const handle = (this.handle ??= await open(this.path, OPEN.append));
     try {
-      await handle.write(text);
+      writeWhole(handle.fd, Buffer.from(text));
     } catch (error) {
       // A full disk may have taken part of the lines: the journal must stay whole lines.
       await handle.truncate(this.#bytes).catch(() => undefined);

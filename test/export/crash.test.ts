@@ -210,7 +210,8 @@ describe('the API key', () => {
     const options = destinations.map((destination) => ({ ...destination, resume: true }));
     expect(await Promise.all(options.map((each, index) => killAfter(keys[index], 60, each)))).toEqual([true, true]);
     const staged = filesUnder(folder);
-    expect(staged.filter((path) => path.includes('checkpoint')).length).toBe(2);
+    // Both were killed mid-walk, their staging there (a kill may also leave a temporary of a journal being rewritten).
+    expect(staged.filter((path) => path.endsWith('checkpoint.json')), staged.join(' ')).toHaveLength(2);
     for (const path of staged) unchanged(path);
     for (const result of await Promise.all(options.map((each, index) => runChild(keys[index], each)))) expect(result).toMatchObject({ complete: true });
     for (const path of filesUnder(folder)) unchanged(path);
