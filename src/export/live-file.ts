@@ -95,6 +95,9 @@ export class LiveFile {
         continue;
       }
       this.#wakeStager?.();
+      // Its records are mapped on this thread too: first let the walk send its next request (a chain
+      // of promises that would otherwise queue behind a promise per record), then map them while it is out.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       // An abandoned writer must not finish a file: its sink keeps what it took only when the source throws.
       if (this.#failed) throw new Error('abandoned');
       this.#records += page.length;
