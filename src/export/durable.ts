@@ -1,7 +1,7 @@
 /**
  * The files that make an export crash-safe, and how they are opened: a file export and a dataset's
- * staging both keep their pages here. The spool holds NDJSON lines,
- * appended a page at a time and flushed to disk; the checkpoint (see `journal.ts`) names the
+ * staging both keep their pages here. The spool holds NDJSON lines, appended a page at a time
+ * and flushed to the disk behind (`FlushBehind`); the checkpoint (see `journal.ts`) names the
  * spool length and hash it vouches for; whatever lies past that length was written by a run that
  * died before it could vouch for it, so a resumed run cuts it off and fetches those pages again.
  *
