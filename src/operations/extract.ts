@@ -40,6 +40,8 @@ export function payloadOf(body: unknown, recordsPath: string): unknown {
 /** The value at a dotted path (`pagination.has_more`; `''` is `body` itself), or undefined when any step is missing. */
 export function valueAt(body: unknown, path: string): unknown {
   if (path === '') return body;
+  // One step (a record's `id`): read for every record of every page, so without splitting the path.
+  if (!path.includes('.')) return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[path] : undefined;
   let value = body;
   for (const step of path.split('.')) {
     if (typeof value !== 'object' || value === null) return undefined;
