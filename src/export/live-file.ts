@@ -5,26 +5,43 @@
  * vouched for) and then with each page as it is staged, into a staging file beside the output
  * that publishing renames over it.
  *
+ * The walk and the sink share one thread, and the walk's next request waits on nothing of the sink:
+ * the sink takes a page only once the walk has sent its next request, and then the whole page at
+ * once, synchronously (a sync iterable, whose only promises stand at the waits between pages). An
+ * async iterable would cost a promise per record, and the walk's own chain of promises would queue
+ * behind them.
+ *
  * The spool stays the truth: a writer that failed, or did not take exactly the records the spool
  * holds, is dropped, and the output is written from the spool as before.
  */
 import { rename } from 'node:fs/promises';
-import type { SinkResult } from '../../sinks/index.ts';
+import { partialOf, type SinkResult } from '../../sinks/index.ts';
 import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
 import { removeIfPresent } from './durable.ts';
 
 /** Pages waiting for the writer before a page being staged waits for it: memory stays bounded. */
 const ROOM = 4;
 
+/**
+ * How the feed ends: by throwing this, which a sink answers by closing its file and telling what it
+ * holds (`partialOf`). A sync iterable cannot wait to learn that it has ended.
+ */
+class FeedEnded extends Error {}
+
 export class LiveFile {
   readonly #pages: (readonly unknown[])[] = [];
+  /** The records staged by earlier runs, read back from the spool, until they are all taken. */
+  #replay: AsyncIterator<unknown> | undefined;
+  /** The page being handed over, from `#at` on. */
+  #page: readonly unknown[] = [];
+  #at = 0;
   #ended = false;
+  #failed = false;
   /** Wakes the writer when a page arrives or the feed ends; wakes a waiting page when the writer takes one. */
   #wakeWriter: (() => void) | undefined;
   #wakeStager: (() => void) | undefined;
   /** Records handed to the writer. */
   #records = 0;
-  #failed = false;
   readonly #written: Promise<SinkResult | undefined>;
 
   /**
@@ -35,13 +52,18 @@ export class LiveFile {
     readonly path: string,
     spool: string,
     bytes: number,
-    write: (records: AsyncIterable<unknown>, path: string) => Promise<SinkResult>,
+    write: (records: Iterable<unknown>, path: string) => Promise<SinkResult>,
   ) {
-    this.#written = write(this.#feed(spool, bytes), path).catch(() => {
-      this.#failed = true;
-      this.#wakeStager?.();
-      return undefined;
-    });
+    if (bytes > 0) this.#replay = fromNdjsonPrefix(spool, bytes)[Symbol.asyncIterator]();
+    this.#written = write(this.#feed(), path).then(
+      (result) => result,
+      (error: unknown) => {
+        const ended = error instanceof FeedEnded && !this.#failed;
+        this.#failed = !ended;
+        this.#wakeStager?.();
+        return ended ? partialOf(error) : undefined;
+      },
+    );
   }
 
   /** Hands over the records of a page just staged; resolves once the writer has room for more. */
@@ -73,6 +95,7 @@ export class LiveFile {
     this.#failed = true;
     this.#end();
     await this.#written;
+    await this.#replay?.return?.();
     await removeIfPresent(this.path);
   }
 
@@ -81,28 +104,46 @@ export class LiveFile {
     this.#wakeWriter?.();
   }
 
-  async *#feed(spool: string, bytes: number): AsyncGenerator<unknown> {
-    for await (const record of fromNdjsonPrefix(spool, bytes)) {
-      if (this.#failed) throw new Error('abandoned');
-      this.#records++;
-      yield record;
-    }
+  /** The records, a page at a time without a promise; between pages, a promise of the next record. */
+  *#feed(): Generator<unknown> {
     for (;;) {
-      const page = this.#pages.shift();
-      if (page === undefined) {
-        if (this.#ended) break;
-        await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
+      while (this.#at < this.#page.length) yield this.#page[this.#at++];
+      if (this.#replay === undefined && this.#take()) continue;
+      yield this.#next();
+    }
+  }
+
+  /** Makes the next queued page the one handed over; false when none is queued. */
+  #take(): boolean {
+    if (this.#failed) throw new Error('abandoned');
+    const page = this.#pages.shift();
+    if (page === undefined) return false;
+    this.#wakeStager?.();
+    this.#page = page;
+    this.#at = 0;
+    this.#records += page.length;
+    return true;
+  }
+
+  /** The next record: replayed from the spool, or the first of the next page, once there is one. */
+  async #next(): Promise<unknown> {
+    for (;;) {
+      if (this.#replay !== undefined) {
+        const next = await this.#replay.next();
+        if (!next.done) {
+          this.#records++;
+          return next.value;
+        }
+        this.#replay = undefined;
+      }
+      if (this.#take()) {
+        if (this.#at < this.#page.length) return this.#page[this.#at++];
         continue;
       }
-      this.#wakeStager?.();
-      // Its records are mapped on this thread too: first let the walk send its next request (a chain
-      // of promises that would otherwise queue behind a promise per record), then map them while it is out.
+      if (this.#ended) throw new FeedEnded('the export has staged every page');
+      await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
+      // Let the walk send its next request first: this page is mapped while that one is out.
       await new Promise<void>((resolve) => setImmediate(resolve));
-      // An abandoned writer must not finish a file: its sink keeps what it took only when the source throws.
-      if (this.#failed) throw new Error('abandoned');
-      this.#records += page.length;
-      yield* page;
     }
-    if (this.#failed) throw new Error('abandoned');
   }
 }

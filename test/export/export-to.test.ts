@@ -2,7 +2,7 @@
  * `exportTo` from a script: the engine's guarantees without the CLI, against the sandbox over
  * loopback, every credit claim counted on the sandbox's side.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -43,6 +43,24 @@ describe('exportTo a file', () => {
     expect(summary.credits).toBe(charged() - before);
     expect(new Set(lines(out).map((post) => post.id)).size).toBe(90);
     expect(existsSync(`${out}.checkpoint.json`) || existsSync(`${out}.spool.ndjson`) || existsSync(`${out}.lock`)).toBe(false);
+  });
+
+  it('writes a CSV or Parquet output while it stages pages, and publishes it whole under its own name', async () => {
+    for (const format of ['csv', 'parquet'] as const) {
+      const dir = fresh(`live-${format}`);
+      mkdirSync(dir);
+      const out = join(dir, `posts.${format}`);
+      const during: string[][] = [];
+      const summary = await exportTo(client.forum.subforum({ subforum: `lib-live-${format}-n500` }), {
+        out,
+        progress: () => void during.push(readdirSync(dir)),
+      });
+      expect(summary).toMatchObject({ complete: true, records: 500 });
+      // Mid-run the sink's file is being written beside the staging; the output's name is not taken yet.
+      expect(during.some((names) => names.some((name) => name.includes(`posts.${format}.live.${format}`)))).toBe(true);
+      expect(during.every((names) => !names.includes(`posts.${format}`))).toBe(true);
+      expect(readdirSync(dir)).toEqual([`posts.${format}`]);
+    }
   });
 
   it('renders its summary in Jupyter as a table, and keeps the summary plain JSON', async () => {
