@@ -86,20 +86,37 @@ export async function readRun(redis: Redis, id: string, run: number): Promise<Ru
 }
 
 /**
- * Counts a walk that ended (done or failed) and, when it was the run's last, marks the run finished,
- * in one step so two workers ending the last two walks at once cannot both miss it.
+ * Whether a walk's job is of its export's current run (a later enqueue may have started the next),
+ * and whether that run's budget is set and spent: one round trip before the walk is opened.
  */
-const END_WALK = `
-local ended = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-local walks = tonumber(redis.call('HGET', KEYS[1], 'walks') or '0')
-local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
-local failed = tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
-if done + failed >= walks then
-  redis.call('HSET', KEYS[1], 'state', 'finished', 'finished', ARGV[2])
+export async function walkOutlook(redis: Redis, job: WalkJob): Promise<{ current: boolean; budgetSpent: boolean }> {
+  const answers = await redis.multi().hget(keys.export(job.exportId), 'run').hmget(keys.run(job.exportId, job.run), 'budget', 'spent').exec();
+  if (answers === null) throw new Error('Redis discarded the transaction');
+  for (const [error] of answers) if (error !== null) throw error;
+  const run = answers[0][1] as string | null;
+  const [budget, spent] = answers[1][1] as (string | null)[];
+  return { current: Number(run) === job.run, budgetSpent: budget !== null && Number(spent ?? 0) >= Number(budget) };
+}
+
+/**
+ * Adds what a walk published to its run's counts and, when the walk ended (ARGV[3]: `done` or
+ * `failed`), counts it and marks the run finished when it was the last, all in one step: one round
+ * trip, and two workers ending the last two walks at once cannot both miss it.
+ */
+const WALK_STOPPED = `
+redis.call('HINCRBY', KEYS[1], 'records', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'pages', ARGV[2])
+if ARGV[3] == '' then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
+local run = redis.call('HMGET', KEYS[1], 'walks', 'done', 'failed')
+if tonumber(run[2] or '0') + tonumber(run[3] or '0') >= tonumber(run[1] or '0') then
+  redis.call('HSET', KEYS[1], 'state', 'finished', 'finished', ARGV[4])
   return 1
 end
 return 0`;
 
-export async function endWalk(redis: Redis, job: WalkJob, outcome: 'done' | 'failed'): Promise<boolean> {
-  return (await redis.eval(END_WALK, 1, keys.run(job.exportId, job.run), outcome, new Date().toISOString())) === 1;
+/** Counts what a walk published, and its end if it ended; resolves true when it was the run's last walk. */
+export async function walkStopped(redis: Redis, job: WalkJob, published: { records: number; pages: number }, ended?: 'done' | 'failed'): Promise<boolean> {
+  const answer = await redis.eval(WALK_STOPPED, 1, keys.run(job.exportId, job.run), published.records, published.pages, ended ?? '', new Date().toISOString());
+  return answer === 1;
 }
