@@ -106,6 +106,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     };
     const outlook = await walkOutlook(redis, walk);
     if (!outlook.current) return { skipped: 'a later run of its export has started' };
+    if (outlook.ended) {
+      log(`${label}: already ended in this run (its job was taken again after its lease ran out); nothing to do`);
+      return { skipped: 'the walk already ended in this run' };
+    }
     if (signal.aborted) return back();
     if (outlook.budgetSpent) {
       log(`${label}: the run's budget is spent; parked until it is raised`);
