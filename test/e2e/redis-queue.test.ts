@@ -298,8 +298,8 @@ describe.skipIf(!haveRedis)('the whole of it in one run', () => {
     const pages = pagesOf(counts);
     const budget = Math.floor(pages / 3);
     const inputs = inputsFile(counts, 'whole');
-    // A lease longer than the Redis restart (the walks stay with their workers), short enough that a killed worker's walks are taken over in seconds.
-    const lease = 4_000;
+    // A lease longer than the Redis restart (the walks stay with their workers, as in the test of the restart alone), short enough that a killed worker's walks are taken over in seconds.
+    const lease = 5_000;
     const [firstKill, secondKill] = randomDelays(20261125, 2, 600);
     /** Kills a worker -9 (which one, by the delay) at a random point once `charged` pages are bought, and starts another in its place. */
     const killOne = async (bought: number, delay: number): Promise<void> => {
