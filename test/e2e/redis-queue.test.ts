@@ -9,8 +9,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PREFIX, QUEUE_NAME } from '../../src/queue/connection.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -188,6 +190,32 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
       expect(await datasetCounts(context.dir)).toEqual({ rows: 2000, ids: 2000 });
     } finally {
       await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
+  it('a job taken again after its walk ended (its lock ran out while its worker finished) buys nothing and is counted once', async () => {
+    const context = await setup();
+    const queue = new Queue(QUEUE_NAME, { connection: new Redis(context.url, { maxRetriesPerRequest: null }), prefix: PREFIX });
+    try {
+      expect((await enqueue(context, inputsFile([50], 'again'))).code).toBe(0);
+      startWorker(context);
+      await until(context.url, (current) => current.state === 'finished');
+      expect(context.charged()).toBe(2);
+      const [job] = await queue.getJobs(['completed']);
+      // As BullMQ does with a job whose lock ran out: back to waiting, for any worker to take.
+      await job.retry('completed');
+      for (;;) {
+        if ((await queue.getJobCounts('completed')).completed === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect((await queue.getJob(job.id!))?.returnvalue).toEqual({ skipped: 'the walk already ended in this run' });
+      expect(context.charged()).toBe(2);
+      expect((await run(context.url)).walks).toMatchObject({ total: 1, done: 1 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 50, ids: 50 });
+    } finally {
+      await stopWorkers(context.workers);
+      await queue.close();
       await context.service.close();
     }
   });
