@@ -1,22 +1,32 @@
 /**
  * A cluster on one machine, for `bench/cluster.ts` and `npm run demo:cluster`: a redis-server on a
- * free loopback port, the sandbox, and `socialstream worker` processes (the CLI from its sources).
+ * free loopback port, the sandbox, and `socialstream worker` processes: the CLI from its sources, or
+ * the built one (`dist/`, what `npx socialstream worker` runs on a real machine).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 
-const CLI = ['--import', 'tsx', resolve(import.meta.dirname, '../src/cli/main.ts')];
+const SOURCE_CLI = ['--import', 'tsx', resolve(import.meta.dirname, '../src/cli/main.ts')];
+const BUILT_CLI = [resolve(import.meta.dirname, '../dist/src/cli/main.js')];
+
+/** The built CLI (`npm run build`; `npm run bench` builds first), refused when missing rather than run stale or from sources. */
+export function builtCli(): string[] {
+  if (!existsSync(BUILT_CLI[0])) throw new Error(`${BUILT_CLI[0]} is missing: npm run build`);
+  return BUILT_CLI;
+}
 
 export const haveRedis = (): boolean => spawnSync('redis-server', ['--version']).status === 0;
 
 export interface LocalRedis {
   url: string;
-  /** Commands Redis has processed so far (`INFO stats`). */
+  /** Commands Redis has processed so far (`INFO stats`), those run inside scripts included. */
   commands(): Promise<number>;
+  /** Starts counting the round trips of every client but `except` (local ports); `stop` says how many. */
+  countRoundTrips(except: readonly number[]): Promise<{ stop(): number }>;
   stop(): Promise<void>;
 }
 
@@ -29,6 +39,27 @@ export async function startRedis(): Promise<LocalRedis> {
   return {
     url: `redis://127.0.0.1:${port}/0`,
     commands: async () => Number(/total_commands_processed:(\d+)/.exec(await admin.info('stats'))?.[1] ?? 0),
+    countRoundTrips: async (except) => {
+      const monitor = await admin.monitor();
+      const ignored = new Set(except.map((local) => `127.0.0.1:${local}`));
+      // MONITOR shows each command a client sent, and those scripts ran (source `lua`). A client's
+      // round trip is one command, or one MULTI … EXEC block (a pipeline of them counts each).
+      const inMulti = new Set<string>();
+      let count = 0;
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source === 'lua' || ignored.has(source)) return;
+        const command = args[0]?.toLowerCase();
+        if (command === 'multi') inMulti.add(source);
+        else if (command === 'exec' || command === 'discard') inMulti.delete(source);
+        if (!inMulti.has(source) || command === 'multi') count++;
+      });
+      return {
+        stop: () => {
+          monitor.disconnect();
+          return count;
+        },
+      };
+    },
     stop: async () => {
       admin.disconnect();
       child.kill('SIGKILL');
@@ -37,10 +68,10 @@ export async function startRedis(): Promise<LocalRedis> {
   };
 }
 
-/** Starts `count` workers; `stop` ends them with SIGTERM (their walks go back to the queue). */
-export function startWorkers(url: string, count: number, env: NodeJS.ProcessEnv, concurrency: number, log = false): { stop(): Promise<void> } {
+/** Starts `count` workers (the CLI from its sources, or `cli`); `stop` ends them with SIGTERM (their walks go back to the queue). */
+export function startWorkers(url: string, count: number, env: NodeJS.ProcessEnv, concurrency: number, log = false, cli = SOURCE_CLI): { stop(): Promise<void> } {
   const workers: ChildProcess[] = Array.from({ length: count }, (_, index) => {
-    const child = spawn(process.execPath, [...CLI, 'worker', '--queue', url, '--concurrency', String(concurrency)], { env, stdio: ['ignore', 'ignore', log ? 'pipe' : 'ignore'] });
+    const child = spawn(process.execPath, [...cli, 'worker', '--queue', url, '--concurrency', String(concurrency)], { env, stdio: ['ignore', 'ignore', log ? 'pipe' : 'ignore'] });
     child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[worker ${index + 1}] ${chunk.toString()}`));
     return child;
   });
@@ -60,7 +91,7 @@ export function startWorkers(url: string, count: number, env: NodeJS.ProcessEnv,
 
 /** Runs the CLI once and resolves with its exit code. */
 export function cli(args: string[], env: NodeJS.ProcessEnv): Promise<number | null> {
-  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: 'inherit' });
+  const child = spawn(process.execPath, [...SOURCE_CLI, ...args], { env, stdio: 'inherit' });
   return new Promise((done) => child.once('close', done));
 }
 

@@ -45,10 +45,19 @@ const TEXT_JOIN = 256;
 /** Room for a text column's first group; the buffer grows as needed and is kept for the next groups. */
 const TEXT_BYTES = 16 * 1024;
 
+/**
+ * Rows a group's columns have room for at first; they double as rows come, up to the group's
+ * capacity. A dataset publish writes a part file of a few rows in each partition it touches, and
+ * room for a whole group (10,000 rows) in every column of each was most of its time.
+ */
+const FIRST_ROWS = 64;
+
 /** Gathers rows into columns until a row group is full: a store or two per cell. */
 export class RowGroupCells {
   rows = 0;
   private columns: CellColumn[] = [];
+  /** Rows the columns have room for. */
+  private room = 0;
   /** Per text column, the values not yet joined into a run. */
   private pending: string[][] = [];
   /** Columns of groups already encoded, to be filled again. */
@@ -66,6 +75,7 @@ export class RowGroupCells {
   }
 
   add(row: readonly Cell[]): void {
+    if (this.rows === this.room) this.grow();
     const at = this.rows++;
     for (let c = 0; c < this.columns.length; c++) {
       const cell = row[c];
@@ -103,7 +113,6 @@ export class RowGroupCells {
   }
 
   private reset(): void {
-    const rows = this.capacity;
     this.rows = 0;
     this.pending = this.physical.map(() => []);
     const spare = this.spare.pop();
@@ -114,14 +123,33 @@ export class RowGroupCells {
         if (column.runs !== undefined) column.runs = [];
       }
       this.columns = spare;
+      this.room = spare.length === 0 ? this.capacity : spare[0].defined.length;
       return;
     }
+    const rows = Math.min(this.capacity, FIRST_ROWS);
     this.columns = this.physical.map((physical) =>
       physical === 'BYTE_ARRAY'
-        ? { defined: new Uint8Array(rows), lengths: new Uint32Array(rows), runs: [], text: Buffer.allocUnsafe(TEXT_BYTES) }
+        ? { defined: new Uint8Array(rows), lengths: new Uint32Array(rows), runs: [], text: Buffer.allocUnsafe(Math.min(TEXT_BYTES, rows * 64)) }
         : { defined: new Uint8Array(rows), numbers: new Float64Array(rows) },
     );
+    this.room = this.columns.length === 0 ? this.capacity : rows;
   }
+
+  /** Doubles the room of every column (up to the capacity), keeping what they hold. */
+  private grow(): void {
+    const rows = Math.min(this.capacity, this.room * 2);
+    for (const column of this.columns) {
+      column.defined = grown(column.defined, new Uint8Array(rows));
+      if (column.numbers !== undefined) column.numbers = grown(column.numbers, new Float64Array(rows));
+      if (column.lengths !== undefined) column.lengths = grown(column.lengths, new Uint32Array(rows));
+    }
+    this.room = rows;
+  }
+}
+
+function grown<T extends Uint8Array | Uint32Array | Float64Array>(old: T, room: T): T {
+  room.set(old);
+  return room;
 }
 
 function writeRun(column: CellColumn, joined: string): void {

@@ -251,12 +251,18 @@ export class DatasetDestination implements Destination {
     return typeof stable === 'string' ? stable : undefined;
   }
 
-  /** Merges the spool into the partitions it touches, and moves the marks of walks that are done. */
+  /**
+   * Merges the spool into the partitions it touches, and moves the marks of walks that are done.
+   * The new parts are written before the publish lock is taken: a writer's parts are its own (its
+   * writer lock keeps them so), and writing them is most of a publish. Writers take turns only for
+   * what they share: the schema, merged with what others recorded meanwhile, and the renames.
+   */
   async publish(state: ExportState, complete: boolean): Promise<Published> {
     try {
+      const planned = await this.#plan(state, complete);
       return await this.#locked(async () => {
-        await finishCompaction(this.paths);
-        const journal = await this.#plan(state, complete);
+        // A compaction finished here moved the partitions: the plan is made again on the new ones.
+        const journal = (await finishCompaction(this.paths)) ? await this.#plan(state, complete) : await this.#withRecordedSchema(planned);
         await writeJsonAtomic(this.paths.journal, journal);
         await this.#finishPublish(journal);
         return { dataset: journal.changes, repaired: journal.repaired, spoolTaken: true };
@@ -332,6 +338,15 @@ export class DatasetDestination implements Destination {
     const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
     const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark, setAside };
     return { renames, schema, marks: nextMarks(this.#marks, state.walks), drift, changes, repaired, next: complete ? null : afterPublish(state) };
+  }
+
+  /** The plan with the columns other writers recorded since it was made (theirs first, as `#plan` orders them). */
+  async #withRecordedSchema(planned: PublishJournal): Promise<PublishJournal> {
+    const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    if (recorded === undefined) return planned;
+    const columns = mergeSchemas(recorded.columns, planned.schema.columns);
+    checkPartitionCollision(this.paths, this.#partitioning, columns);
+    return { ...planned, schema: { ...planned.schema, columns } };
   }
 
   /** One row per key, the version received last in place of older ones. */

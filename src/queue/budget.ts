@@ -65,12 +65,6 @@ export class BudgetGate implements RequestGate {
       this.redis.hincrby(this.#run, 'spent', -1).catch(() => undefined);
     }
   }
-
-  /** The budget is set and spent (a cheap look before a walk is even opened). */
-  static async spent(redis: Redis, job: WalkJob): Promise<boolean> {
-    const [budget, spent] = await redis.hmget(keys.run(job.exportId, job.run), 'budget', 'spent');
-    return budget !== null && Number(spent ?? 0) >= Number(budget);
-  }
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

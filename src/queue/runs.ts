@@ -9,7 +9,8 @@
  * - `socialstream:export:<id>`: `op`, `dataset`, `run` (the current run's number);
  * - `socialstream:run:<id>:<n>`: `state` (`active` | `finished`), `budget` (absent: none), `spent`,
  *   `rate`, `walks`, `done`, `failed`, `records`, `pages`, `enqueued`, `finished` (times);
- * - `…:<n>:walks`: the walk names of the run; `…:<n>:failures`: walk name → `{ params, error }`;
+ * - `…:<n>:walks`: the walk names of the run; `…:<n>:ended`: those done or failed (each counted once);
+ *   `…:<n>:failures`: walk name → `{ params, error }`;
  * - `socialstream:workers`: worker id → what it last said (`{ host, pid, state, error? }`).
  *
  * Only walk parameters, counts and error messages go in: never the API key (each worker reads its own).
@@ -23,6 +24,7 @@ export const keys = {
   export: (id: string) => `${PREFIX}:export:${id}`,
   run: (id: string, run: number) => `${PREFIX}:run:${id}:${run}`,
   walks: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:walks`,
+  ended: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:ended`,
   failures: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:failures`,
   rate: (id: string, run: number) => `${PREFIX}:run:${id}:${run}:rate`,
   workers: `${PREFIX}:workers`,
@@ -86,20 +88,47 @@ export async function readRun(redis: Redis, id: string, run: number): Promise<Ru
 }
 
 /**
- * Counts a walk that ended (done or failed) and, when it was the run's last, marks the run finished,
- * in one step so two workers ending the last two walks at once cannot both miss it.
+ * Whether a walk's job is of its export's current run (a later enqueue may have started the next),
+ * whether the walk already ended in it, and whether the run's budget is set and spent: one round
+ * trip before the walk is opened. A walk ends once: a job taken again after its walk ended (its
+ * worker's job lock ran out while the worker finished it, as in a Redis restart longer than the
+ * lease) would otherwise walk it afresh, buying its first pages again and counting it twice.
  */
-const END_WALK = `
-local ended = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-local walks = tonumber(redis.call('HGET', KEYS[1], 'walks') or '0')
-local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
-local failed = tonumber(redis.call('HGET', KEYS[1], 'failed') or '0')
-if done + failed >= walks then
-  redis.call('HSET', KEYS[1], 'state', 'finished', 'finished', ARGV[2])
+export async function walkOutlook(redis: Redis, job: WalkJob): Promise<{ current: boolean; ended: boolean; budgetSpent: boolean }> {
+  const answers = await redis
+    .multi()
+    .hget(keys.export(job.exportId), 'run')
+    .sismember(keys.ended(job.exportId, job.run), job.walk)
+    .hmget(keys.run(job.exportId, job.run), 'budget', 'spent')
+    .exec();
+  if (answers === null) throw new Error('Redis discarded the transaction');
+  for (const [error] of answers) if (error !== null) throw error;
+  const run = answers[0][1] as string | null;
+  const [budget, spent] = answers[2][1] as (string | null)[];
+  return { current: Number(run) === job.run, ended: answers[1][1] === 1, budgetSpent: budget !== null && Number(spent ?? 0) >= Number(budget) };
+}
+
+/**
+ * Adds what a walk published to its run's counts and, when the walk ended (ARGV[3]: `done` or
+ * `failed`), counts it and marks the run finished when it was the last, all in one step: one round
+ * trip, and two workers ending the last two walks at once cannot both miss it. A walk that already
+ * ended (KEYS[2] holds its name, ARGV[5]) is not counted again.
+ */
+const WALK_STOPPED = `
+if ARGV[3] ~= '' and redis.call('SADD', KEYS[2], ARGV[5]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'records', ARGV[1])
+redis.call('HINCRBY', KEYS[1], 'pages', ARGV[2])
+if ARGV[3] == '' then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[3], 1)
+local run = redis.call('HMGET', KEYS[1], 'walks', 'done', 'failed')
+if tonumber(run[2] or '0') + tonumber(run[3] or '0') >= tonumber(run[1] or '0') then
+  redis.call('HSET', KEYS[1], 'state', 'finished', 'finished', ARGV[4])
   return 1
 end
 return 0`;
 
-export async function endWalk(redis: Redis, job: WalkJob, outcome: 'done' | 'failed'): Promise<boolean> {
-  return (await redis.eval(END_WALK, 1, keys.run(job.exportId, job.run), outcome, new Date().toISOString())) === 1;
+/** Counts what a walk published, and its end if it ended; resolves true when it was the run's last walk. */
+export async function walkStopped(redis: Redis, job: WalkJob, published: { records: number; pages: number }, ended?: 'done' | 'failed'): Promise<boolean> {
+  const answer = await redis.eval(WALK_STOPPED, 2, keys.run(job.exportId, job.run), keys.ended(job.exportId, job.run), published.records, published.pages, ended ?? '', new Date().toISOString(), job.walk);
+  return answer === 1;
 }

@@ -32,7 +32,7 @@ import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
 import { openRedis, PREFIX, QUEUE_NAME, shownUrl } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
-import { endWalk, keys, type WalkJob } from './runs.ts';
+import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
 
 export interface WorkerOptions {
   /** `redis://HOST:PORT/DB`. */
@@ -104,9 +104,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       await job.moveToDelayed(Date.now() + ms, token);
       throw new DelayedError();
     };
-    if (Number(await redis.hget(keys.export(walk.exportId), 'run')) !== walk.run) return { skipped: 'a later run of its export has started' };
+    const outlook = await walkOutlook(redis, walk);
+    if (!outlook.current) return { skipped: 'a later run of its export has started' };
+    if (outlook.ended) {
+      log(`${label}: already ended in this run (its job was taken again after its lease ran out); nothing to do`);
+      return { skipped: 'the walk already ended in this run' };
+    }
     if (signal.aborted) return back();
-    if (await BudgetGate.spent(redis, walk)) {
+    if (outlook.budgetSpent) {
       log(`${label}: the run's budget is spent; parked until it is raised`);
       return park(parkMs);
     }
@@ -150,19 +155,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       refunds.unsubscribe();
       await client.close();
     }
-    await redis.hincrby(keys.run(walk.exportId, walk.run), 'records', summary.records);
-    await redis.hincrby(keys.run(walk.exportId, walk.run), 'pages', summary.pages);
     if (summary.complete) {
       finished++;
-      const last = await endWalk(redis, walk, 'done');
+      const last = await walkStopped(redis, walk, summary, 'done');
       log(`${label} done: ${counted(summary.records, 'record')}, ${counted(summary.pages, 'page')}${last ? '; the run is finished' : ''}`);
       return { records: summary.records, pages: summary.pages };
     }
     if (summary.rejected.length > 0) {
       const { message } = summary.rejected[0];
-      await walkFailed(redis, walk, `rejected by the service: ${message}`);
+      await walkFailed(redis, walk, `rejected by the service: ${message}`, summary);
       throw new UnrecoverableError(message);
     }
+    await walkStopped(redis, walk, summary);
     if (summary.stoppedBy === 'balance') {
       stop(new InsufficientCreditsError('out of credits', summary.balance?.required ?? 1, summary.balance?.available ?? 0));
       return back();
@@ -212,7 +216,7 @@ function whyStopped(error: AuthError | InsufficientCreditsError): string {
     : `its account is out of credits: buy credits for that key; its walks went back to the queue`;
 }
 
-async function walkFailed(redis: Redis, walk: WalkJob, error: string): Promise<void> {
+async function walkFailed(redis: Redis, walk: WalkJob, error: string, published = { records: 0, pages: 0 }): Promise<void> {
   await redis.hset(keys.failures(walk.exportId, walk.run), walk.walk, JSON.stringify({ params: walk.params, error }));
-  await endWalk(redis, walk, 'failed');
+  await walkStopped(redis, walk, published, 'failed');
 }

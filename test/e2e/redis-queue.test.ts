@@ -9,8 +9,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PREFIX, QUEUE_NAME } from '../../src/queue/connection.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -50,9 +52,10 @@ async function setup(latencyMs = 5): Promise<{ url: string; service: Sandbox; en
   return { url: `redis://127.0.0.1:${port}/${nextDb++}`, service, env: sandboxEnv(service, KEY), charged: () => service.requests.charged[KEY] ?? 0, dir, workers: [] };
 }
 
-function startWorker(context: { url: string; env: NodeJS.ProcessEnv; workers: ChildProcess[] }, env = context.env): { child: ChildProcess; done: Promise<CliResult> } {
-  // A short lease and park: a dead worker's walk is taken over within about 2 s, a parked one looked at every 0.5 s.
-  const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', '1000', '--park', '500'], env);
+function startWorker(context: { url: string; env: NodeJS.ProcessEnv; workers: ChildProcess[] }, env = context.env, leaseMs = 1_000): { child: ChildProcess; done: Promise<CliResult> } {
+  // A short lease and park: a dead worker's walk is taken over within about twice the lease, a parked one looked at every 0.5 s.
+  const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', String(leaseMs), '--park', '500'], env);
+  if (process.env.DEBUG_E2E) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[worker ${child.pid}] ${chunk.toString()}`));
   context.workers.push(child);
   return { child, done: finished(child) };
 }
@@ -142,19 +145,7 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
   });
 
   it('the API key is in no Redis key or value and in no dataset file', async () => {
-    const redis = new Redis(drained.url);
-    try {
-      const names = await redis.keys('*');
-      expect(names.length).toBeGreaterThan(5);
-      for (const name of names) {
-        expect(name).not.toContain(KEY);
-        const dump = await redis.dumpBuffer(name);
-        expect(dump?.includes(KEY), name).toBe(false);
-      }
-    } finally {
-      redis.disconnect();
-    }
-    for (const file of filesUnder(drained.dir)) expect(readFileSync(file).includes(KEY), file).toBe(false);
+    await expectKeyNowhere(drained.url, drained.dir);
   });
 
   it('holds one budget exactly across workers, stops them cleanly, and a raised budget finishes the run without buying a page twice', async () => {
@@ -203,29 +194,28 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
     }
   });
 
-  it('three workers over 40 walks with service faults, two of them killed -9 at random points and replaced, write every record once', async () => {
-    const context = await setup(30);
-    // 500s, 502 pages and reset sockets: none charged, all retried by the client.
-    context.service.setFaults({ rate: 0.05, html: 0.03, reset: 0.03 });
-    const counts = Array.from({ length: 40 }, (_, index) => 25 + ((index * 37) % 130));
+  it('a job taken again after its walk ended (its lock ran out while its worker finished) buys nothing and is counted once', async () => {
+    const context = await setup();
+    const queue = new Queue(QUEUE_NAME, { connection: new Redis(context.url, { maxRetriesPerRequest: null }), prefix: PREFIX });
     try {
-      expect((await enqueue(context, inputsFile(counts, 'chaos'))).code).toBe(0);
-      for (let index = 0; index < 3; index++) startWorker(context);
-      for (const delay of randomDelays(20261125, 2, 1_200)) {
-        await new Promise((resolve) => setTimeout(resolve, 300 + delay));
-        const victim = context.workers.find((child) => child.exitCode === null && child.signalCode === null)!;
-        victim.kill('SIGKILL');
-        await new Promise((resolve) => victim.once('close', resolve));
-        startWorker(context);
+      expect((await enqueue(context, inputsFile([50], 'again'))).code).toBe(0);
+      startWorker(context);
+      await until(context.url, (current) => current.state === 'finished');
+      expect(context.charged()).toBe(2);
+      const [job] = await queue.getJobs(['completed']);
+      // As BullMQ does with a job whose lock ran out: back to waiting, for any worker to take.
+      await job.retry('completed');
+      for (;;) {
+        if ((await queue.getJobCounts('completed')).completed === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const done = await until(context.url, (current) => current.state === 'finished', 90_000);
-      expect(done.walks).toMatchObject({ total: 40, done: 40, failed: 0 });
-      // Each kill may lose the requests in flight: a page for each of the worker's 2 walks.
-      expect(context.charged()).toBeGreaterThanOrEqual(pagesOf(counts));
-      expect(context.charged()).toBeLessThanOrEqual(pagesOf(counts) + 2 * 2);
-      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+      expect((await queue.getJob(job.id!))?.returnvalue).toEqual({ skipped: 'the walk already ended in this run' });
+      expect(context.charged()).toBe(2);
+      expect((await run(context.url)).walks).toMatchObject({ total: 1, done: 1 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 50, ids: 50 });
     } finally {
       await stopWorkers(context.workers);
+      await queue.close();
       await context.service.close();
     }
   });
@@ -299,39 +289,16 @@ describe('socialstream export --queue refuses what workers cannot honour, before
 
 describe.skipIf(!haveRedis)('a Redis restarted mid-run', () => {
   it('loses no walk and no reservation when Redis is shut down (AOF on) and started again while workers run', async () => {
-    const own = await freePort();
-    const dir = tempDir();
-    const args = ['--port', String(own), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir];
-    const start = async (): Promise<ChildProcess> => {
-      const child = spawn('redis-server', args, { stdio: 'ignore' });
-      const probe = new Redis({ port: own, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
-      probe.on('error', () => undefined);
-      await probe.ping();
-      probe.disconnect();
-      return child;
-    };
-    let server = await start();
+    const redis = await startAofRedis();
     const service = await startSandbox({ port: 0, latencyMs: 20, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
-    const context = { url: `redis://127.0.0.1:${own}/0`, service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] as ChildProcess[] };
+    const context = { url: redis.url, service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] as ChildProcess[] };
     const counts = [300, 250, 275, 200];
     try {
       expect((await enqueue(context, inputsFile(counts, 'restart'))).code).toBe(0);
       // A lease longer than the restart: the walks stay with their workers.
-      for (let index = 0; index < 2; index++) {
-        const child = startCli(['worker', '--queue', context.url, '--concurrency', '2', '--lease', '5000', '--park', '500'], context.env);
-        if (process.env.DEBUG_E2E) child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[w${index} ${Date.now() % 100000}] ${chunk.toString()}`));
-        context.workers.push(child);
-      }
+      for (let index = 0; index < 2; index++) startWorker(context, context.env, 5_000);
       await until(context.url, () => (service.requests.charged[KEY] ?? 0) >= 10);
-      const down = new Promise((resolve) => server.once('exit', resolve));
-      const admin = new Redis(context.url, { retryStrategy: () => null });
-      admin.on('error', () => undefined);
-      await admin.call('SHUTDOWN').catch(() => undefined);
-      admin.disconnect();
-      await down;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      server = await start();
-      if (process.env.DEBUG_E2E) console.error(`restarted at ${Date.now() % 100000}`);
+      await redis.restart();
       const done = await until(context.url, (current) => current.state === 'finished', 90_000);
       const charged = service.requests.charged[KEY] ?? 0;
       expect(done.walks).toMatchObject({ total: 4, done: 4, failed: 0 });
@@ -342,7 +309,72 @@ describe.skipIf(!haveRedis)('a Redis restarted mid-run', () => {
     } finally {
       await stopWorkers(context.workers);
       await service.close();
-      server.kill('SIGKILL');
+      redis.stop();
+    }
+  });
+});
+
+describe.skipIf(!haveRedis)('the whole of it in one run', () => {
+  it('three workers over 60 walks with faults, two kill -9s, a spent and raised budget and a Redis restart write every record once and buy no answered page twice', { timeout: 300_000 }, async () => {
+    const redis = await startAofRedis();
+    const service = await startSandbox({ port: 0, latencyMs: 40, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
+    // 500s, 502 pages and reset sockets: none charged, all retried by the client.
+    service.setFaults({ rate: 0.05, html: 0.03, reset: 0.03 });
+    const context = { url: redis.url, service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] as ChildProcess[] };
+    const charged = (): number => service.requests.charged[KEY] ?? 0;
+    const counts = Array.from({ length: 60 }, (_, index) => 25 + ((index * 37) % 130));
+    const pages = pagesOf(counts);
+    const budget = Math.floor(pages / 3);
+    const inputs = inputsFile(counts, 'whole');
+    // A lease longer than the Redis restart (the walks stay with their workers, as in the test of the restart alone), short enough that a killed worker's walks are taken over in seconds.
+    const lease = 5_000;
+    const [firstKill, secondKill] = randomDelays(20261125, 2, 600);
+    /** Kills a worker -9 (which one, by the delay) at a random point once `charged` pages are bought, and starts another in its place. */
+    const killOne = async (bought: number, delay: number): Promise<void> => {
+      await until(context.url, () => charged() >= bought);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      const living = context.workers.filter((child) => child.exitCode === null && child.signalCode === null);
+      const victim = living[delay % living.length];
+      const gone = new Promise((resolve) => victim.once('close', resolve));
+      victim.kill('SIGKILL');
+      await gone;
+      startWorker(context, context.env, lease);
+    };
+    try {
+      expect((await enqueue(context, inputs, ['--max-credits', String(budget)])).code).toBe(0);
+      for (let index = 0; index < 3; index++) startWorker(context, context.env, lease);
+      await killOne(budget / 4, firstKill);
+
+      // The budget is smaller than the work: every walk ends parked or done, no worker stops or fails a walk.
+      const spent = await until(context.url, (current) => current.budgetSpent && current.walks.running === 0 && current.walks.parked + current.walks.done === 60, 120_000);
+      expect(spent.credits.spent).toBeLessThanOrEqual(budget);
+      expect(charged()).toBeLessThanOrEqual(budget);
+      expect(spent.walks.failed).toBe(0);
+      expect(spent.walks.parked).toBeGreaterThan(0);
+      expect(context.workers.filter((child) => child.exitCode === null && child.signalCode === null)).toHaveLength(3);
+
+      // Raised: the parked walks go on from their checkpoints; a worker is killed again, and Redis restarted, mid-run.
+      const raised = await enqueue(context, inputs, ['--max-credits', String(pages * 2)]);
+      expect(raised.stderr).toMatch(/run 1 is still active: joined it; 0 walks enqueued/);
+      await killOne(budget + 10, secondKill);
+      const beforeRestart = await until(context.url, () => charged() >= budget + (pages - budget) / 2, 120_000);
+      expect(beforeRestart.state).toBe('active');
+      await redis.restart();
+
+      const done = await until(context.url, (current) => current.state === 'finished', 120_000);
+      expect(done.walks).toMatchObject({ total: 60, done: 60, failed: 0 });
+      // No answered page bought twice: each kill may lose the requests in flight, a page for each of the worker's 2 walks.
+      expect(charged()).toBeGreaterThanOrEqual(pages);
+      expect(charged()).toBeLessThanOrEqual(pages + 2 * 2);
+      expect(charged()).toBeLessThanOrEqual(pages * 2);
+      // No reservation lost with the restart: every charged request was reserved.
+      expect(done.credits.spent).toBeGreaterThanOrEqual(charged());
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(counts), ids: sum(counts) });
+      await expectKeyNowhere(context.url, context.dir);
+    } finally {
+      await stopWorkers(context.workers);
+      await service.close();
+      redis.stop();
     }
   });
 });
@@ -374,6 +406,56 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
     }
   });
 });
+
+/** A redis-server of the test's own with AOF on (`appendfsync everysec`), to be shut down and started again mid-run. */
+async function startAofRedis(): Promise<{ url: string; restart(): Promise<void>; stop(): void }> {
+  const own = await freePort();
+  const args = ['--port', String(own), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', tempDir()];
+  const start = async (): Promise<ChildProcess> => {
+    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    const probe = new Redis({ port: own, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
+    probe.on('error', () => undefined);
+    await probe.ping();
+    probe.disconnect();
+    return child;
+  };
+  let server = await start();
+  const url = `redis://127.0.0.1:${own}/0`;
+  return {
+    url,
+    restart: async () => {
+      const down = new Promise((resolve) => server.once('exit', resolve));
+      const admin = new Redis(url, { retryStrategy: () => null });
+      admin.on('error', () => undefined);
+      // SHUTDOWN writes the AOF out; the workers' connections wait through the gap.
+      await admin.call('SHUTDOWN').catch(() => undefined);
+      admin.disconnect();
+      await down;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      server = await start();
+    },
+    stop: () => {
+      server.kill('SIGKILL');
+    },
+  };
+}
+
+/** Asserts that no Redis key or value, and no file under `dir`, holds the API key. */
+async function expectKeyNowhere(url: string, dir: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    const names = await redis.keys('*');
+    expect(names.length).toBeGreaterThan(5);
+    for (const name of names) {
+      expect(name).not.toContain(KEY);
+      const dump = await redis.dumpBuffer(name);
+      expect(dump?.includes(KEY), name).toBe(false);
+    }
+  } finally {
+    redis.disconnect();
+  }
+  for (const file of filesUnder(dir)) expect(readFileSync(file).includes(KEY), file).toBe(false);
+}
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })

@@ -218,6 +218,13 @@ describe('toParquet column choices', () => {
     ]);
   });
 
+  it.each([1, 64, 65, 129, 300])('gives back every row of %i, whose columns grow from room for a few rows to a whole group of 100', async (count) => {
+    const path = join(dir, `grown-${count}.parquet`);
+    const records = Array.from({ length: count }, (_, i) => ({ i, text: `row ${i} ${'é'.repeat(i % 3)}`, even: i % 2 === 0, ratio: i / 7 }));
+    await toParquet(records, path, { rowGroupSize: 100 });
+    expect(await query(`SELECT i, text, even, ratio FROM ${sqlPath(path)} ORDER BY i`)).toEqual(records);
+  });
+
   it('writes a valid file with no rows for an empty source', async () => {
     const path = join(dir, 'empty.parquet');
     const result = await toParquet([], path);
