@@ -47,6 +47,8 @@ export interface DatasetDestinationOptions {
   shard?: { index: number; count: number };
   /** A writer name of the caller's (`ExportOptions.writer`), instead of `all` or the shard's. */
   writer?: string;
+  /** The scheduler's run this export is (`ExportOptions.runId`). */
+  runId?: string;
   /** The lock writers publish under (`ExportOptions.locks.publish`), instead of the pid-file folder. */
   publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
   incremental?: boolean;
@@ -99,6 +101,7 @@ export class DatasetDestination implements Destination {
   /** The writers that share the operation: N of `--shard K/N`, or 1. */
   readonly #shards: number;
   readonly #publishLock: DatasetDestinationOptions['publishLock'];
+  readonly #runId: string | undefined;
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
@@ -131,6 +134,7 @@ export class DatasetDestination implements Destination {
     this.#askedPartition = options.partition;
     this.#shards = options.shard?.count ?? 1;
     this.#publishLock = options.publishLock;
+    this.#runId = options.runId;
     this.#marks = { version: 1, operation: op.id, walks: {} };
     this.#since = options.since;
     this.#until = options.until;
@@ -185,9 +189,9 @@ export class DatasetDestination implements Destination {
     );
   }
 
-  /** A dataset is never "complete": a later run buys what is new. */
+  /** A dataset is "complete" only for the run it last published complete (`runId`): any other run buys what is new. */
   isComplete(): Promise<boolean> {
-    return Promise.resolve(false);
+    return Promise.resolve(this.#runId !== undefined && this.#marks.completedRun === this.#runId);
   }
 
   async discard(): Promise<void> {
@@ -337,7 +341,7 @@ export class DatasetDestination implements Destination {
     const drift = tracker.drift();
     const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
     const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark, setAside };
-    return { renames, schema, marks: nextMarks(this.#marks, state.walks), drift, changes, repaired, next: complete ? null : afterPublish(state) };
+    return { renames, schema, marks: { ...nextMarks(this.#marks, state.walks), ...(complete && this.#runId !== undefined ? { completedRun: this.#runId } : {}) }, drift, changes, repaired, next: complete ? null : afterPublish(state) };
   }
 
   /** The plan with the columns other writers recorded since it was made (theirs first, as `#plan` orders them). */

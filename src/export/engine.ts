@@ -48,6 +48,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           schema: settings.schema,
           shard: settings.shard,
           writer: settings.writer,
+          runId: settings.runId,
           publishLock: settings.locks?.publish.bind(settings.locks),
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,

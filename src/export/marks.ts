@@ -19,6 +19,8 @@ export interface MarksFile {
   version: 1;
   operation: string;
   walks: Record<string, { params: Record<string, string>; mark: number; markTime: string }>;
+  /** The last run (`ExportOptions.runId`) this writer published complete. */
+  completedRun?: string;
 }
 
 /**

@@ -12,6 +12,7 @@ export interface ExportSettings {
   format: FileFormat | undefined;
   schema: SchemaPolicy;
   shard: { index: number; count: number } | undefined;
+  runId: string | undefined;
   writer: string | undefined;
   incremental: boolean;
   maxDepth: number | undefined;
@@ -49,6 +50,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     schema = 'evolve',
     shard,
     writer,
+    runId,
     incremental = true,
     maxDepth,
     partition,
@@ -89,12 +91,13 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     throw new TypeError(`writer must be 1–64 lowercase letters, digits and -, got ${String(writer)}`);
   }
   if (writer !== undefined && shard !== undefined) throw new TypeError('writer and shard contradict each other: a shard is its own writer');
+  if (runId !== undefined && (typeof runId !== 'string' || runId === '' || runId.length > 200)) throw new TypeError(`runId must be a string of 1–200 characters, got ${String(runId)}`);
   if (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function')) {
     throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
   }
   if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
-  if (out !== undefined && (shard !== undefined || writer !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
-    throw new TypeError('schema, shard, writer, incremental and partition apply to a dataset, not to a file');
+  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
+    throw new TypeError('schema, shard, writer, runId, incremental and partition apply to a dataset, not to a file');
   }
   const sinceMs = instantOf('since', since);
   const untilMs = instantOf('until', until);
@@ -135,6 +138,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     schema,
     shard,
     writer,
+    runId,
     incremental,
     maxDepth,
     partition,

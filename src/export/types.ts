@@ -34,6 +34,14 @@ export interface ExportOptions {
    * from its own staging (DESIGN "Beyond one machine").
    */
   writer?: string;
+  /**
+   * Datasets: the run of a scheduler this export is (any text up to 200 characters, e.g. a queue's
+   * `<export>:<run>`). Once the writer has published this run complete, the same run again with
+   * `resume` buys nothing and returns at once: a job a scheduler hands out twice (its worker lost,
+   * its lease run out) is not walked again. The record of it is written in the same atomic step as
+   * the publish. Without it, every run of a dataset is a new, incremental one.
+   */
+  runId?: string;
   /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
   incremental?: boolean;
   /**

@@ -130,6 +130,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
       summary = await exportTo([client.stream(walk.op as OperationId, walk.params)], {
         dataset: walk.dataset,
         writer: `walk-${walk.walk}`,
+        // A job handed out again after its walk published (its worker killed before it could say so in Redis) buys nothing.
+        runId: `${walk.exportId}:${walk.run}`,
         resume: true,
         concurrency: 1,
         gates: [gate],

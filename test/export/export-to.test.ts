@@ -169,6 +169,24 @@ describe('exportTo a dataset', () => {
     for (const summary of summaries) expect(summary.complete).toBe(true);
     expect(summaries.reduce((sum, summary) => sum + (summary.dataset?.added ?? 0), 0)).toBe(25);
   });
+
+  it('buys nothing for a run it already published complete (runId), and walks the next run as usual', async () => {
+    const dir = fresh('runs');
+    const walk = () => client.forum.subforum({ subforum: 'lib-runs-n60' });
+    const options = { dataset: dir, writer: 'walk-a', resume: true } as const;
+    const first = await exportTo(walk(), { ...options, runId: 'export-1:1' });
+    expect(first).toMatchObject({ complete: true, records: 60 });
+    // The same run handed out again (a queue job whose worker was lost before it said it was done).
+    const before = charged();
+    const again = await exportTo(walk(), { ...options, runId: 'export-1:1' });
+    expect(again).toMatchObject({ complete: true, records: 0, pages: 0 });
+    expect(charged()).toBe(before);
+    // The next run is a run like any other: this listing is not newest first, so it is walked again.
+    const next = await exportTo(walk(), { ...options, runId: 'export-1:2' });
+    expect(next).toMatchObject({ complete: true, records: 60 });
+    expect(charged()).toBeGreaterThan(before);
+    await expect(exportTo(walk(), { out: join(dir, 'x.ndjson'), runId: 'r' })).rejects.toThrow(TypeError);
+  });
 });
 
 describe('exportTo and a service that echoes the key', () => {
