@@ -142,8 +142,10 @@ export class LiveFile {
       }
       if (this.#ended) throw new FeedEnded('the export has staged every page');
       await new Promise<void>((resolve) => (this.#wakeWriter = resolve));
-      // Let the walk send its next request first: this page is mapped while that one is out.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // Let the walk send its next request first, and map this page while that one is out. The walk
+      // plans it in an immediate of its own (the page reader's), queued after the page was staged:
+      // so this waits for the check phase after that one.
+      await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
     }
   }
 }
