@@ -131,9 +131,9 @@ export async function loadState(path: string, spool?: string): Promise<ExportSta
     digest = parsed.digest;
     entries.push(parsed.entry);
   }
-  const state = replay(entries, path);
+  const marks: SpoolMark[] = [];
+  const state = replay(entries, path, (after) => marks.push(after.spool));
   if (spool === undefined || state.spool.bytes === 0) return state;
-  const marks = entries.map((entry) => markOf(JSON.parse(entry) as Entry));
   const held = await holdsMarks(spool, marks);
   const last = held.lastIndexOf(true);
   // The spool holds the last line (the rule), or none at all: that is for `Spool.reopen` to refuse.
@@ -144,16 +144,15 @@ export async function loadState(path: string, spool?: string): Promise<ExportSta
   return rolledBack;
 }
 
-/** The state after `entries` (verified lines), applied in order; every call parses them afresh. */
-function replay(entries: readonly string[], path: string): ExportState {
+/** The state after `entries` (verified lines), applied in order (`each` sees it after each line); every call parses them afresh. */
+function replay(entries: readonly string[], path: string, each: (state: ExportState) => void = () => undefined): ExportState {
   let state: ExportState | undefined;
-  for (const entry of entries) state = apply(state, JSON.parse(entry) as Entry, path);
+  for (const entry of entries) {
+    state = apply(state, JSON.parse(entry) as Entry, path);
+    each(state);
+  }
   if (state === undefined) throw damaged(path, 'is not a checkpoint this program wrote');
   return state;
-}
-
-function markOf(entry: Entry): SpoolMark {
-  return 'state' in entry ? entry.state.spool : entry.totals.spool;
 }
 
 function parseLine(line: string): { entry: string; digest: string } | undefined {
@@ -314,15 +313,16 @@ export class StateJournal {
       text += lineOf(entry, digest);
     }
     const handle = (this.handle ??= await open(this.path, OPEN.append));
+    const bytes = Buffer.from(text);
     try {
-      writeWhole(handle.fd, Buffer.from(text));
+      writeWhole(handle.fd, bytes);
     } catch (error) {
       // A full disk may have taken part of the lines: the journal must stay whole lines.
       await handle.truncate(this.#bytes).catch(() => undefined);
       throw error;
     }
     this.#digest = digest;
-    this.#bytes += Buffer.byteLength(text);
+    this.#bytes += bytes.length;
   }
 
   /** Rewrites the journal as one line holding the whole state, replacing the file atomically (and flushed). */
