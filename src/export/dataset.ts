@@ -265,8 +265,8 @@ export class DatasetDestination implements Destination {
     try {
       const planned = await this.#plan(state, complete);
       return await this.#locked(async () => {
-        // A compaction finished here moved the partitions: the plan is made again on the new ones.
-        const journal = (await finishCompaction(this.paths)) ? await this.#plan(state, complete) : await this.#withRecordedSchema(planned);
+        // A compaction finished here, or by another since the plan, moved the partitions: the plan is made again on the new ones.
+        const journal = (await finishCompaction(this.paths)) ? await this.#plan(state, complete) : ((await this.#withRecordedSchema(planned)) ?? (await this.#plan(state, complete)));
         await writeJsonAtomic(this.paths.journal, journal);
         await this.#finishPublish(journal);
         return { dataset: journal.changes, repaired: journal.repaired, spoolTaken: true };
@@ -344,10 +344,14 @@ export class DatasetDestination implements Destination {
     return { renames, schema, marks: { ...nextMarks(this.#marks, state.walks), ...(complete && this.#runId !== undefined ? { completedRun: this.#runId } : {}) }, drift, changes, repaired, next: complete ? null : afterPublish(state) };
   }
 
-  /** The plan with the columns other writers recorded since it was made (theirs first, as `#plan` orders them). */
-  async #withRecordedSchema(planned: PublishJournal): Promise<PublishJournal> {
+  /**
+   * The plan with the columns other writers recorded since it was made (theirs first, as `#plan`
+   * orders them); undefined when the recorded partitioning is no longer the one it was planned on.
+   */
+  async #withRecordedSchema(planned: PublishJournal): Promise<PublishJournal | undefined> {
     const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
     if (recorded === undefined) return planned;
+    if (JSON.stringify(recorded.partitioning ?? LEGACY_PARTITIONING) !== JSON.stringify(planned.schema.partitioning)) return undefined;
     const columns = mergeSchemas(recorded.columns, planned.schema.columns);
     checkPartitionCollision(this.paths, this.#partitioning, columns);
     return { ...planned, schema: { ...planned.schema, columns } };
