@@ -30,9 +30,26 @@ export interface LocalRedis {
   stop(): Promise<void>;
 }
 
+/**
+ * A redis-server on loopback `port`, without snapshots, its files in `dir` (`options`: more of its
+ * flags, e.g. AOF), resolved once it answers. The e2e tests start theirs with it too.
+ */
+export async function spawnRedis(port: number, dir: string, options: readonly string[] = ['--appendonly', 'no']): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, ...options], { stdio: 'ignore' });
+  // Ready once it answers: ioredis retries the connection until then.
+  const probe = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
+  probe.on('error', () => undefined);
+  try {
+    await probe.ping();
+  } finally {
+    probe.disconnect();
+  }
+  return child;
+}
+
 export async function startRedis(): Promise<LocalRedis> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', mkdtempSync(join(tmpdir(), 'socialstream-redis-'))], { stdio: 'ignore' });
+  const child = await spawnRedis(port, mkdtempSync(join(tmpdir(), 'socialstream-redis-')));
   const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
   admin.on('error', () => undefined);
   await admin.ping();
@@ -95,7 +112,8 @@ export function cli(args: string[], env: NodeJS.ProcessEnv): Promise<number | nu
   return new Promise((done) => child.once('close', done));
 }
 
-function freePort(): Promise<number> {
+/** A loopback port no one listens on now. */
+export function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);

@@ -5,9 +5,8 @@
  * database of its own. Without `redis-server` on this machine the suite is skipped, saying so; CI
  * installs it (`.ci/run`), and there a missing binary fails.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -18,6 +17,7 @@ import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { freePort, spawnRedis } from '../../bench/_cluster.ts';
 
 const KEY = 'sk_live_sandbox_queue_e2e_secret';
 const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
@@ -31,15 +31,7 @@ let nextDb = 0;
 beforeAll(async () => {
   if (!haveRedis) return;
   port = await freePort();
-  redisProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tempDir()], { stdio: 'ignore' });
-  // Ready once it answers: ioredis retries the connection until then.
-  const probe = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
-  probe.on('error', () => undefined);
-  try {
-    await probe.ping();
-  } finally {
-    probe.disconnect();
-  }
+  redisProcess = await spawnRedis(port, tempDir());
 });
 afterAll(() => {
   redisProcess?.kill('SIGKILL');
@@ -410,15 +402,8 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
 /** A redis-server of the test's own with AOF on (`appendfsync everysec`), to be shut down and started again mid-run. */
 async function startAofRedis(): Promise<{ url: string; restart(): Promise<void>; stop(): void }> {
   const own = await freePort();
-  const args = ['--port', String(own), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', tempDir()];
-  const start = async (): Promise<ChildProcess> => {
-    const child = spawn('redis-server', args, { stdio: 'ignore' });
-    const probe = new Redis({ port: own, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
-    probe.on('error', () => undefined);
-    await probe.ping();
-    probe.disconnect();
-    return child;
-  };
+  const dir = tempDir();
+  const start = (): Promise<ChildProcess> => spawnRedis(own, dir, ['--appendonly', 'yes', '--appendfsync', 'everysec']);
   let server = await start();
   const url = `redis://127.0.0.1:${own}/0`;
   return {
@@ -461,15 +446,4 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .map((name) => join(dir, name))
     .filter((path) => statSync(path).isFile());
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
