@@ -13,8 +13,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream, writeSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StateDamagedError } from '../errors.ts';
-import { Repairs, wellFormedJson } from '../../sinks/strings.ts';
 import { temporaryName } from '../../sinks/temporary-name.ts';
+import { PageEncoder, type EncodedPage } from './page-encoder.ts';
 
 export { isTemporaryNameOf, temporaryName } from '../../sinks/temporary-name.ts';
 
@@ -196,12 +196,7 @@ export function writeWhole(fd: number, buffer: Buffer, position?: number): void 
 }
 
 /** What `Spool.appendPage` did to a page on its way to the file. */
-export interface AppendedPage {
-  /** Strings with invalid UTF-16, written with U+FFFD. */
-  repaired: number;
-  /** The API key was taken out of the page's text: the spool holds other values than the records given. */
-  scrubbed: boolean;
-}
+export type AppendedPage = Omit<EncodedPage, 'bytes'>;
 
 /** What the checkpoint records about the spool at each save, and checks on resume. */
 export interface SpoolMark {
@@ -219,6 +214,7 @@ export interface SpoolMark {
  */
 export class Spool {
   readonly #flusher: FlushBehind;
+  readonly #encoder = new PageEncoder();
 
   private constructor(
     readonly path: string,
@@ -275,31 +271,26 @@ export class Spool {
 
   /**
    * Appends one page of records, written (not yet flushed) when it resolves; a failed write is cut
-   * off again. Lone surrogates are written as U+FFFD, as every sink writes them (a reader refuses
-   * the escape). `scrub` takes the API key out of the page's text, in case a service echoed it into
-   * a record: staged state never holds it.
+   * off again. `scrub` takes the API key out of the page's text, in case a service echoed it into
+   * a record: staged state never holds it (see `PageEncoder`).
    */
   async appendPage(records: readonly unknown[], scrub: (text: string) => string = (text) => text): Promise<AppendedPage> {
     if (this.#flusher.failure !== undefined) throw this.#flusher.failure;
     if (records.length === 0) return { repaired: 0, scrubbed: false };
-    const repairs = new Repairs();
-    let text = '';
-    for (const record of records) text += wellFormedJson(JSON.stringify(record), repairs) + '\n';
-    const scrubbed = scrub(text);
-    const buffer = Buffer.from(scrubbed, 'utf8');
+    const { bytes, repaired, scrubbed } = this.#encoder.encode(records, scrub);
     try {
       // One synchronous write into the operating system's cache: a page takes tens of microseconds
       // there, where a write through the thread pool costs a round trip of the event loop.
-      writeWhole(this.handle.fd, buffer, this.bytes);
+      writeWhole(this.handle.fd, bytes, this.bytes);
     } catch (error) {
       // A full disk may have taken half the page: the spool must stay whole pages.
       await this.handle.truncate(this.bytes).catch(() => undefined);
       throw error;
     }
-    this.hash.update(buffer);
-    this.bytes += buffer.length;
+    this.hash.update(bytes);
+    this.bytes += bytes.length;
     this.#flusher.wrote(this.bytes);
-    return { repaired: repairs.count, scrubbed: scrubbed !== text };
+    return { repaired, scrubbed };
   }
 
   /** Resolves once every page appended so far is flushed to the disk; throws what a flush met. */
