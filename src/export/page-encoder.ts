@@ -18,11 +18,15 @@ export interface EncodedPage {
   scrubbed: boolean;
 }
 
+/** A buffer grown past this by a page of huge records is not kept for the pages after it. */
+const KEPT_BYTES = 8 << 20;
+
 export class PageEncoder {
   #buffer = Buffer.alloc(0);
 
   /** `records` as NDJSON lines, each passed through `scrub`, which takes the API key out of a text. */
   encode(records: readonly unknown[], scrub: (text: string) => string): EncodedPage {
+    if (this.#buffer.length > KEPT_BYTES) this.#buffer = Buffer.alloc(0);
     const repairs = new Repairs();
     let scrubbed = false;
     let length = 0;

@@ -15,13 +15,38 @@ describe('PageEncoder', () => {
   it('writes each record as one NDJSON line, in UTF-8, across pages of every size in one reused buffer', () => {
     const encoder = new PageEncoder();
     const small = [{ id: 'a', text: 'héllo 👋 世界' }];
+    // Past the size of buffer kept for the next page: the next page starts on a new one.
+    const huge = [{ id: 'h', text: 'x'.repeat(3 << 20) }, { id: 'i', text: '✓'.repeat(1 << 20) }];
     const large = Array.from({ length: 500 }, (_, index) => ({ id: `p${index}`, text: '✓'.repeat(index), nested: { n: index, list: [index, null, true] } }));
-    for (const page of [small, large, small, large]) {
+    for (const page of [small, large, huge, small, large]) {
       const { bytes, repaired, scrubbed } = encoder.encode(page, scrub);
       expect(lines(Buffer.from(bytes))).toEqual(page);
       expect(bytes.at(-1)).toBe(0x0a);
       expect(bytes.toString('utf8').split('\n')).toHaveLength(page.length + 1);
       expect({ repaired, scrubbed }).toEqual({ repaired: 0, scrubbed: false });
+    }
+  });
+
+  it('writes records of every kind exactly as JSON.stringify writes them, a line each', () => {
+    class Post {
+      constructor(readonly id: string) {}
+    }
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { id: 'bare' });
+    const pages: unknown[][] = [
+      [{ id: 'one' }],
+      [{ id: 'a' }, {}, { id: 'b' }, {}],
+      [{ id: 'a', text: 'a },{ b' }, { id: 'b' }],
+      [{ id: 'a', media: [{ n: 1 }, { n: 2 }] }, { id: 'b', media: [] }],
+      [{ id: 'a', at: new Date(0) }, bare, { id: 'c', nested: { deeper: { list: [{}, {}] } } }],
+      [new Post('p'), { id: 'x' }],
+      [{ id: 'a' }, { toJSON: () => 'custom' }],
+      [{ id: 'a' }, Object('boxed'), 'text', 7, null, [1, { a: '},{' }]],
+      [{ id: '\u00e9', quote: '"},{"', newline: 'a\nb' }, { id: 'é' }],
+    ];
+    const encoder = new PageEncoder();
+    for (const page of pages) {
+      const { bytes } = encoder.encode(page, scrub);
+      expect(bytes.toString('utf8')).toBe(page.map((record) => JSON.stringify(record)).join('\n') + '\n');
     }
   });
 
@@ -37,9 +62,18 @@ describe('PageEncoder', () => {
   });
 
   it('writes a lone surrogate as U+FFFD and counts the string', () => {
-    const { bytes, repaired } = new PageEncoder().encode([{ id: 'a', text: 'broken \ud83d here' }, { id: 'b' }], scrub);
+    const { bytes, repaired } = new PageEncoder().encode([{ id: 'a', text: 'broken \ud83d here' }, { id: 'b', text: 'fine 😀' }], scrub);
     expect(repaired).toBe(1);
-    expect(lines(bytes)).toEqual([{ id: 'a', text: 'broken \ufffd here' }, { id: 'b' }]);
+    expect(lines(bytes)).toEqual([{ id: 'a', text: 'broken \ufffd here' }, { id: 'b', text: 'fine 😀' }]);
+  });
+
+  it('scrubs the key from each line it is in, and leaves the others as they were', () => {
+    const encoder = new PageEncoder();
+    for (const extra of [{ id: 'plain' }, { id: 'split', text: '},{' }]) {
+      const { bytes, scrubbed } = encoder.encode([{ id: 'a', note: KEY }, extra], scrub);
+      expect(scrubbed).toBe(true);
+      expect(lines(bytes)).toEqual([{ id: 'a', note: '[redacted]' }, extra]);
+    }
   });
 
   it('refuses a record JSON cannot hold, naming what it was', () => {
