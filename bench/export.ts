@@ -14,7 +14,7 @@
  *     <= 1.25x the plain sink. On a machine other work keeps busy, every late turn of the event loop
  *     adds to the walk, which is serial (a cursor): read the ratio beside the plain sink's time a page.
  *
- * Runs alternate between the two sides, three each; the medians are compared. Figures only: no
+ * Runs alternate between the two sides, five each; the medians are compared. Figures only: no
  * assertion fails on timing.
  *
  *   npx tsx bench/export.ts [posts]     (default 100,000; run `npm run build` first)
@@ -39,7 +39,7 @@ const LATENCY_MS = 50;
 const STAGING_PAGES = 40;
 const STAGING_POSTS = STAGING_PAGES * 100;
 /** Runs of each side; the median is reported. */
-const RUNS = 3;
+const RUNS = 5;
 
 async function main(): Promise<void> {
   const [role] = process.argv.slice(2);
