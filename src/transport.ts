@@ -298,7 +298,6 @@ function readBounded(body: Readable, length: string | string[] | undefined, limi
   });
 }
 
-
 /** The `error` string of an error body, if the body is one. */
 function errorText(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;

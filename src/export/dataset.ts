@@ -59,7 +59,6 @@ export interface DatasetDestinationOptions {
   until?: number;
 }
 
-
 interface SchemaFile {
   version: 1;
   operation: string;
@@ -86,7 +85,6 @@ interface PublishJournal {
 
 /** Records without a usable key of their own are keyed by the operation's `stableKey`, kept in this column. */
 const STABLE_KEY = '_key';
-
 
 export class DatasetDestination implements Destination {
   readonly paths: DatasetPaths;
@@ -341,7 +339,7 @@ export class DatasetDestination implements Destination {
     const drift = tracker.drift();
     const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
     const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark, setAside };
-    return { renames, schema, marks: { ...nextMarks(this.#marks, state.walks), ...(complete && this.#runId !== undefined ? { completedRun: this.#runId } : {}) }, drift, changes, repaired, next: complete ? null : afterPublish(state) };
+    return { renames, schema, marks: nextMarks(this.#marks, state.walks, complete ? this.#runId : undefined), drift, changes, repaired, next: complete ? null : afterPublish(state) };
   }
 
   /**
@@ -388,8 +386,6 @@ export class DatasetDestination implements Destination {
     return { rows: [...byKey.values(), ...keyless], added, updated };
   }
 
-
-
   /** Renames the staged parts into place, records schema, marks and drift, then leaves the staging as the journal says. */
   async #finishPublish(journal: PublishJournal): Promise<void> {
     for (const [from, to] of journal.renames) {
@@ -428,9 +424,6 @@ function afterPublish(state: ExportState): ExportState {
   const empty = freshState(state.op, []);
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
 }
-
-
-
 
 async function readExisting(path: string, format: DatasetFormat): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];

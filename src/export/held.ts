@@ -3,8 +3,9 @@
  * service answered must never be bought again, but the walk reads pages in its own order, so a page
  * that arrived early waits in memory until the walk reaches it; a kill in that time would lose it.
  * Each one is therefore appended here as it arrives (written before the next request; flushed to
- * the disk behind, like the spool), and a resumed walk reads it from here instead of buying it (`HeldPages`). Lines carry a SHA-256 of their content: an edited
- * line is refused, a last line cut short by a kill is dropped (that page is bought again).
+ * the disk behind, like the spool), and a resumed walk reads it from here instead of buying it
+ * (`HeldPages`). Lines carry a SHA-256 of their content: an edited line is refused, a last line cut
+ * short by a kill is dropped (that page is bought again).
  */
 import { createHash } from 'node:crypto';
 import { open, readFile, type FileHandle } from 'node:fs/promises';

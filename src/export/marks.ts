@@ -87,9 +87,10 @@ export async function heldKeys(
  * The marks after a publish: a walk that is done moves its mark to its newest plausible record in
  * bounds (every record it covered is staged); one not done keeps its old mark (a gap would be
  * skipped). A recorded mark in the future (written before times were checked) is not kept.
+ * `completedRun`: the run this publish completed, when the scheduler named it.
  */
-export function nextMarks(marks: MarksFile, walks: readonly WalkState[]): MarksFile {
-  const next: MarksFile = { ...marks, walks: { ...marks.walks } };
+export function nextMarks(marks: MarksFile, walks: readonly WalkState[], completedRun?: string): MarksFile {
+  const next: MarksFile = { ...marks, walks: { ...marks.walks }, ...(completedRun === undefined ? {} : { completedRun }) };
   const now = Date.now();
   for (const walk of walks) {
     if (!walk.done || walk.newest === undefined) continue;

@@ -214,7 +214,6 @@ describe('backfill bounds', () => {
   });
 });
 
-
 describe("the operation table's stable keys", () => {
   it.each((OPERATIONS as readonly OperationSpec[]).filter((op) => op.stableKey !== undefined).map((op) => [op.id as OperationId]))(
     '%s: the first field set is carried by every record of a page in both dialects, and tells them apart',
