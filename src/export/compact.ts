@@ -1,42 +1,34 @@
 /**
- * `compactDataset`: rewrites a dataset's many small part files as few, in place, crash-safe.
+ * `compactDataset`: rewrites a dataset's part files as few, in place, crash-safe
+ * (`dataset-rewrite.ts` does the rewriting).
  *
- * What merges: a writer's parts of the partitions that a coarser partitioning puts together (a
- * dataset by day becomes one part a month, or a year, or one in all). What does not: parts of
- * different writers (`--shard K/N`) in one partition. Each writer merges its later runs into its own
- * part of a partition and into no other, so a record moved into a part another writer owns would be
- * written again, beside itself, by the next run of its writer. Writers share parts only once the
- * writer model lets a publish merge across writers (issue 20, item 4).
+ * What merges: every part of the partitions that a coarser partitioning puts together (a dataset by
+ * day becomes one bucket part a month, or a year, or one in all), and the parts writers kept apart
+ * before the bucket layout (`part-<writer>`, `part-walk-…`, `part-shard-K-of-N`): a key in several
+ * of them keeps the version fetched last. A dataset already in buckets at the partitioning asked
+ * for is left as it is.
  *
  * How it stays safe: it takes every writer's lock (`LOCKED` while an export runs; none can start
- * meanwhile), finishes any publish a killed run left, then under the publish lock writes the new
- * parts staged, the journal (`compaction-journal.ts`), renames them into place, removes the old ones
- * and records the new partitioning. A kill before the journal leaves the dataset as it was; after
- * it, the next export or compaction finishes it. Rows are moved as read, never merged by key: the
- * dataset reads the same rows before and after.
+ * meanwhile), then under the publish lock finishes any publish or compaction a kill left, writes the
+ * new parts staged, the journal (`compaction-journal.ts`), renames them into place, removes the old
+ * ones and records the new partitioning. A kill before the journal leaves the dataset as it was;
+ * after it, the next export or compaction finishes it. A dataset written through a queue is refused:
+ * its workers' locks are Redis leases, which this cannot see.
  */
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
-import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
-import { readPart, writePart } from '../../sinks/dataset-parts.ts';
-import {
-  compactionStaging,
-  finishCompaction,
-  writeCompactionJournal,
-  type CompactionJournal,
-} from './compaction-journal.ts';
-import { DatasetDestination } from './dataset.ts';
-import { pathsOf, scanOperations, scanParts, scanWriters, shardOf, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
-import { PARTITION_BYS, partitionOf, UNDATED, UNPARTITIONED, withLock, writerName, type PartitionBy } from './dataset-store.ts';
-import { fileSize } from './durable.ts';
+import { finishCompaction } from './compaction-journal.ts';
+import { finishGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
+import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
+import { PARTITION_BYS, withLock, type PartitionBy } from './dataset-store.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
 
 export interface CompactOptions {
   /**
    * The partitioning afterwards: as recorded (the default), or a coarser one (`day` → `month` →
-   * `year` → `none`), whose partitions each hold one part per writer. Every later run keeps it.
+   * `year` → `none`), whose partitions each hold the bucket parts of the dataset's layout. Every later run keeps it.
    */
   partition?: PartitionBy;
   /** Only this operation (e.g. `forum/subforum`); default every operation of the dataset. */
@@ -50,7 +42,7 @@ export interface OperationCompaction {
   bytes: { before: number; after: number };
   /** Rows rewritten into new parts (0 when there was nothing to merge). */
   rows: number;
-  /** Writers whose parts stay apart (see the top of `compact.ts`). */
+  /** Writers whose own parts (before the bucket layout) were merged into bucket parts. */
   writers: string[];
   /** A compaction or publish a kill left half done was finished first. */
   recovered: boolean;
@@ -91,36 +83,31 @@ async function compact(dir: string, options: CompactOptions, finish: boolean): P
 async function compactOperation(dir: string, scanned: ScannedOperation, by: PartitionBy | undefined, finish: boolean): Promise<OperationCompaction> {
   const spec = findOperation(scanned.operation);
   if (spec === undefined) throw new DatasetError(`${dir} holds ${scanned.operation}, an operation this version does not know`, dir);
+  if (scanned.schema?.locks === 'queue') {
+    throw new DatasetError(
+      `${dir} is written through a queue, whose workers lock it with Redis leases that \`dataset compact\` cannot see; its workers keep it one part per bucket and partition already`,
+      dir,
+    );
+  }
   const writers = await scanWriters(scanned, await scanParts(dir, scanned));
   const locks: OutputLock[] = [];
   try {
     for (const writer of writers) locks.push(await lockOutput(dir, join(scanned.paths.meta, `writer-${writer}.lock`)));
-    const recovered = await finishPublishes(dir, spec, scanned, writers);
     return await withLock(scanned.paths, async () => {
+      // What kills left is finished first: their renames name parts this would move.
       const compacted = await finishCompaction(scanned.paths);
+      const published = await finishGroup(scanned.paths);
+      await finishLegacyPublishes(scanned.paths);
       // Read again: a finished compaction or publish changed the schema and the parts.
       const operation = (await scanOperations(dir)).find((each) => each.operation === scanned.operation) ?? scanned;
-      return { ...(await rewrite(dir, spec, operation, by, finish)), recovered: recovered || compacted };
+      return { ...(await rewrite(dir, spec, operation, by, finish)), recovered: compacted || published };
     });
   } finally {
     for (const lock of locks) await lock.release();
   }
 }
 
-/** Finishes the publish of every writer a kill left half done (its renames name parts this would move). */
-async function finishPublishes(dir: string, spec: OperationSpec, operation: ScannedOperation, writers: readonly string[]): Promise<boolean> {
-  let any = false;
-  for (const writer of writers) {
-    const shard = shardOf(writer);
-    if (writerName(shard) !== writer || (await fileSize(pathsOf(operation, writer).journal)) === undefined) continue;
-    await new DatasetDestination(dir, spec, { shard }).recover(false);
-    any = true;
-  }
-  return any;
-}
-
 const ORDER: readonly PartitionBy[] = ['day', 'month', 'year', 'none'];
-const PREFIX: Record<Exclude<PartitionBy, 'none'>, number> = { day: 10, month: 7, year: 4 };
 
 async function rewrite(
   dir: string,
@@ -138,68 +125,13 @@ async function rewrite(
     );
   }
   const parts = await scanParts(dir, operation);
-  const writers = [...new Set(parts.map((part) => part.writer))].sort();
+  const writers = [...new Set(parts.flatMap((part) => part.writer ?? []))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, writers };
-  if (by === from.by || parts.length === 0 || operation.schema === undefined) {
+  // Bucket parts at the recorded partitioning are what a rewrite would write again.
+  const bucketed = operation.schema?.layout !== undefined && writers.length === 0;
+  if ((by === from.by && bucketed) || operation.schema === undefined) {
     return { ...unchanged, parts: { before: parts.length, after: parts.length }, bytes: { before: bytes, after: bytes }, rows: 0 };
   }
-  const { schema } = operation;
-  const journal: CompactionJournal = {
-    version: 1,
-    operation: operation.operation,
-    renames: [],
-    removes: [],
-    schema: { ...schema, partitioning: { by, column: from.column } },
-  };
-  const staging = compactionStaging(operation.paths);
-  let rows = 0;
-  for (const writer of writers) {
-    const paths = pathsOf(operation, writer);
-    const targets = new Set<string>();
-    for (const [partition, group] of groupsOf(parts.filter((part) => part.writer === writer), by)) {
-      // A row goes where a later publish looks for it: the partition of its own time.
-      const records: Record<string, unknown>[] = [];
-      for (const part of group) for await (const record of readPart(part.path, operation.format)) records.push(record);
-      const strays = records.filter((record) => partitionOf(timeOf(spec, record), by) !== partition);
-      if (strays.length > 0) {
-        throw new DatasetError(
-          `${group[0].path} holds ${strays.length} rows whose time is not of its partition; compaction would move them where no run merges into them`,
-          dir,
-        );
-      }
-      const staged = join(staging, writer, `${partition}.staged`);
-      const target = paths.part(partition, operation.format, from.column);
-      await writePart(records, staged, operation.format, schema.columns);
-      journal.renames.push([relative(dir, staged), relative(dir, target)]);
-      targets.add(target);
-      rows += records.length;
-    }
-    for (const part of parts) if (part.writer === writer && !targets.has(part.path)) journal.removes.push(relative(dir, part.path));
-  }
-  await writeCompactionJournal(operation.paths, journal);
-  if (finish) await finishCompaction(operation.paths);
-  const compacted = await scanParts(dir, { ...operation, partitioning: { by, column: from.column } });
-  return {
-    ...unchanged,
-    parts: { before: parts.length, after: finish ? compacted.length : journal.renames.length },
-    bytes: { before: bytes, after: compacted.reduce((sum, part) => sum + part.bytes, 0) },
-    rows,
-  };
-}
-
-/**
- * A writer's parts grouped by the coarser partition their folders fall in. A folder that names no
- * date (`undated`, or `+057425-04` from before out-of-range years were undated) holds undated rows.
- */
-function groupsOf(parts: readonly ScannedPart[], by: PartitionBy): Map<string, ScannedPart[]> {
-  const groups = new Map<string, ScannedPart[]>();
-  for (const part of parts) {
-    const dated = /^\d{4}(?:-\d{2}){0,2}$/.test(part.partition);
-    const partition = by === 'none' ? UNPARTITIONED : dated ? part.partition.slice(0, PREFIX[by]) : UNDATED;
-    const group = groups.get(partition);
-    if (group === undefined) groups.set(partition, [part]);
-    else group.push(part);
-  }
-  return groups;
+  return { ...unchanged, ...(await rewriteIntoBuckets(spec, operation, by, finish)) };
 }

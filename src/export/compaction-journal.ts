@@ -10,7 +10,9 @@
  */
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { DatasetPaths } from './dataset-store.ts';
+import { walkName } from '../operations/walk-name.ts';
+import { DatasetPaths } from './dataset-store.ts';
+import type { MarksFile, WalkMark } from './marks.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 
 export interface CompactionJournal {
@@ -22,6 +24,10 @@ export interface CompactionJournal {
   removes: string[];
   /** The schema file after the compaction (its partitioning may have changed). */
   schema: unknown;
+  /** Walk states made of the marks writers' files held before walks had their own (a migration). */
+  walks?: WalkMark[];
+  /** Those writers' files afterwards, without the marks. */
+  writers?: Record<string, MarksFile>;
 }
 
 /** `_dataset/<op>/compact.json`: shared by every writer of the operation. */
@@ -72,6 +78,11 @@ export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
     await removeIfEmpty(dirname(part));
   }
   await writeJsonAtomic(paths.schema, journal.schema);
+  for (const walk of journal.walks ?? []) {
+    await mkdir(dirname(paths.walkMark(walkName(walk.params))), { recursive: true });
+    await writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk);
+  }
+  for (const [writer, file] of Object.entries(journal.writers ?? {})) await writeJsonAtomic(new DatasetPaths(paths.dir, paths.operation, writer).state, file);
   await rm(compactionStaging(paths), { recursive: true, force: true });
   await rm(path, { force: true });
   return true;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { bucketOfName, type Layout } from './dataset-buckets.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, type Partitioning } from './dataset-store.ts';
 import { readJsonFile } from './durable.ts';
 
@@ -18,6 +19,12 @@ export interface RecordedSchema {
   format: DatasetFormat;
   columns: SchemaColumn[];
   partitioning?: Partitioning;
+  /** Absent in datasets of part files per writer (before buckets), which are migrated on their first open. */
+  layout?: Layout;
+  /** `queue`: written through a queue, whose workers lock it with Redis leases; every writer must. */
+  locks?: 'queue';
+  /** Writers of datasets before buckets recorded their shard count; no longer read. */
+  shards?: number;
 }
 
 export interface ScannedOperation {
@@ -33,8 +40,11 @@ export interface ScannedOperation {
 export interface ScannedPart {
   path: string;
   partition: string;
-  writer: string;
+  /** The writer of a part of the layout before buckets (`part-<writer>`); undefined for a bucket part. */
+  writer: string | undefined;
   bytes: number;
+  /** When it was last written: the fetch time migration gives its rows that have none. */
+  mtimeMs: number;
 }
 
 /** The operations of the dataset at `dir`; a directory that holds none is refused (`DATASET`). */
@@ -63,7 +73,7 @@ export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
   return operations;
 }
 
-/** The part files of an operation: `<op>/<column>=<partition>/part-<writer>.<ext>`, in partition order. */
+/** The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order. */
 export async function scanParts(dir: string, operation: ScannedOperation): Promise<ScannedPart[]> {
   const root = join(dir, ...operation.operation.split('/'));
   const prefix = `${operation.partitioning.column}=`;
@@ -75,18 +85,20 @@ export async function scanParts(dir: string, operation: ScannedOperation): Promi
     for (const name of (await readdir(join(root, folder))).sort()) {
       if (!name.startsWith('part-') || !name.endsWith(extension)) continue;
       const path = join(root, folder, name);
-      parts.push({ path, partition: folder.slice(prefix.length), writer: name.slice('part-'.length, -extension.length), bytes: (await stat(path)).size });
+      const { size, mtimeMs } = await stat(path);
+      const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
+      parts.push({ path, partition: folder.slice(prefix.length), writer, bytes: size, mtimeMs });
     }
   }
   return parts;
 }
 
 /**
- * Every writer that left a trace: part files, marks, drift, staging or a lock. `all` is always
+ * Every writer that left a trace: part files (of the layout before buckets), marks, drift, staging or a lock. `all` is always
  * among them: it is the writer an export without `--shard` takes.
  */
 export async function scanWriters(operation: ScannedOperation, parts: readonly ScannedPart[]): Promise<string[]> {
-  const writers = new Set(['all', ...parts.map((part) => part.writer)]);
+  const writers = new Set(['all', ...parts.flatMap((part) => part.writer ?? [])]);
   const names = await readdir(operation.paths.meta).catch(() => [] as string[]);
   for (const name of names) {
     const match = /^(?:state-|drift-)(.+)\.json$|^staging-(.+)$|^writer-(.+)\.lock$/.exec(name);
@@ -99,10 +111,4 @@ export async function scanWriters(operation: ScannedOperation, parts: readonly S
 /** The paths of `writer` in `operation`. */
 export function pathsOf(operation: ScannedOperation, writer: string): DatasetPaths {
   return new DatasetPaths(operation.paths.dir, operation.operation, writer);
-}
-
-/** The shard of a writer name: `shard-2-of-3` → `{ index: 2, count: 3 }`; `all` → undefined. */
-export function shardOf(writer: string): { index: number; count: number } | undefined {
-  const match = /^shard-(\d+)-of-(\d+)$/.exec(writer);
-  return match === null ? undefined : { index: Number(match[1]), count: Number(match[2]) };
 }

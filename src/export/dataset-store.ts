@@ -1,27 +1,29 @@
 /**
  * Where a dataset keeps things. Part files are the dataset, in a Hive layout any reader globs:
- * `DIR/<operation>/_date=<YYYY-MM|undated>/part-<writer>.<ext>` (by month by default: `partitionOf`).
- * Everything else lives under
+ * `DIR/<operation>/_date=<YYYY-MM|undated>/part-b<bucket>-of-<buckets>.<ext>` (by month by default:
+ * `partitionOf`; which bucket holds a record: `dataset-buckets.ts`). Everything else lives under
  * `DIR/_dataset/<operation>/` with names no glob for part files matches (`.json`, `.spool`, `.staged`):
  *
- * - `schema.json`: the columns and kinds every part of the operation uses, and how it is partitioned
- *   (shared by all writers);
- * - `state-<writer>.json`: per parameter set, the high-water mark of its records' time;
- * - `drift-<writer>.json`: the last run's schema drift, for machines;
- * - `staging-<writer>/`: a run in progress (its pages, walk checkpoints, and while publishing, the
- *   new parts and the journal `publish.json`);
- * - `lock/`: held while a writer publishes, so writers sharing the schema take turns.
+ * - `schema.json`: the columns and kinds every part of the operation uses, how it is partitioned
+ *   and laid into buckets (shared by all writers);
+ * - `walks/<walkName>.json`: per parameter set, the high-water mark of its records' time and the keys
+ *   near it, read by that walk alone;
+ * - `state-<writer>.json`: the last run the writer published complete;
+ * - `drift-<writer>.json`: the last publish's schema drift, for machines;
+ * - `staging-<writer>/`: a run in progress (its pages and walk checkpoints);
+ * - `commits/<writer>.json`: a writer's finished pages waiting to be published with others
+ *   (group commit, `dataset.ts`), and `<writer>.done.json`, what their publish changed;
+ * - `publish.json` and `publishing/`: a publish's journal and its new parts, while it publishes;
+ * - `lock/`: held while one writer publishes for all that wait (a Redis lease in queue mode).
  *
- * A writer is one process's share: `all`, or `shard-K-of-N` with `--shard K/N`. Each writer writes
- * only its own part files and state, so shards never overwrite one another.
+ * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
+ * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
+ * part files, so a record's key is once in the dataset whoever found it.
  */
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { DatasetError } from '../errors.ts';
-import { valueAt } from '../operations/extract.ts';
-import { PART_EXTENSION, readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { isAlive, readJsonFile } from './durable.ts';
 
 /**
@@ -85,6 +87,15 @@ export class DatasetPaths {
   get run(): string {
     return join(this.staging, 'run.json');
   }
+  /** The writer's checkpoint (walks and totals) while it stages. */
+  get checkpoint(): string {
+    return join(this.staging, 'checkpoint.json');
+  }
+  /** The records of the writer's staged pages. */
+  get spool(): string {
+    return join(this.staging, 'spool.ndjson');
+  }
+  /** A writer's own publish journal, as versions before group commit left it (`dataset-rewrite.ts` finishes one). */
   get journal(): string {
     return join(this.staging, 'publish.json');
   }
@@ -92,13 +103,32 @@ export class DatasetPaths {
     return join(this.meta, 'lock');
   }
 
-  /** The writer's part file of a partition: `DIR/forum/subforum/_date=2025-11/part-all.parquet`. */
-  part(partition: string, format: DatasetFormat, column: string): string {
-    return join(this.dir, ...this.operation.split('/'), `${column}=${partition}`, `part-${this.writer}${PART_EXTENSION[format]}`);
+  /** A partition's folder: `DIR/forum/subforum/_date=2025-11`. */
+  partitionFolder(partition: string, column: string): string {
+    return join(this.dir, ...this.operation.split('/'), `${column}=${partition}`);
   }
-  /** A part written during publishing, before it is renamed into place. */
-  stagedPart(partition: string): string {
-    return join(this.staging, 'parts', `${partition}.staged`);
+  /** A walk's own state: its mark and the keys near it. */
+  walkMark(walk: string): string {
+    return join(this.meta, 'walks', `${walk}.json`);
+  }
+  /** The journal of a publish (any writer's, for all in its group). */
+  get publishJournal(): string {
+    return join(this.meta, 'publish.json');
+  }
+  /** Where a publish writes its new parts before its journal names them. */
+  get publishing(): string {
+    return join(this.meta, 'publishing');
+  }
+  get commits(): string {
+    return join(this.meta, 'commits');
+  }
+  /** This writer's pages waiting for a publish. */
+  commit(writer = this.writer): string {
+    return join(this.commits, `${writer}.json`);
+  }
+  /** What the publish that took `writer`'s pages changed, for the writer to read. */
+  receipt(writer = this.writer): string {
+    return join(this.commits, `${writer}.done.json`);
   }
   walkState(walk: string): string {
     return join(this.staging, `walk-${walk}.json`);
@@ -214,33 +244,4 @@ async function isStale(lock: string): Promise<boolean> {
   }
   if (owner.host !== hostname() || typeof owner.pid !== 'number') return false;
   return !isAlive(owner.pid);
-}
-
-/**
- * The record keys a part file holds: the operation's `key` (a dotted path, which is also its column
- * name) or else the stable key column. Of a Parquet part only those two columns are read: the keys of
- * a 20,100-row subforum part in 53 ms, where reading its rows whole took 842 ms. Other formats are
- * read whole. A part that is gone (replaced meanwhile) holds nothing.
- */
-export async function partKeys(path: string, format: DatasetFormat, key: string | null, stableColumn: string): Promise<string[]> {
-  const keys: string[] = [];
-  const add = (own: unknown, stable: unknown) => {
-    if (typeof own === 'string' || typeof own === 'number' || typeof own === 'bigint') keys.push(String(own));
-    else if (typeof stable === 'string') keys.push(stable);
-  };
-  try {
-    if (format !== 'parquet') {
-      for await (const record of readPart(path, format)) add(key === null ? undefined : valueAt(record, key), record[stableColumn]);
-      return keys;
-    }
-    const file = await asyncBufferFromFile(path);
-    const metadata = await parquetMetadataAsync(file);
-    const columns = [key, stableColumn].filter((name): name is string => name !== null && metadata.schema.some((element) => element.name === name));
-    if (columns.length === 0) return keys;
-    const rows = (await parquetReadObjects({ file, metadata, columns })) as Record<string, unknown>[];
-    for (const row of rows) add(key === null ? undefined : row[key], row[stableColumn]);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new DatasetError(`cannot read the keys of the part file ${path}: ${(error as Error).message}`, path, { cause: error });
-  }
-  return keys;
 }

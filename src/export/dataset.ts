@@ -1,42 +1,39 @@
 /**
- * A growing dataset as an export's destination (DESIGN "Datasets"): part files per operation in a
- * Hive layout partitioned by the records' own time, rows merged by the operation's record key, a
- * schema kept stable across runs, and per parameter set a high-water mark so a later run of a
- * newest-first walk stops at the first page that is wholly held (`inspect`).
+ * A growing dataset as an export's destination (README § 8): part files per operation in a Hive
+ * layout partitioned by the records' own time and laid into buckets by record key
+ * (`dataset-buckets.ts`), one row per key in the whole dataset whoever fetched it, a schema kept
+ * stable across runs, and per walk a high-water mark so a later run of a newest-first walk stops at
+ * the first page that is wholly held (`inspect`).
  *
  * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
- * sight of readers. Publishing merges the spool into new part files, writes a journal naming them
- * and the staging state that follows, then renames them into place: killed before the journal, the
- * dataset is as it was and the staging intact; killed after it, the next open finishes the publish.
- * Each record lives in the partition of its own (unchanging) time, so every part file is replaced
- * whole and a reader sees each record exactly once at every moment.
+ * sight of readers. Publishing is a group commit: a writer whose pages are staged leaves a commit
+ * (`commits/<writer>.json`) and waits for the publish lock; whoever takes it publishes every commit
+ * waiting (its own first), so many writers that finish at once share one rewrite of the parts they
+ * touch. The publish merges the group's spools into new parts, writes a journal naming them, the walk
+ * states and each writer's staging after it, then renames them into place: killed before the
+ * journal, the dataset is as it was and every staging intact; killed after it, whoever takes the lock
+ * next finishes it. Each record lives in one bucket part of the partition of its own (unchanging)
+ * time, and each part is replaced whole, so a reader sees each record exactly once at every moment.
  */
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { DatasetError, HeldStateError, SchemaDriftError, ShardCountError, type SchemaDrift } from '../errors.ts';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
-import {
-  checkPartitionCollision,
-  DatasetPaths,
-  LEGACY_PARTITIONING,
-  partitioningFor,
-  partitionOf,
-  withLock,
-  writerName,
-  type PartitionBy,
-  type Partitioning,
-} from './dataset-store.ts';
+import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { describeDrift, hasDrift, mergeSchemas, SchemaTracker } from '../../sinks/dataset-schema.ts';
+import { bucketFor, bucketPath, bucketsIn, DEFAULT_LAYOUT, FETCHED_AT, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { BucketMerge, finishGroup, finishLegacyPublishes, keyOfRow, rewriteIntoBuckets, rowHash, STABLE_KEY, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
+import type { RecordedSchema } from './dataset-scan.ts';
+import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
-import { believed, endsIn, heldKeys, MARK_LAG_MS, nextMarks, type MarksFile } from './marks.ts';
-import { freshState, writeState, type ExportState, type WalkState } from './journal.ts';
+import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type MarksFile, type WalkMark } from './marks.ts';
+import { freshState, type ExportState, type WalkState } from './journal.ts';
 import type { DatasetChanges, SchemaPolicy } from './types.ts';
 
 export { describeDrift } from '../../sinks/dataset-schema.ts';
@@ -49,42 +46,36 @@ export interface DatasetDestinationOptions {
   writer?: string;
   /** The scheduler's run this export is (`ExportOptions.runId`). */
   runId?: string;
-  /** The lock writers publish under (`ExportOptions.locks.publish`), instead of the pid-file folder. */
+  /**
+   * The lock writers publish under (`ExportOptions.locks.publish`: Redis leases in queue mode),
+   * instead of the lock folder. A dataset published with it once is refused to writers without it.
+   */
   publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
+  /** How a new dataset lays rows into part files; a dataset keeps the layout it was created with. */
+  layout?: Partial<Layout>;
+  /** The walks of this export: each reads its own state before the first request. */
+  walks?: readonly Readonly<Record<string, string>>[];
   /** Record-time bounds in Unix ms (`since` inclusive, `until` exclusive). */
   since?: number;
   until?: number;
 }
 
-interface SchemaFile {
-  version: 1;
-  operation: string;
-  format: DatasetFormat;
-  columns: SchemaColumn[];
-  /** Absent in datasets written before it was recorded: `LEGACY_PARTITIONING`. */
-  partitioning?: Partitioning;
-  /** How many writers share the operation's records (`--shard K/N`: N; one writer: 1). Absent before it was recorded. */
-  shards?: number;
+/** A writer's staged pages, waiting for a publish (`DatasetPaths.commit`). */
+interface Commit {
+  writer: string;
+  complete: boolean;
+  runId?: string;
+  state: ExportState;
 }
 
-/** What publishing decided, written before the first rename so a killed publish can be finished. */
-interface PublishJournal {
-  renames: [string, string][];
-  schema: SchemaFile;
-  marks: MarksFile;
-  drift: SchemaDrift;
+/** What a publish tells a writer it took the pages of (`DatasetPaths.receipt`). */
+interface Receipt {
   changes: DatasetChanges;
-  /** Strings of this publish's records that held invalid UTF-16 (written with U+FFFD). */
   repaired: number;
-  /** The staging state after the publish: null when the export is complete (the staging goes). */
-  next: ExportState | null;
 }
-
-/** Records without a usable key of their own are keyed by the operation's `stableKey`, kept in this column. */
-const STABLE_KEY = '_key';
 
 export class DatasetDestination implements Destination {
   readonly paths: DatasetPaths;
@@ -96,19 +87,21 @@ export class DatasetDestination implements Destination {
   readonly #maxDepth: number;
   readonly #askedFormat: DatasetFormat | undefined;
   readonly #askedPartition: PartitionBy | undefined;
-  /** The writers that share the operation: N of `--shard K/N`, or 1. */
-  readonly #shards: number;
+  readonly #askedLayout: Layout;
+  readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #publishLock: DatasetDestinationOptions['publishLock'];
   readonly #runId: string | undefined;
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
   #tracker = new SchemaTracker([]);
-  #marks: MarksFile;
+  /** The state of each walk of this export that has one: its mark and the keys near it. */
+  #marks = new Map<string, WalkMark>();
+  /** Per walk, the keys near its mark, for `inspect`. */
+  #near = new Map<string, Set<string>>();
+  #completedRun: string | undefined;
   readonly #since: number | undefined;
   readonly #until: number | undefined;
-  /** Keys of the dataset's records a newest-first walk may meet again without their time proving them held. */
-  #held = new Set<string>();
 
   constructor(
     readonly output: string,
@@ -117,23 +110,22 @@ export class DatasetDestination implements Destination {
   ) {
     this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard));
     this.folder = resolve(output);
-    const staging = this.paths.staging;
     this.files = {
       lock: join(this.paths.meta, `writer-${this.paths.writer}.lock`),
-      journal: join(staging, 'checkpoint.json'),
-      spool: join(staging, 'spool.ndjson'),
-      held: join(staging, 'held.ndjson'),
+      journal: this.paths.checkpoint,
+      spool: this.paths.spool,
+      held: join(this.paths.staging, 'held.ndjson'),
     };
-    this.remedy = `restart the export (--restart) to discard ${staging} and start over; the published dataset stays`;
+    this.remedy = `restart the export (--restart) to discard ${this.paths.staging} and start over; the published dataset stays`;
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
     this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
-    this.#shards = options.shard?.count ?? 1;
+    this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
+    this.#walks = options.walks ?? [];
     this.#publishLock = options.publishLock;
     this.#runId = options.runId;
-    this.#marks = { version: 1, operation: op.id, walks: {} };
     this.#since = options.since;
     this.#until = options.until;
   }
@@ -146,7 +138,11 @@ export class DatasetDestination implements Destination {
     await mkdir(this.paths.meta, { recursive: true });
   }
 
-  /** Finishes a publish a killed run left half done; reads the schema and marks this run goes by. */
+  /**
+   * Finishes a publish or compaction a kill left half done, migrates a dataset of per-writer parts,
+   * drops a commit of this writer a kill left waiting (its staging is resumed instead), and reads
+   * the schema and the walk states this run goes by.
+   */
   async recover(restart: boolean): Promise<void> {
     if ((await fileSize(this.paths.run)) !== undefined && restart) await this.discard();
     if ((await fileSize(this.paths.run)) !== undefined) {
@@ -155,41 +151,63 @@ export class DatasetDestination implements Destination {
         this.output,
       );
     }
-    // A compaction changes the schema (its partitioning): finished first, before the schema is read.
-    if (await hasPendingCompaction(this.paths)) await withLock(this.paths, () => finishCompaction(this.paths));
-    const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
-    if (journal !== undefined) await this.#locked(() => this.#finishPublish(journal));
-    const schema = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    let schema = await this.#recordedSchema();
+    this.#checkLocks(schema);
+    if (await this.#unsettled(schema)) {
+      await this.#locked(async () => {
+        await this.#settle();
+        await rm(this.paths.commit(), { force: true });
+        await rm(this.paths.receipt(), { force: true });
+      });
+      schema = await this.#recordedSchema();
+    }
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
     }
-    this.#checkShards(schema);
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
-    const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
-    if (marks !== undefined) this.#marks = marks;
-    this.#held = this.#incremental ? await heldKeys(this.paths, this.op, this.#marks, this.#partitioning, this.#format, STABLE_KEY) : new Set();
+    const writer = (await readJsonFile(this.paths.state, `delete ${this.paths.state}: a resume of its last run then buys what is new`)) as MarksFile | undefined;
+    this.#completedRun = writer?.completedRun;
+    this.#marks = this.#incremental && this.op.newestFirst !== undefined ? await readWalkMarks(this.paths, this.#walks) : new Map<string, WalkMark>();
+    this.#near = new Map([...this.#marks].map(([name, mark]) => [name, new Set(mark.near.map(([key]) => key))]));
   }
 
-  /** Refuses, before any request, a shard count other than the one the dataset was written with. */
-  #checkShards(schema: SchemaFile | undefined): void {
-    const recorded = schema?.shards;
-    if (recorded === undefined || recorded === this.#shards) return;
-    const wrote = recorded === 1 ? 'one writer' : `${recorded} shards (--shard K/${recorded})`;
-    const asked = this.#shards === 1 ? 'one writer' : `${this.#shards} shards`;
-    throw new ShardCountError(
-      `${this.output} holds ${this.op.id} written by ${wrote}, and this run asks for ${asked}: a record would be in two writers' files. ` +
-        `Run it as ${recorded === 1 ? 'one writer (no --shard)' : `--shard K/${recorded}`}, or export into a new directory`,
+  #recordedSchema(): Promise<RecordedSchema | undefined> {
+    return readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`) as Promise<RecordedSchema | undefined>;
+  }
+
+  /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
+  #checkLocks(schema: RecordedSchema | undefined): void {
+    if (schema?.locks !== 'queue' || this.#publishLock !== undefined) return;
+    throw new DatasetError(
+      `${this.output} is written through a queue (socialstream worker), whose workers lock it with Redis leases that this run cannot see: ` +
+        'export into it through the queue (--queue), or into another directory',
       this.output,
-      recorded,
-      this.#shards,
     );
+  }
+
+  /** Whether something a kill left, or an older layout, must be settled under the lock before this run reads the dataset. */
+  async #unsettled(schema: RecordedSchema | undefined): Promise<boolean> {
+    if (schema !== undefined && schema.layout === undefined) return true;
+    for (const path of [this.paths.publishJournal, this.paths.journal, this.paths.commit(), this.paths.receipt()]) if ((await fileSize(path)) !== undefined) return true;
+    return hasPendingCompaction(this.paths);
+  }
+
+  /** Under the publish lock: finishes what kills left, and migrates per-writer parts into buckets. */
+  async #settle(): Promise<void> {
+    await finishCompaction(this.paths);
+    await finishGroup(this.paths);
+    await finishLegacyPublishes(this.paths);
+    const schema = await this.#recordedSchema();
+    if (schema === undefined || schema.layout !== undefined) return;
+    const partitioning = schema.partitioning ?? LEGACY_PARTITIONING;
+    await rewriteIntoBuckets(this.op, { operation: this.op.id, schema, format: schema.format, partitioning, paths: this.paths }, partitioning.by, true);
   }
 
   /** A dataset is "complete" only for the run it last published complete (`runId`): any other run buys what is new. */
   isComplete(): Promise<boolean> {
-    return Promise.resolve(this.#runId !== undefined && this.#marks.completedRun === this.#runId);
+    return Promise.resolve(this.#runId !== undefined && this.#completedRun === this.#runId);
   }
 
   async discard(): Promise<void> {
@@ -198,40 +216,52 @@ export class DatasetDestination implements Destination {
 
   /**
    * Holds a page to a frozen schema, tracks the walk's newest plausible record time in bounds (its
-   * next mark), and ends a newest-first walk on evidence that everything further is held: a page
-   * that ends in `EVIDENCE` held records in a row (or is held whole, when shorter), a record being
-   * held by a plausible time more than `MARK_LAG_MS` below the mark or by its key in the dataset; or,
-   * with `since`, a page that ends in as many records older than it. The records after them are older
-   * still. A pinned or out-of-order record is one record, so it never ends a walk; a record whose
-   * time is implausible (garbage, far future) counts as held only by its key, and as older than
-   * `since` never.
+   * next mark) and the keys near it, and ends a newest-first walk on evidence that everything
+   * further is held: a page that ends in `EVIDENCE` held records in a row (or is held whole, when
+   * shorter), a record being held by a plausible time more than `MARK_LAG_MS` below the mark or by
+   * its key among those the walk met near its mark; or, with `since`, a page that ends in as many
+   * records older than it. The records after them are older still. A pinned or out-of-order record
+   * is one record, so it never ends a walk; a record whose time is implausible (garbage, far
+   * future) counts as held only by its key, and as older than `since` never.
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
     if (records.length > 0) this.#checkFrozen(records);
     const newestFirst = isNewestFirst(this.op, walk.params);
     const now = Date.now();
-    const mark = this.#incremental && newestFirst ? believed(this.#marks.walks[walkName(walk.params)]?.mark, now) : undefined;
+    const name = walkName(walk.params);
+    const mark = this.#incremental && newestFirst ? believed(this.#marks.get(name)?.mark, now) : undefined;
+    const near = this.#near.get(name);
     const held: boolean[] = [];
     const older: boolean[] = [];
     for (const record of records) {
       const time = plausibleTimeOf(this.op, record, now);
       if (time !== undefined && this.#inBounds(time) && (walk.newest === undefined || time > walk.newest)) walk.newest = time;
-      held.push(mark !== undefined && ((time !== undefined && time <= mark - MARK_LAG_MS) || this.#isHeld(walk, record)));
+      const key = mark === undefined || near === undefined ? undefined : (keyOf(this.op, record) ?? stableKeyOf(this.op, record, walk.params));
+      held.push(mark !== undefined && ((time !== undefined && time <= mark - MARK_LAG_MS) || (key !== undefined && near!.has(key))));
       older.push(this.#since !== undefined && time !== undefined && time < this.#since);
     }
+    if (this.#incremental && newestFirst) noteNear(this.op, walk, records, now);
     const reached = mark !== undefined && endsIn(held);
     if (reached) walk.stoppedAtMark = true;
     return reached || (newestFirst && endsIn(older)) ? 'stop' : 'more';
   }
 
-  /** Drops records outside `since`/`until`, and gives a record without a usable key its stable key. */
+  /**
+   * Drops records outside `since`/`until`, gives a record without a usable key its stable key, and
+   * every record the time its page was staged (`_fetched_at`: the newest fetch of a key is kept).
+   */
   admit(walk: WalkState, records: unknown[]): unknown[] {
     const admitted: unknown[] = [];
+    const fetched = new Date().toISOString();
     for (const record of records) {
       const time = timeOf(this.op, record);
       if (time !== undefined && !this.#inBounds(time)) continue;
+      if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+        admitted.push(record);
+        continue;
+      }
       const stable = keyOf(this.op, record) === undefined ? stableKeyOf(this.op, record, walk.params) : undefined;
-      admitted.push(stable !== undefined && typeof record === 'object' && record !== null ? { ...record, [STABLE_KEY]: stable } : record);
+      admitted.push({ ...record, ...(stable === undefined ? {} : { [STABLE_KEY]: stable }), [FETCHED_AT]: fetched });
     }
     return admitted;
   }
@@ -240,39 +270,62 @@ export class DatasetDestination implements Destination {
     return (this.#since === undefined || time >= this.#since) && (this.#until === undefined || time < this.#until);
   }
 
-  #isHeld(walk: WalkState, record: unknown): boolean {
-    const key = keyOf(this.op, record) ?? stableKeyOf(this.op, record, walk.params);
-    return key !== undefined && this.#held.has(key);
+  /**
+   * Publishes the spool with every other writer's waiting (group commit): leaves this writer's
+   * commit, then waits for the publish lock. Holding it, a writer whose commit another's publish
+   * took reads what it changed; any other publishes the commits waiting, its own first.
+   */
+  async publish(state: ExportState, complete: boolean): Promise<Published> {
+    const commit: Commit = { writer: this.paths.writer, complete, ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}), state };
+    await mkdir(this.paths.commits, { recursive: true });
+    await writeJsonAtomic(this.paths.commit(), commit);
+    try {
+      const receipt = await this.#locked(async () => {
+        if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
+        await finishCompaction(this.paths);
+        // A publish killed after its journal may have taken this commit: finishing it says so.
+        await finishGroup(this.paths);
+        if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
+        const journal = await this.#planGroup(commit);
+        await writeJsonAtomic(this.paths.publishJournal, journal);
+        await finishGroup(this.paths);
+        return this.#receipt();
+      });
+      this.#tracker = new SchemaTracker((await this.#recordedSchema())?.columns ?? []);
+      if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
+      return { dataset: receipt.changes, repaired: receipt.repaired, spoolTaken: true };
+    } catch (error) {
+      // Not published: the staging is whole, and a resume publishes it.
+      if ((await fileSize(this.paths.publishJournal)) === undefined) await rm(this.paths.commit(), { force: true }).catch(() => undefined);
+      throw error;
+    }
   }
 
-  /** A row's key: the operation's own, else the stable key it was staged with. */
-  #keyOfRow(row: Record<string, unknown>): string | undefined {
-    const own = keyOf(this.op, row);
-    if (own !== undefined) return own;
-    const stable = row[STABLE_KEY];
-    return typeof stable === 'string' ? stable : undefined;
+  async #receipt(): Promise<Receipt> {
+    const path = this.paths.receipt();
+    const receipt = (await readJsonFile(path, `delete ${path}`)) as Receipt | undefined;
+    await rm(path, { force: true });
+    if (receipt === undefined) throw new DatasetError(`${this.output}: the publish of ${this.paths.writer}'s pages left no receipt (${path}); resume the export`, this.output);
+    return receipt;
   }
 
   /**
-   * Merges the spool into the partitions it touches, and moves the marks of walks that are done.
-   * The new parts are written before the publish lock is taken: a writer's parts are its own (its
-   * writer lock keeps them so), and writing them is most of a publish. Writers take turns only for
-   * what they share: the schema, merged with what others recorded meanwhile, and the renames.
+   * The plan of every commit waiting, this writer's first; when the group cannot be published (a
+   * record of another writer's refused, say), this writer's alone, the others left for their own.
    */
-  async publish(state: ExportState, complete: boolean): Promise<Published> {
+  async #planGroup(own: Commit): Promise<GroupJournal> {
+    const others: Commit[] = [];
+    for (const path of await commitsWaiting(this.paths)) {
+      if (path === this.paths.commit()) continue;
+      const commit = (await readJsonFile(path, `delete ${path}; its writer publishes on resume`).catch(() => undefined)) as Commit | undefined;
+      if (commit !== undefined) others.push(commit);
+    }
+    if (others.length === 0) return this.#plan([own]);
     try {
-      const planned = await this.#plan(state, complete);
-      return await this.#locked(async () => {
-        // A compaction finished here, or by another since the plan, moved the partitions: the plan is made again on the new ones.
-        const journal = (await finishCompaction(this.paths)) ? await this.#plan(state, complete) : ((await this.#withRecordedSchema(planned)) ?? (await this.#plan(state, complete)));
-        await writeJsonAtomic(this.paths.journal, journal);
-        await this.#finishPublish(journal);
-        return { dataset: journal.changes, repaired: journal.repaired, spoolTaken: true };
-      });
-    } catch (error) {
-      // Parts written for a publish that did not happen would only be in the next one's way.
-      await rm(join(this.paths.staging, 'parts'), { recursive: true, force: true }).catch(() => undefined);
-      throw error;
+      return await this.#plan([own, ...others]);
+    } catch {
+      await rm(this.paths.publishing, { recursive: true, force: true });
+      return this.#plan([own]);
     }
   }
 
@@ -291,26 +344,31 @@ export class DatasetDestination implements Destination {
     });
   }
 
-  /** Reads every staged record, merges them into the partitions they touch, and writes the new parts (staged). */
-  async #plan(state: ExportState, complete: boolean): Promise<PublishJournal> {
-    const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+  /** Reads every commit's staged records, merges them into the bucket parts they touch, and writes the new parts (staged). */
+  async #plan(commits: readonly Commit[]): Promise<GroupJournal> {
+    const recorded = await this.#recordedSchema();
+    this.#checkLocks(recorded);
     // A compaction since this run opened may have changed it (`compact.ts`): the recorded one is the dataset's.
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
+    const layout = recorded?.layout ?? this.#askedLayout;
     const tracker = new SchemaTracker(recorded?.columns ?? []);
-    const incoming = new Map<string, Record<string, unknown>[]>();
-    let setAside = 0;
-    if (state.spool.bytes > 0) {
+    /** Per partition, the incoming rows and the commit each came from. */
+    const incoming = new Map<string, { row: Record<string, unknown>; key: string; from: number }[]>();
+    const setAside = commits.map(() => 0);
+    for (const [from, commit] of commits.entries()) {
+      if (commit.state.spool.bytes === 0) continue;
       let chunk: Record<string, unknown>[] = [];
-      for await (const record of fromNdjson(this.files.spool)) {
+      for await (const record of fromNdjson(new DatasetPaths(this.output, this.op.id, commit.writer).spool)) {
+        const key = keyOfRow(this.op, record);
         // Without a key it would be appended again on every run: it is counted instead.
-        if (this.#keyOfRow(record) === undefined) {
-          setAside++;
+        if (key === undefined) {
+          setAside[from]++;
           continue;
         }
         const partition = partitionOf(timeOf(this.op, record), this.#partitioning.by);
         let list = incoming.get(partition);
         if (list === undefined) incoming.set(partition, (list = []));
-        list.push(record);
+        list.push({ row: record, key, from });
         chunk.push(record);
         if (chunk.length >= 1_000) {
           tracker.observe(chunk, this.#maxDepth);
@@ -321,96 +379,85 @@ export class DatasetDestination implements Destination {
     }
     const columns = mergeSchemas(recorded?.columns ?? [], tracker.columns());
     checkPartitionCollision(this.paths, this.#partitioning, columns);
-    const schema: SchemaFile = { version: 1, operation: this.op.id, format: this.#format, columns, partitioning: this.#partitioning, shards: this.#shards };
+    const schema: RecordedSchema = {
+      version: 1,
+      operation: this.op.id,
+      format: this.#format,
+      columns,
+      partitioning: this.#partitioning,
+      layout,
+      ...(recorded?.locks === 'queue' || this.#publishLock !== undefined ? { locks: 'queue' as const } : {}),
+    };
     const renames: [string, string][] = [];
-    let added = 0;
-    let updated = 0;
+    const removes: string[] = [];
+    const added = commits.map(() => 0);
+    const updated = commits.map(() => 0);
+    const touched = commits.map(() => new Set<string>());
     let repaired = 0;
     const partitions = [...incoming.keys()].sort();
     for (const partition of partitions) {
-      const target = this.paths.part(partition, this.#format, this.#partitioning.column);
-      const merged = this.#merge(await readExisting(target, this.#format), incoming.get(partition)!);
-      added += merged.added;
-      updated += merged.updated;
-      // Old rows were repaired when first written: the count is this run's strings.
-      repaired += (await writePart(merged.rows, this.paths.stagedPart(partition), this.#format, columns)).repaired;
-      renames.push([this.paths.stagedPart(partition), target]);
+      const folder = this.paths.partitionFolder(partition, this.#partitioning.column);
+      const parts = await bucketsIn(folder, this.#format);
+      const byBucket = new Map<string, { bucket: Bucket; rows: { row: Record<string, unknown>; key: string; from: number }[] }>();
+      for (const entry of incoming.get(partition)!) {
+        const bucket = bucketFor(parts, keyHash(entry.key), layout.buckets);
+        const name = `${bucket.bucket}-${bucket.of}`;
+        const group = byBucket.get(name) ?? { bucket, rows: [] };
+        group.rows.push(entry);
+        byBucket.set(name, group);
+        touched[entry.from].add(partition);
+      }
+      for (const { bucket, rows } of byBucket.values()) {
+        const target = bucketPath(folder, bucket, this.#format);
+        const merge = new BucketMerge(this.op);
+        for await (const row of readExisting(target, this.#format)) merge.add(row);
+        const counted = commits.map(() => new Set<string>());
+        for (const { row, key, from } of rows) {
+          const held = merge.has(key);
+          const kept = merge.add(row, key);
+          if (counted[from].has(key)) continue;
+          counted[from].add(key);
+          if (!held) added[from]++;
+          else if (kept) updated[from]++;
+        }
+        const stagedPath = (each: Bucket) => join(this.paths.publishing, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+        const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(this.op, row), stagedPath, this.#format, columns, layout.splitBytes);
+        for (const part of written) {
+          // Old rows were repaired when first written: the count is this publish's strings.
+          repaired += part.repaired;
+          renames.push([relative(this.output, part.staged), relative(this.output, bucketPath(folder, part, this.#format))]);
+        }
+        // A split: the part it replaces goes once its halves are in place.
+        if (written.length !== 1 || written[0].of !== bucket.of) removes.push(relative(this.output, target));
+      }
     }
     const drift = tracker.drift();
-    const stoppedAtMark = state.walks.filter((walk) => walk.stoppedAtMark === true).length;
-    const changes: DatasetChanges = { added, updated, partitions, drift, writer: this.paths.writer, stoppedAtMark, setAside };
-    return { renames, schema, marks: nextMarks(this.#marks, state.walks, complete ? this.#runId : undefined), drift, changes, repaired, next: complete ? null : afterPublish(state) };
-  }
-
-  /**
-   * The plan with the columns other writers recorded since it was made (theirs first, as `#plan`
-   * orders them); undefined when the recorded partitioning is no longer the one it was planned on.
-   */
-  async #withRecordedSchema(planned: PublishJournal): Promise<PublishJournal | undefined> {
-    const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
-    if (recorded === undefined) return planned;
-    if (JSON.stringify(recorded.partitioning ?? LEGACY_PARTITIONING) !== JSON.stringify(planned.schema.partitioning)) return undefined;
-    const columns = mergeSchemas(recorded.columns, planned.schema.columns);
-    checkPartitionCollision(this.paths, this.#partitioning, columns);
-    return { ...planned, schema: { ...planned.schema, columns } };
-  }
-
-  /** One row per key, the version received last in place of older ones. */
-  #merge(old: Record<string, unknown>[], incoming: Record<string, unknown>[]): { rows: Record<string, unknown>[]; added: number; updated: number } {
-    const byKey = new Map<string, Record<string, unknown>>();
-    const keyless: Record<string, unknown>[] = [];
-    const keyOfRow = (row: Record<string, unknown>): string | undefined => this.#keyOfRow(row);
-    for (const row of old) {
-      const key = keyOfRow(row);
-      if (key === undefined) keyless.push(row);
-      else byKey.set(key, row);
-    }
-    const before = new Set(byKey.keys());
-    let added = 0;
-    let updated = 0;
-    const seenNow = new Set<string>();
-    for (const row of incoming) {
-      const key = keyOfRow(row);
-      if (key === undefined) {
-        keyless.push(row);
-        added++;
-        continue;
-      }
-      if (!seenNow.has(key)) {
-        seenNow.add(key);
-        if (before.has(key)) updated++;
-        else added++;
-      }
-      byKey.set(key, row);
-    }
-    return { rows: [...byKey.values(), ...keyless], added, updated };
-  }
-
-  /** Renames the staged parts into place, records schema, marks and drift, then leaves the staging as the journal says. */
-  async #finishPublish(journal: PublishJournal): Promise<void> {
-    for (const [from, to] of journal.renames) {
-      await mkdir(dirname(to), { recursive: true });
-      try {
-        await rename(from, to);
-      } catch (error) {
-        // Renamed before a crash: the staged file is gone and the part is in place.
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const walks = new Map<string, WalkMark>();
+    for (const commit of commits) {
+      for (const walk of commit.state.walks) {
+        const name = walkName(walk.params);
+        const next = nextWalkMark(walks.get(name) ?? this.#marks.get(name) ?? (await readWalkMarks(this.paths, [walk.params])).get(name), walk);
+        if (next !== undefined) walks.set(name, laterMark(walks.get(name), next));
       }
     }
-    await writeJsonAtomic(this.paths.schema, journal.schema);
-    await writeJsonAtomic(this.paths.state, journal.marks);
-    await writeJsonAtomic(this.paths.drift, { operation: journal.schema.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
-    this.#marks = journal.marks;
-    this.#tracker = new SchemaTracker(journal.schema.columns);
-    if (journal.next === null) {
-      await rm(this.paths.staging, { recursive: true, force: true });
-      return;
-    }
-    // The walks go on from their checkpoints; the records are in the parts now, so the spool starts empty.
-    await writeState(this.files.journal, journal.next);
-    await rm(this.files.spool, { force: true });
-    await rm(join(this.paths.staging, 'parts'), { recursive: true, force: true });
-    await rm(this.paths.journal, { force: true });
+    const members = commits.map(
+      (commit, from): GroupMember => ({
+        writer: commit.writer,
+        ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
+        next: commit.complete ? null : afterPublish(commit.state),
+        changes: {
+          added: added[from],
+          updated: updated[from],
+          partitions: [...touched[from]].sort(),
+          drift,
+          writer: commit.writer,
+          stoppedAtMark: commit.state.walks.filter((walk) => walk.stoppedAtMark === true).length,
+          setAside: setAside[from],
+        },
+        repaired: from === 0 ? repaired : 0,
+      }),
+    );
+    return { version: 2, renames, removes, schema, walks: [...walks.values()], members, drift };
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */
@@ -419,20 +466,33 @@ export class DatasetDestination implements Destination {
   }
 }
 
+/** The commits waiting, by path. */
+async function commitsWaiting(paths: DatasetPaths): Promise<string[]> {
+  const names = await readdir(paths.commits).catch(() => [] as string[]);
+  return names.filter((name) => name.endsWith('.json') && !name.endsWith('.done.json')).sort().map((name) => join(paths.commits, name));
+}
+
+function checkLayout(layout: Layout): Layout {
+  if (!Number.isSafeInteger(layout.buckets) || layout.buckets < 1 || layout.buckets > 1 << 16) {
+    throw new TypeError(`layout.buckets must be an integer from 1 to 65536, got ${String(layout.buckets)}`);
+  }
+  if (!(layout.splitBytes >= 1)) throw new TypeError(`layout.splitBytes must be a positive number of bytes, got ${String(layout.splitBytes)}`);
+  return layout;
+}
+
 /** The staging state once the spool is published: the same walks and totals, an empty spool. */
 function afterPublish(state: ExportState): ExportState {
   const empty = freshState(state.op, []);
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
 }
 
-async function readExisting(path: string, format: DatasetFormat): Promise<Record<string, unknown>[]> {
-  const rows: Record<string, unknown>[] = [];
+/** The rows of a part, none when it does not exist yet. */
+async function* readExisting(path: string, format: DatasetFormat): AsyncGenerator<Record<string, unknown>> {
   try {
-    for await (const row of readPart(path, format)) rows.push(row);
+    yield* readPart(path, format);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return rows;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     const reason = error instanceof Error ? error.message : String(error);
     throw new DatasetError(`cannot read the part file ${path} back to merge into it (${reason}); move it aside, or restore it, then resume`, path, { cause: error });
   }
-  return rows;
 }

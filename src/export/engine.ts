@@ -53,6 +53,8 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,
+          layout: settings.layout,
+          walks: walks.params,
           since: settings.since,
           until: settings.until,
         });

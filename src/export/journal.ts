@@ -40,6 +40,8 @@ export interface WalkState {
   /** Datasets: the newest record time staged (Unix ms), and whether the walk stopped at its mark. */
   newest?: number;
   stoppedAtMark?: boolean;
+  /** Datasets: the keys met near `newest`, with their believable times (`marks.ts` `noteNear`). */
+  near?: [key: string, time: number | null][];
 }
 
 /** The counters of one run: what its caps are held to. */

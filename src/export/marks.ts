@@ -1,20 +1,48 @@
 /**
- * A dataset's high-water marks: per parameter set, the newest plausible record time it holds, and
- * the rules by which a newest-first walk of a later run knows it has reached what is held. A single
- * record never decides (a pinned post, a garbage time, one out of order): a page must end in
- * `EVIDENCE` held records in a row, a record being held by a time more than `MARK_LAG_MS` below the
- * mark or by its key already in the dataset (`heldKeys`).
+ * A dataset's high-water marks: per parameter set (walk), the newest plausible record time it
+ * holds, and the rules by which a newest-first walk of a later run knows it has reached what is
+ * held. A single record never decides (a pinned post, a garbage time, one out of order): a page
+ * must end in `EVIDENCE` held records in a row, a record being held by a time more than
+ * `MARK_LAG_MS` below the mark or by its key among the keys the walk met near its mark.
+ *
+ * Each walk keeps its own state file (`_dataset/<op>/walks/<walkName>.json`: its mark and those
+ * keys), read alone before its first request: what a walk reads costs the same in a dataset of 20
+ * walks or 20,000 (README § 8 "Only new pages"), never a scan of part files.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FUTURE_SKEW_MS, PLAUSIBLE_FROM_MS } from '../operations/record-meta.ts';
+import { FUTURE_SKEW_MS, keyOf, plausibleTimeOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { partKeys, UNDATED, UNPARTITIONED, type DatasetPaths, type Partitioning } from './dataset-store.ts';
+import type { DatasetPaths } from './dataset-store.ts';
+import { readJsonFile } from './durable.ts';
 import type { WalkState } from './journal.ts';
 
-/** The marks file of one writer (`_dataset/<op>/state-<writer>.json`). */
+/** A key the walk met near its mark, and that record's believable time (null: none). */
+export type NearKey = [key: string, time: number | null];
+
+/** A walk's state file (`DatasetPaths.walkMark`). */
+export interface WalkMark {
+  version: 1;
+  params: Record<string, string>;
+  /** Unix ms. */
+  mark: number;
+  markTime: string;
+  /** Keys of the records from `MARK_LAG_MS` below the mark on, and of those without a believable time. */
+  near: NearKey[];
+}
+
+/**
+ * At most this many keys a walk keeps near its mark, the newest first: a day of a busy feed. Past
+ * it a later run may buy a page more to find evidence by time; it never misses a record.
+ */
+export const MAX_NEAR = 10_000;
+
+/**
+ * A writer's file (`_dataset/<op>/state-<writer>.json`): the last run it published complete. Its
+ * `walks` held every walk's mark before walks kept their own (they are moved out when the dataset
+ * is migrated, `dataset-rewrite.ts`); it is written empty now.
+ */
 export interface MarksFile {
   version: 1;
   operation: string;
@@ -50,63 +78,68 @@ export function believed(mark: number | undefined, now: number): number | undefi
   return mark !== undefined && mark <= now + FUTURE_SKEW_MS ? mark : undefined;
 }
 
-/**
- * The keys of the partitions a newest-first walk may meet again without a time that proves them
- * held: those from `MARK_LAG_MS` below the walks' lowest mark on, the undated one, and those
- * before `PLAUSIBLE_FROM_MS` (where garbage times such as -1 land). Every writer's parts: a record
- * is held whoever wrote it. Read once a run, before its first request.
- */
-export async function heldKeys(
-  paths: DatasetPaths,
-  op: OperationSpec,
-  marks: MarksFile,
-  partitioning: Partitioning,
-  format: DatasetFormat,
-  stableKeyColumn: string,
-): Promise<Set<string>> {
-  const keys = new Set<string>();
-  const now = Date.now();
-  const believable = Object.values(marks.walks).flatMap((walk) => believed(walk.mark, now) ?? []);
-  if (op.newestFirst === undefined || believable.length === 0) return keys;
-  const from = Math.min(...believable) - MARK_LAG_MS;
-  const root = join(paths.dir, ...op.id.split('/'));
-  const prefix = `${partitioning.column}=`;
-  const folders = await readdir(root).catch(() => [] as string[]);
-  for (const folder of folders) {
-    if (!folder.startsWith(prefix) || !mayHoldFrom(folder.slice(prefix.length), from)) continue;
-    const files = await readdir(join(root, folder)).catch(() => [] as string[]);
-    for (const file of files) {
-      if (!file.startsWith('part-') || !file.endsWith(PART_EXTENSION[format])) continue;
-      for (const key of await partKeys(join(root, folder, file), format, op.key, stableKeyColumn)) keys.add(key);
-    }
+/** The state files of `walks` that have one (read one by one: each walk's alone). */
+export async function readWalkMarks(paths: DatasetPaths, walks: readonly Readonly<Record<string, string>>[]): Promise<Map<string, WalkMark>> {
+  const marks = new Map<string, WalkMark>();
+  for (const params of walks) {
+    const name = walkName(params);
+    const path = paths.walkMark(name);
+    const mark = (await readJsonFile(path, `delete ${path} to walk this parameter set in full again`)) as WalkMark | undefined;
+    if (mark !== undefined) marks.set(name, mark);
   }
-  return keys;
+  return marks;
+}
+
+/** Every walk state file of the operation (for `dataset info`). */
+export async function allWalkMarks(paths: DatasetPaths): Promise<WalkMark[]> {
+  const names = await readdir(join(paths.meta, 'walks')).catch(() => [] as string[]);
+  const marks: WalkMark[] = [];
+  for (const name of names.filter((each) => each.endsWith('.json')).sort()) {
+    const mark = (await readJsonFile(join(paths.meta, 'walks', name), 'it is written again by the next run of its walk').catch(() => undefined)) as WalkMark | undefined;
+    if (mark !== undefined) marks.push(mark);
+  }
+  return marks;
 }
 
 /**
- * The marks after a publish: a walk that is done moves its mark to its newest plausible record in
- * bounds (every record it covered is staged); one not done keeps its old mark (a gap would be
- * skipped). A recorded mark in the future (written before times were checked) is not kept.
- * `completedRun`: the run this publish completed, when the scheduler named it.
+ * Notes the keys of a page a newest-first walk met near its newest record (`walk.near`, kept in
+ * its checkpoint so a resumed walk still has them), dropping those a day below it.
  */
-export function nextMarks(marks: MarksFile, walks: readonly WalkState[], completedRun?: string): MarksFile {
-  const next: MarksFile = { ...marks, walks: { ...marks.walks }, ...(completedRun === undefined ? {} : { completedRun }) };
-  const now = Date.now();
-  for (const walk of walks) {
-    if (!walk.done || walk.newest === undefined) continue;
-    const name = walkName(walk.params);
-    const mark = Math.max(walk.newest, believed(next.walks[name]?.mark, now) ?? -Infinity);
-    next.walks[name] = { params: walk.params, mark, markTime: new Date(mark).toISOString() };
+export function noteNear(op: OperationSpec, walk: WalkState, records: readonly unknown[], now: number): void {
+  const near = walk.near ?? [];
+  for (const record of records) {
+    const key = keyOf(op, record) ?? stableKeyOf(op, record, walk.params);
+    if (key !== undefined) near.push([key, plausibleTimeOf(op, record, now) ?? null]);
   }
-  return next;
+  walk.near = nearOf(near, walk.newest);
 }
 
-/** Whether a partition (`2025`, `2025-11`, `2025-11-21`, or undated/all) may hold a record from `from` on, or one dated before any platform. */
-function mayHoldFrom(partition: string, from: number): boolean {
-  if (partition === UNDATED || partition === UNPARTITIONED) return true;
-  const [year, month, day] = partition.split('-').map(Number);
-  if (!Number.isInteger(year)) return true;
-  const start = Date.UTC(year, (month ?? 1) - 1, day ?? 1);
-  const end = day !== undefined ? Date.UTC(year, month - 1, day + 1) : month !== undefined ? Date.UTC(year, month, 1) : Date.UTC(year + 1, 0, 1);
-  return end > from || start < PLAUSIBLE_FROM_MS;
+/** The keys from `MARK_LAG_MS` below `newest` on and those without a time, once each, newest first, at most `MAX_NEAR`. */
+function nearOf(keys: readonly NearKey[], newest: number | undefined): NearKey[] {
+  const from = newest === undefined ? -Infinity : newest - MARK_LAG_MS;
+  const byKey = new Map<string, number | null>();
+  for (const [key, time] of keys) if (time === null || time > from) byKey.set(key, time);
+  const kept = [...byKey];
+  if (kept.length <= MAX_NEAR) return kept;
+  const rank = (time: number | null): number => time ?? Infinity;
+  return kept.sort((a, b) => rank(b[1]) - rank(a[1])).slice(0, MAX_NEAR);
+}
+
+/**
+ * A walk's state after a publish: a walk that is done moves its mark to its newest plausible
+ * record in bounds (every record it covered is staged) and keeps the keys near it; one not done
+ * keeps its old state (a gap would be skipped). A recorded mark in the future (written before times
+ * were checked) is not kept. Undefined: nothing to record.
+ */
+export function nextWalkMark(old: WalkMark | undefined, walk: WalkState, now = Date.now()): WalkMark | undefined {
+  if (!walk.done || walk.newest === undefined) return undefined;
+  const mark = Math.max(walk.newest, believed(old?.mark, now) ?? -Infinity);
+  return { version: 1, params: walk.params, mark, markTime: new Date(mark).toISOString(), near: nearOf([...(walk.near ?? []), ...(old?.near ?? [])], mark) };
+}
+
+/** The later of two states of one walk (two writers of one walk in one publish). */
+export function laterMark(a: WalkMark | undefined, b: WalkMark): WalkMark {
+  if (a === undefined) return b;
+  const [later, other] = a.mark >= b.mark ? [a, b] : [b, a];
+  return { ...later, near: nearOf([...later.near, ...other.near], later.mark) };
 }

@@ -17,6 +17,7 @@ export interface ExportSettings {
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
+  layout: ExportOptions['layout'];
   /** `since` and `until` in Unix ms. */
   since: number | undefined;
   until: number | undefined;
@@ -54,6 +55,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     incremental = true,
     maxDepth,
     partition,
+    layout,
     since,
     until,
     transform,
@@ -96,8 +98,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
   }
   if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
-  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined)) {
-    throw new TypeError('schema, shard, writer, runId, incremental and partition apply to a dataset, not to a file');
+  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || layout !== undefined)) {
+    throw new TypeError('schema, shard, writer, runId, incremental, partition and layout apply to a dataset, not to a file');
   }
   const sinceMs = instantOf('since', since);
   const untilMs = instantOf('until', until);
@@ -142,6 +144,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     incremental,
     maxDepth,
     partition,
+    layout,
     since: sinceMs,
     until: untilMs,
     transform,

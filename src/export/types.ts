@@ -50,6 +50,12 @@ export interface ExportOptions {
    */
   partition?: 'day' | 'month' | 'year' | 'none';
   /**
+   * Datasets: how a new dataset lays each partition's rows into part files (README § 8 "Part files"):
+   * `buckets` parts by record key to start with (default 1), a part split in two once written larger
+   * than `splitBytes` (default 32 MiB). A dataset keeps the layout of its first run.
+   */
+  layout?: { buckets?: number; splitBytes?: number };
+  /**
    * Datasets: keep only records whose own time is at or after this (an ISO 8601 date or time, or a
    * `Date`): a newest-first walk stops at its first page wholly older, buying no page past it. Records
    * whose time does not read are kept. E.g. `since: '2025-10-01'` starts a dataset of a long feed from October.

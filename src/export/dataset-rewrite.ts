@@ -1,0 +1,310 @@
+/**
+ * What changes a dataset's part files, besides staging: finishing a publish from its journal (any
+ * writer finishes the one a kill left, whoever wrote it), merging rows into a bucket part by the
+ * fetch-time rule, and rewriting a whole operation into bucket parts, which is both `dataset
+ * compact` and the migration of a dataset of per-writer parts (`part-<writer>`, `part-walk-…`,
+ * `part-shard-K-of-N`) to buckets on its first open by this version.
+ *
+ * A publish replaces bucket parts in place, one rename each, and a record lives in one part: a
+ * reader globbing the dataset sees every record exactly once at every moment. A split, a
+ * compaction or a migration replaces several files with others: renames first, then removals, so
+ * for that moment a reader may see a row in an old part and a new one, never miss one (README § 8).
+ */
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { DatasetError, type SchemaDrift } from '../errors.ts';
+import { keyOf, timeOf } from '../operations/record-meta.ts';
+import type { OperationSpec } from '../operations/spec.ts';
+import { walkName } from '../operations/walk-name.ts';
+import { readPart } from '../../sinks/dataset-parts.ts';
+import { mergeSchemas } from '../../sinks/dataset-schema.ts';
+import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
+import { DatasetPaths, partitionOf, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
+import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
+import { readJsonFile, writeJsonAtomic } from './durable.ts';
+import { writeState, type ExportState } from './journal.ts';
+import { laterMark, type MarksFile, type WalkMark } from './marks.ts';
+import type { DatasetChanges } from './types.ts';
+
+/** Records without a usable key are keyed by the operation's `stableKey`, kept in this column. */
+export const STABLE_KEY = '_key';
+
+/** A row's key: the operation's own, else the stable key it was staged with. */
+export function keyOfRow(op: OperationSpec, row: Record<string, unknown>): string | undefined {
+  const own = keyOf(op, row);
+  if (own !== undefined) return own;
+  const stable = row[STABLE_KEY];
+  return typeof stable === 'string' ? stable : undefined;
+}
+
+/** One writer of a publish: what it changed, and where its staging goes afterwards. */
+export interface GroupMember {
+  writer: string;
+  /** The run it published complete (`ExportOptions.runId`). */
+  completedRun?: string;
+  /** Its staging after the publish: null when its export is complete (the staging goes). */
+  next: ExportState | null;
+  changes: DatasetChanges;
+  repaired: number;
+}
+
+/** A publish's journal (`DatasetPaths.publishJournal`), written before its first rename. */
+export interface GroupJournal {
+  version: 2;
+  /** Staged part → its place, relative to the dataset directory. */
+  renames: [string, string][];
+  /** Parts a split replaced, relative to the dataset directory. */
+  removes: string[];
+  schema: RecordedSchema;
+  walks: WalkMark[];
+  members: GroupMember[];
+  drift: SchemaDrift;
+}
+
+/**
+ * Finishes the publish its journal describes, if there is one (the caller holds the publish
+ * lock): renames, removals, schema, walk states, then each member's files and staging. Every step
+ * is idempotent, so a journal is replayed from the start by whoever finds it. Returns whether there was one.
+ */
+export async function finishGroup(paths: DatasetPaths): Promise<boolean> {
+  const journal = (await readJsonFile(paths.publishJournal, `delete ${paths.publishJournal} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`)) as
+    | GroupJournal
+    | undefined;
+  if (journal === undefined) {
+    // Parts staged by a publish killed before its journal: the dataset never saw them.
+    await rm(paths.publishing, { recursive: true, force: true });
+    return false;
+  }
+  await replace(paths.dir, journal.renames, journal.removes);
+  await writeJsonAtomic(paths.schema, journal.schema);
+  for (const walk of journal.walks) {
+    await mkdir(dirname(paths.walkMark(walkName(walk.params))), { recursive: true });
+    await writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk);
+  }
+  const at = new Date().toISOString();
+  for (const member of journal.members) {
+    const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
+    const state: MarksFile = { version: 1, operation: paths.operation, walks: {}, ...(member.completedRun === undefined ? {} : { completedRun: member.completedRun }) };
+    const recorded = (await readJsonFile(own.state, `delete ${own.state}`).catch(() => undefined)) as MarksFile | undefined;
+    // A partial publish keeps the run the writer last completed.
+    if (member.completedRun === undefined && recorded?.completedRun !== undefined) state.completedRun = recorded.completedRun;
+    await writeJsonAtomic(own.state, state);
+    await writeJsonAtomic(own.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift });
+    if (member.next === null) {
+      await rm(own.staging, { recursive: true, force: true });
+    } else {
+      // The walks go on from their checkpoints; the records are in the parts now, so the spool starts empty.
+      await writeState(own.checkpoint, member.next);
+      await rm(own.spool, { force: true });
+    }
+    await writeJsonAtomic(paths.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
+    await rm(paths.commit(member.writer), { force: true });
+  }
+  await rm(paths.publishing, { recursive: true, force: true });
+  await rm(paths.publishJournal, { force: true });
+  return true;
+}
+
+/** Renames staged parts into place, then removes the parts they replace. */
+async function replace(dir: string, renames: readonly [string, string][], removes: readonly string[]): Promise<void> {
+  for (const [from, to] of renames) {
+    const target = join(dir, to);
+    await mkdir(dirname(target), { recursive: true });
+    try {
+      await rename(join(dir, from), target);
+    } catch (error) {
+      // Renamed before a kill: the staged file is gone and the part is in place.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  for (const old of removes) {
+    const part = join(dir, old);
+    await rm(part, { force: true });
+    await removeIfEmpty(dirname(part));
+  }
+}
+
+/** A partition folder whose last part went: readers would find nothing in it. */
+export async function removeIfEmpty(folder: string): Promise<void> {
+  const left = await readdir(folder).catch(() => undefined);
+  if (left !== undefined && left.length === 0) await rmdir(folder).catch(() => undefined);
+}
+
+/** The journal of a writer's own publish, as versions before group commit wrote it. */
+interface LegacyJournal {
+  renames: [string, string][];
+  schema: RecordedSchema;
+  marks: MarksFile;
+  drift: SchemaDrift;
+  next: ExportState | null;
+}
+
+/** Finishes every writer's own publish a kill left (versions before group commit); the caller holds the publish lock. */
+export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> {
+  const names = await readdir(paths.meta).catch(() => [] as string[]);
+  for (const name of names.filter((each) => each.startsWith('staging-')).sort()) {
+    const own = new DatasetPaths(paths.dir, paths.operation, name.slice('staging-'.length));
+    const journal = (await readJsonFile(own.journal, `delete ${own.journal} and resume that writer with the version that wrote it`)) as LegacyJournal | undefined;
+    if (journal === undefined) continue;
+    await replace(paths.dir, journal.renames.map(([from, to]) => [relative(paths.dir, from), relative(paths.dir, to)]), []);
+    await writeJsonAtomic(paths.schema, journal.schema);
+    await writeJsonAtomic(own.state, journal.marks);
+    await writeJsonAtomic(own.drift, { operation: paths.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
+    if (journal.next === null) {
+      await rm(own.staging, { recursive: true, force: true });
+      continue;
+    }
+    await writeState(own.checkpoint, journal.next);
+    await rm(own.spool, { force: true });
+    await rm(join(own.staging, 'parts'), { recursive: true, force: true });
+    await rm(own.journal, { force: true });
+  }
+}
+
+/** Rows of one bucket, one a key: the version fetched last (`fetchedLater`); rows without a key are kept as they are. */
+export class BucketMerge {
+  readonly #byKey = new Map<string, Record<string, unknown>>();
+  readonly #keyless: Record<string, unknown>[] = [];
+
+  constructor(readonly op: OperationSpec) {}
+
+  has(key: string): boolean {
+    return this.#byKey.has(key);
+  }
+
+  /** Takes in a row; returns whether it is the version kept (so far). */
+  add(row: Record<string, unknown>, key = keyOfRow(this.op, row)): boolean {
+    if (key === undefined) {
+      this.#keyless.push(row);
+      return true;
+    }
+    const held = this.#byKey.get(key);
+    if (held !== undefined && !fetchedLater(row, held)) return false;
+    this.#byKey.set(key, row);
+    return true;
+  }
+
+  rows(): Record<string, unknown>[] {
+    return [...this.#byKey.values(), ...this.#keyless];
+  }
+}
+
+/** Where a row goes among buckets: its key's hash (a row without a key, by its JSON). */
+export function rowHash(op: OperationSpec, row: Record<string, unknown>): number {
+  return keyHash(keyOfRow(op, row) ?? JSON.stringify(row, (_, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)));
+}
+
+export interface Rewritten {
+  parts: { before: number; after: number };
+  bytes: { before: number; after: number };
+  rows: number;
+}
+
+/**
+ * Rewrites every part of an operation into bucket parts partitioned `by` (as recorded, or coarser):
+ * a key found in several parts (several writers' parts, before buckets) keeps the version fetched
+ * last, a row without `_fetched_at` counting as fetched when its part was last written. The
+ * caller holds the publish lock and has finished any publish. Old marks of writers become walk
+ * state files. `finish: false` stops after the journal (for tests of recovery).
+ */
+export async function rewriteIntoBuckets(spec: OperationSpec, operation: ScannedOperation, by: PartitionBy, finish: boolean): Promise<Rewritten> {
+  const { paths } = operation;
+  const dir = paths.dir;
+  const schema = operation.schema!;
+  const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
+  const from = operation.partitioning;
+  const parts = await scanParts(dir, operation);
+  const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
+  const columns = mergeSchemas(schema.columns, [{ name: FETCHED_AT, kind: 'string' }]);
+  const journal: CompactionJournal = {
+    version: 1,
+    operation: operation.operation,
+    renames: [],
+    removes: [],
+    schema: { ...schema, columns, partitioning: { by, column: from.column }, layout, shards: undefined },
+    ...(await walksOfWriters(paths)),
+  };
+  const staging = compactionStaging(paths);
+  const targets = new Set<string>();
+  let rows = 0;
+  for (const [partition, group] of groupsOf(parts, by)) {
+    const merge = new BucketMerge(spec);
+    for (const part of group) {
+      const fetched = new Date(part.mtimeMs).toISOString();
+      for await (const record of readPart(part.path, operation.format)) {
+        // A row goes where a later publish looks for it: the partition of its own time.
+        if (partitionOf(timeOf(spec, record), by) !== partition) {
+          throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
+        }
+        merge.add(typeof record[FETCHED_AT] === 'string' ? record : { ...record, [FETCHED_AT]: fetched });
+      }
+    }
+    const folder = paths.partitionFolder(partition, from.column);
+    const buckets = new Map<string, [Bucket, Record<string, unknown>[]]>();
+    for (const row of merge.rows()) {
+      const bucket = bucketFor([], rowHash(spec, row), layout.buckets);
+      const name = `${bucket.bucket}-${bucket.of}`;
+      const entry = buckets.get(name) ?? [bucket, []];
+      entry[1].push(row);
+      buckets.set(name, entry);
+    }
+    for (const [bucket, bucketRows] of buckets.values()) {
+      const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+      for (const written of await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, operation.format, columns, layout.splitBytes)) {
+        const target = bucketPath(folder, written, operation.format);
+        journal.renames.push([relative(dir, written.staged), relative(dir, target)]);
+        targets.add(target);
+      }
+      rows += bucketRows.length;
+    }
+  }
+  for (const part of parts) if (!targets.has(part.path)) journal.removes.push(relative(dir, part.path));
+  await writeCompactionJournal(paths, journal);
+  if (finish) await finishCompaction(paths);
+  const after = await scanParts(dir, { ...operation, partitioning: { by, column: from.column } });
+  return {
+    parts: { before: parts.length, after: finish ? after.length : journal.renames.length },
+    bytes: { before: bytes, after: after.reduce((sum, part) => sum + part.bytes, 0) },
+    rows,
+  };
+}
+
+/** The marks writers kept before walks had their own files, as walk states (the latest mark of a walk), and the writers' files without them. */
+async function walksOfWriters(paths: DatasetPaths): Promise<Pick<CompactionJournal, 'walks' | 'writers'>> {
+  const names = await readdir(paths.meta).catch(() => [] as string[]);
+  const walks = new Map<string, WalkMark>();
+  const writers: Record<string, MarksFile> = {};
+  for (const name of names.filter((each) => /^state-.+\.json$/.test(each))) {
+    const path = join(paths.meta, name);
+    const file = (await readJsonFile(path, `delete ${path}: its walks are then walked in full once`)) as MarksFile | undefined;
+    if (file === undefined || Object.keys(file.walks ?? {}).length === 0) continue;
+    for (const [walk, { params, mark }] of Object.entries(file.walks)) {
+      walks.set(walk, laterMark(walks.get(walk), { version: 1, params, mark, markTime: new Date(mark).toISOString(), near: [] }));
+    }
+    writers[name.slice('state-'.length, -'.json'.length)] = { ...file, walks: {} };
+  }
+  for (const [walk, mark] of walks) {
+    const own = (await readJsonFile(paths.walkMark(walk), `delete ${paths.walkMark(walk)}`).catch(() => undefined)) as WalkMark | undefined;
+    if (own !== undefined) walks.set(walk, laterMark(own, mark));
+  }
+  return { walks: [...walks.values()], writers };
+}
+
+const PREFIX: Record<Exclude<PartitionBy, 'none'>, number> = { day: 10, month: 7, year: 4 };
+
+/**
+ * Parts grouped by the (coarser) partition their folders fall in. A folder that names no date
+ * (`undated`, or `+057425-04` from before out-of-range years were undated) holds undated rows.
+ */
+function groupsOf(parts: readonly ScannedPart[], by: PartitionBy): Map<string, ScannedPart[]> {
+  const groups = new Map<string, ScannedPart[]>();
+  for (const part of parts) {
+    const dated = /^\d{4}(?:-\d{2}){0,2}$/.test(part.partition);
+    const partition = by === 'none' ? UNPARTITIONED : dated ? part.partition.slice(0, PREFIX[by]) : UNDATED;
+    const group = groups.get(partition);
+    if (group === undefined) groups.set(partition, [part]);
+    else group.push(part);
+  }
+  return groups;
+}
