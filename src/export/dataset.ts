@@ -240,7 +240,8 @@ export class DatasetDestination implements Destination {
       held.push(mark !== undefined && ((time !== undefined && time <= mark - MARK_LAG_MS) || (key !== undefined && near!.has(key))));
       older.push(this.#since !== undefined && time !== undefined && time < this.#since);
     }
-    if (this.#incremental && newestFirst) noteNear(this.op, walk, records, now);
+    // Only records the dataset will hold: one outside `since`/`until` is not held by a later run.
+    if (this.#incremental && newestFirst) noteNear(this.op, walk, records.filter((record) => this.#admitted(record)), now);
     const reached = mark !== undefined && endsIn(held);
     if (reached) walk.stoppedAtMark = true;
     return reached || (newestFirst && endsIn(older)) ? 'stop' : 'more';
@@ -254,8 +255,7 @@ export class DatasetDestination implements Destination {
     const admitted: unknown[] = [];
     const fetched = new Date().toISOString();
     for (const record of records) {
-      const time = timeOf(this.op, record);
-      if (time !== undefined && !this.#inBounds(time)) continue;
+      if (!this.#admitted(record)) continue;
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
         admitted.push(record);
         continue;
@@ -264,6 +264,11 @@ export class DatasetDestination implements Destination {
       admitted.push({ ...record, ...(stable === undefined ? {} : { [STABLE_KEY]: stable }), [FETCHED_AT]: fetched });
     }
     return admitted;
+  }
+
+  #admitted(record: unknown): boolean {
+    const time = timeOf(this.op, record);
+    return time === undefined || this.#inBounds(time);
   }
 
   #inBounds(time: number): boolean {

@@ -4,7 +4,7 @@
  * purchases are counted on the sandbox's side; the dataset is read back by DuckDB and held against
  * the whole listing as the sandbox serves it.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
@@ -92,8 +92,9 @@ describe('a newest-first dataset walk over an odd feed', () => {
               max(created_utc) FILTER (WHERE created_utc BETWEEN 946684800 AND epoch(now())) AS newest FROM ${table(dir)}`,
     );
     expect(Number(odd)).toBeGreaterThanOrEqual(2);
-    const state = JSON.parse(readFileSync(join(dir, '_dataset', 'forum__subforum', 'state-all.json'), 'utf8')) as { walks: Record<string, { mark: number }> };
-    expect(Object.values(state.walks).map((walk) => walk.mark)).toEqual([Number(newest) * 1000]);
+    const walks = join(dir, '_dataset', 'forum__subforum', 'walks');
+    const marks = readdirSync(walks).map((name) => (JSON.parse(readFileSync(join(walks, name), 'utf8')) as { mark: number }).mark);
+    expect(marks).toEqual([Number(newest) * 1000]);
   });
 
   it.each(DIALECTS)('with every feed fault on, a channel of shorts (ISO times) loses no short across runs (%s dialect)', async (dialect) => {
@@ -245,7 +246,7 @@ describe('what a page tells a newest-first walk of a dataset that has a mark', (
     const dir = freshDir();
     await toDataset(client.forum.subforum(params), dir);
     const [{ id, created_utc }] = await query(`SELECT id, created_utc FROM ${table(dir)} ORDER BY created_utc DESC LIMIT 1`);
-    const held = new DatasetDestination(dir, op, {});
+    const held = new DatasetDestination(dir, op, { walks: [walkParams] });
     await held.recover(false);
     return { inspect: (records) => held.inspect({ params: walkParams, done: false }, records), mark: Number(created_utc), newestId: String(id) };
   }

@@ -53,7 +53,8 @@ async function snapshot(dir: string, key: string) {
   const names = Object.keys(types);
   const [counts] = await query(`SELECT ${names.map((name, i) => `count(${quoted(name)}) AS c${i}`).join(', ')} FROM ${table(dir)}`);
   const filled = Object.fromEntries(names.map((name, i) => [name, counts[`c${i}`]]));
-  const rows = await query(`SELECT * EXCLUDE (_date) FROM ${table(dir)} ORDER BY ${quoted(key)}`);
+  // A re-run fetches every record again: its `_fetched_at` is the one value that moves.
+  const rows = await query(`SELECT * EXCLUDE (_date, _fetched_at) FROM ${table(dir)} ORDER BY ${quoted(key)}`);
   return { types, filled, rows };
 }
 
