@@ -76,7 +76,7 @@ describe('socialstream dataset info', () => {
     expect(operation.parts).toBe(partFiles(template).length);
     const [{ partitions }] = await query(`SELECT count(DISTINCT _date) AS partitions FROM ${table(template)}`);
     expect(operation.partitions).toHaveLength(partitions as number);
-    expect(operation.writers[0].marks[0].params).toEqual({ subforum: 'cli-tools-n150', sort: 'new', trim: 'true' });
+    expect(operation.marks[0].params).toEqual({ subforum: 'cli-tools-n150', sort: 'new', trim: 'true' });
   });
 
   it('prints as text what the dataset holds', async () => {
