@@ -120,6 +120,34 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
     }
   });
 
+  it('walks that overlap (the same posts under other parameters) give the same rows from 3 workers as from one process, each key once', async () => {
+    const context = await setup();
+    // `r/ovl` and `/r/ovl` name the subforum `ovl` as the service reads them: three walks, one set of posts.
+    const path = join(tempDir(), 'overlap.txt');
+    const lines = ['subforum=ovl-n140 sort=new', 'subforum=r/ovl-n140 sort=new', 'subforum=/r/ovl-n140 sort=new', 'subforum=ovlb-n90', 'subforum=r/ovlb-n90', 'subforum=ovlc-n60 sort=new'];
+    writeFileSync(path, lines.map((line) => `${line}\n`).join(''));
+    const one = join(tempDir(), 'one-process');
+    try {
+      const single = await runCli(['export', 'forum/subforum', 'trim=true', '--inputs', path, '--dataset', one], context.env);
+      expect(single.code, single.stderr).toBe(0);
+      expect((await enqueue(context, path)).code).toBe(0);
+      for (let index = 0; index < 3; index++) startWorker(context);
+      await until(context.url, (current) => current.state === 'finished');
+      const expected = 140 + 90 + 60;
+      expect(await datasetCounts(one)).toEqual({ rows: expected, ids: expected });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: expected, ids: expected });
+      // The fetch time is when each machine fetched a post: every other column is the same.
+      const rows = (dir: string) => `SELECT * EXCLUDE (_fetched_at) FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`;
+      const [{ onlyOne, onlyWorkers }] = await query(
+        `SELECT (SELECT count(*) FROM (${rows(one)} EXCEPT ${rows(context.dir)})) AS onlyOne, (SELECT count(*) FROM (${rows(context.dir)} EXCEPT ${rows(one)})) AS onlyWorkers`,
+      );
+      expect([onlyOne, onlyWorkers]).toEqual([0, 0]);
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
   it('status --json gives the walks, credits and records of the run', async () => {
     const result = await runCli(['status', '--queue', drained.url, '--json'], process.env);
     expect(result.code, result.stderr).toBe(0);
