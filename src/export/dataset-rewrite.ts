@@ -78,32 +78,33 @@ export async function finishGroup(paths: DatasetPaths): Promise<boolean> {
   }
   await replace(paths.dir, journal.renames, journal.removes);
   await writeJsonAtomic(paths.schema, journal.schema);
-  for (const walk of journal.walks) {
-    await mkdir(dirname(paths.walkMark(walkName(walk.params))), { recursive: true });
-    await writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk);
-  }
+  // The files of walks and members are each their own: written at once, their syncs overlap.
+  await mkdir(join(paths.meta, 'walks'), { recursive: true });
+  await Promise.all(journal.walks.map((walk) => writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk)));
   const at = new Date().toISOString();
-  for (const member of journal.members) {
-    const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
-    const state: MarksFile = { version: 1, operation: paths.operation, walks: {}, ...(member.completedRun === undefined ? {} : { completedRun: member.completedRun }) };
-    const recorded = (await readJsonFile(own.state, `delete ${own.state}`).catch(() => undefined)) as MarksFile | undefined;
-    // A partial publish keeps the run the writer last completed.
-    if (member.completedRun === undefined && recorded?.completedRun !== undefined) state.completedRun = recorded.completedRun;
-    await writeJsonAtomic(own.state, state);
-    await writeJsonAtomic(own.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift });
-    if (member.next === null) {
-      await rm(own.staging, { recursive: true, force: true });
-    } else {
-      // The walks go on from their checkpoints; the records are in the parts now, so the spool starts empty.
-      await writeState(own.checkpoint, member.next);
-      await rm(own.spool, { force: true });
-    }
-    await writeJsonAtomic(paths.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
-    await rm(paths.commit(member.writer), { force: true });
-  }
+  await Promise.all(journal.members.map((member) => finishMember(paths, member, at)));
   await rm(paths.publishing, { recursive: true, force: true });
   await rm(paths.publishJournal, { force: true });
   return true;
+}
+
+/** A member's files after the publish: its run, drift and staging, then its receipt, and last its commit goes (the sign it was taken). */
+async function finishMember(paths: DatasetPaths, member: GroupMember, at: string): Promise<void> {
+  const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
+  const state: MarksFile = { version: 1, operation: paths.operation, walks: {}, ...(member.completedRun === undefined ? {} : { completedRun: member.completedRun }) };
+  const recorded = (await readJsonFile(own.state, `delete ${own.state}`).catch(() => undefined)) as MarksFile | undefined;
+  // A partial publish keeps the run the writer last completed.
+  if (member.completedRun === undefined && recorded?.completedRun !== undefined) state.completedRun = recorded.completedRun;
+  await Promise.all([writeJsonAtomic(own.state, state), writeJsonAtomic(own.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift })]);
+  if (member.next === null) {
+    await rm(own.staging, { recursive: true, force: true });
+  } else {
+    // The walks go on from their checkpoints; the records are in the parts now, so the spool starts empty.
+    await writeState(own.checkpoint, member.next);
+    await rm(own.spool, { force: true });
+  }
+  await writeJsonAtomic(paths.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
+  await rm(paths.commit(member.writer), { force: true });
 }
 
 /** Renames staged parts into place, then removes the parts they replace. */

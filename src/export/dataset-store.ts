@@ -207,27 +207,33 @@ const LOCK_TRIES = 2_400;
  * process is waited for, up to two minutes.
  */
 export async function withLock<T>(paths: DatasetPaths, fn: () => Promise<T>): Promise<T> {
-  await mkdir(paths.meta, { recursive: true });
   for (let tries = 0; ; tries++) {
+    const held = await tryLock(paths, fn);
+    if (held !== undefined) return held.value;
+    if (tries >= LOCK_TRIES) {
+      throw new DatasetError(`${paths.meta} is locked by another run that is still publishing (${paths.lock})`, paths.dir);
+    }
+    await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
+  }
+}
+
+/** Runs `fn` holding the operation's lock if nobody else holds it (a stale lock is taken over); undefined when held. */
+export async function tryLock<T>(paths: DatasetPaths, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
+  await mkdir(paths.meta, { recursive: true });
+  for (let attempt = 0; ; attempt++) {
     try {
       await mkdir(paths.lock);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    if (await isStale(paths.lock)) {
-      await rm(paths.lock, { recursive: true, force: true });
-      continue;
-    }
-    if (tries >= LOCK_TRIES) {
-      throw new DatasetError(`${paths.meta} is locked by another run that is still publishing (${paths.lock})`, paths.dir);
-    }
-    await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
+    if (attempt > 0 || !(await isStale(paths.lock))) return undefined;
+    await rm(paths.lock, { recursive: true, force: true });
   }
   try {
     // Inside: a full disk refuses this file, and a lock left unsigned would stall the next run 10 s.
     await writeFile(join(paths.lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
-    return await fn();
+    return { value: await fn() };
   } finally {
     await rm(paths.lock, { recursive: true, force: true });
   }
@@ -238,9 +244,10 @@ async function isStale(lock: string): Promise<boolean> {
   try {
     owner = JSON.parse(await readFile(join(lock, 'owner.json'), 'utf8')) as typeof owner;
   } catch {
-    // Made but not yet signed: only a process killed in that instant leaves it so for long.
+    // Made but not yet signed: only a process killed in that instant leaves it so for long. Gone
+    // meanwhile (released): not stale, or this would remove the next holder's lock; taking it is tried again.
     const made = await stat(lock).catch(() => undefined);
-    return made === undefined || Date.now() - made.mtimeMs > 10_000;
+    return made !== undefined && Date.now() - made.mtimeMs > 10_000;
   }
   if (owner.host !== hostname() || typeof owner.pid !== 'number') return false;
   return !isAlive(owner.pid);

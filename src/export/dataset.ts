@@ -26,7 +26,7 @@ import { describeDrift, hasDrift, mergeSchemas, SchemaTracker } from '../../sink
 import { bucketFor, bucketPath, bucketsIn, DEFAULT_LAYOUT, FETCHED_AT, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import { BucketMerge, finishGroup, finishLegacyPublishes, keyOfRow, rewriteIntoBuckets, rowHash, STABLE_KEY, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
-import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
+import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, tryLock, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
@@ -51,6 +51,8 @@ export interface DatasetDestinationOptions {
    * instead of the lock folder. A dataset published with it once is refused to writers without it.
    */
   publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
+  /** The same lock taken only if free (`ExportLocks.tryPublish`). */
+  tryPublishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<{ value: T } | undefined>;
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
@@ -62,6 +64,11 @@ export interface DatasetDestinationOptions {
   since?: number;
   until?: number;
 }
+
+/** How often a writer waiting to publish looks whether its pages were taken, or the lock is free. */
+const POLL_MS = 20;
+/** A publish of a large group rewrites many parts; a lock held longer than this is a run that hangs. */
+const PUBLISH_PATIENCE_MS = 10 * 60_000;
 
 /** A writer's staged pages, waiting for a publish (`DatasetPaths.commit`). */
 interface Commit {
@@ -90,6 +97,7 @@ export class DatasetDestination implements Destination {
   readonly #askedLayout: Layout;
   readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #publishLock: DatasetDestinationOptions['publishLock'];
+  readonly #tryPublishLock: DatasetDestinationOptions['tryPublishLock'];
   readonly #runId: string | undefined;
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
@@ -125,6 +133,7 @@ export class DatasetDestination implements Destination {
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#walks = options.walks ?? [];
     this.#publishLock = options.publishLock;
+    this.#tryPublishLock = options.tryPublishLock;
     this.#runId = options.runId;
     this.#since = options.since;
     this.#until = options.until;
@@ -190,7 +199,8 @@ export class DatasetDestination implements Destination {
   /** Whether something a kill left, or an older layout, must be settled under the lock before this run reads the dataset. */
   async #unsettled(schema: RecordedSchema | undefined): Promise<boolean> {
     if (schema !== undefined && schema.layout === undefined) return true;
-    for (const path of [this.paths.publishJournal, this.paths.journal, this.paths.commit(), this.paths.receipt()]) if ((await fileSize(path)) !== undefined) return true;
+    // A publish journal of another's is not waited for: its publisher finishes it, or whoever publishes next.
+    for (const path of [this.paths.journal, this.paths.commit(), this.paths.receipt()]) if ((await fileSize(path)) !== undefined) return true;
     return hasPendingCompaction(this.paths);
   }
 
@@ -284,18 +294,19 @@ export class DatasetDestination implements Destination {
     const commit: Commit = { writer: this.paths.writer, complete, ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}), state };
     await mkdir(this.paths.commits, { recursive: true });
     await writeJsonAtomic(this.paths.commit(), commit);
+    const lead = async (): Promise<Receipt> => {
+      if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
+      await finishCompaction(this.paths);
+      // A publish killed after its journal may have taken this commit: finishing it says so.
+      await finishGroup(this.paths);
+      if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
+      const journal = await this.#planGroup(commit);
+      await writeJsonAtomic(this.paths.publishJournal, journal);
+      await finishGroup(this.paths);
+      return this.#receipt();
+    };
     try {
-      const receipt = await this.#locked(async () => {
-        if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
-        await finishCompaction(this.paths);
-        // A publish killed after its journal may have taken this commit: finishing it says so.
-        await finishGroup(this.paths);
-        if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
-        const journal = await this.#planGroup(commit);
-        await writeJsonAtomic(this.paths.publishJournal, journal);
-        await finishGroup(this.paths);
-        return this.#receipt();
-      });
+      const receipt = await this.#waitOrLead(lead);
       this.#tracker = new SchemaTracker((await this.#recordedSchema())?.columns ?? []);
       if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
       return { dataset: receipt.changes, repaired: receipt.repaired, spoolTaken: true };
@@ -331,6 +342,25 @@ export class DatasetDestination implements Destination {
     } catch {
       await rm(this.paths.publishing, { recursive: true, force: true });
       return this.#plan([own]);
+    }
+  }
+
+  /**
+   * Until this writer's commit is taken: it is gone once another's publish took it (the receipt is
+   * written first), else this writer takes the lock when it is free and leads. Without a lock that
+   * can be tried, waits for the lock.
+   */
+  async #waitOrLead(lead: () => Promise<Receipt>): Promise<Receipt> {
+    const tryPublish = this.#tryPublishLock;
+    if (this.#publishLock !== undefined && tryPublish === undefined) return this.#locked(lead);
+    const attempt = (fn: () => Promise<Receipt>) => (tryPublish === undefined ? tryLock(this.paths, fn) : tryPublish(this.paths.lock, fn));
+    const deadline = Date.now() + PUBLISH_PATIENCE_MS;
+    for (;;) {
+      if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
+      const led = await attempt(lead);
+      if (led !== undefined) return led.value;
+      if (Date.now() > deadline) throw new DatasetError(`${this.paths.meta} is locked by another run that has been publishing for ten minutes (${this.paths.lock})`, this.output);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
 

@@ -50,6 +50,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           writer: settings.writer,
           runId: settings.runId,
           publishLock: settings.locks?.publish.bind(settings.locks),
+          tryPublishLock: settings.locks?.tryPublish?.bind(settings.locks),
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,

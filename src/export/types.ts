@@ -116,6 +116,11 @@ export interface ExportLocks {
   output(output: string, path: string): Promise<{ release(): Promise<void> }>;
   /** Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting for it while another holds it. */
   publish<T>(path: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` holding that lock if nobody holds it, else resolves undefined at once: a writer waiting
+   * to publish then also sees when another's publish took its pages (group commit). Without it, `publish`.
+   */
+  tryPublish?<T>(path: string, fn: () => Promise<T>): Promise<{ value: T } | undefined>;
 }
 
 /** A snapshot of a running export, as `progress` receives it (the notebook's view draws it). */

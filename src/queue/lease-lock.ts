@@ -67,6 +67,16 @@ export class RedisLocks implements ExportLocks {
     }
   }
 
+  async tryPublish<T>(path: string, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
+    const lease = await this.take(path);
+    if (lease === undefined) return undefined;
+    try {
+      return { value: await fn() };
+    } finally {
+      await lease.release();
+    }
+  }
+
   /** Takes the lock at `path` if nobody holds it, renewing its lease until released. */
   async take(path: string): Promise<Lease | undefined> {
     const key = lockKey(path);

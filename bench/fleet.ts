@@ -1,0 +1,155 @@
+/**
+ * A dataset written by a fleet (issue 28): thousands of walks, each a dataset writer of its own as a
+ * queue worker runs it (`writer: walk-<walkName>`, a run id, `resume`), many at once into one
+ * dataset, then three scheduled rounds (the sandbox `advance`s every feed, every walk runs again).
+ * Locks are the local ones here (the queue's are Redis leases, the same code path otherwise).
+ *
+ * Reports, against DuckDB's own `COPY … PARTITION_BY (_date)` of the same rows:
+ * - part files (the bound: buckets × partitions) and bytes;
+ * - `GROUP BY _date` and a point lookup by id, each the median of 5 on a fresh connection;
+ * - per-walk setup (`recover`: what a walk reads before its first request) with 20, 200 and all
+ *   walks in the dataset, measured on the same 20 walks;
+ * - per round: median walk time, median setup, credits (expected: the new pages + 1 a walk).
+ *
+ *   npx tsx bench/fleet.ts [walks] [posts a walk]      (default 2000 300)
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createClient } from '../src/index.ts';
+import { startSandbox } from '../src/sandbox/index.ts';
+import { toDataset } from '../src/export/index.ts';
+import { DatasetDestination } from '../src/export/dataset.ts';
+import { walkName } from '../src/operations/walk-name.ts';
+
+const WALKS = Number(process.argv[2] ?? 2_000);
+const POSTS = Number(process.argv[3] ?? 300);
+const ROUNDS = 3;
+/** New posts a feed gets between rounds: one new page of 25 (trim), so a walk buys 2 (the new page, the one reaching its mark). */
+const NEW_PER_ROUND = 20;
+const AT_ONCE = 64;
+const PROBE = 20;
+
+const setupMs: number[] = [];
+type Recover = (this: DatasetDestination, restart: boolean) => Promise<void>;
+const recover = Object.getOwnPropertyDescriptor(DatasetDestination.prototype, 'recover')!.value as Recover;
+DatasetDestination.prototype.recover = async function (this: DatasetDestination, restart: boolean) {
+  const started = performance.now();
+  try {
+    await recover.call(this, restart);
+  } finally {
+    setupMs.push(performance.now() - started);
+  }
+};
+
+const KEY = 'sk_live_sandbox_bench_fleet';
+const sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: KEY, credits: 100_000_000 }] });
+const client = createClient({ apiKey: KEY, baseUrl: sandbox.url, maxConcurrentRequests: AT_ONCE });
+const root = mkdtempSync(join(tmpdir(), 'socialstream-bench-fleet-'));
+const dir = join(root, 'dataset');
+const charged = () => sandbox.requests.charged[KEY] ?? 0;
+const params = (index: number) => ({ subforum: `s${index}-n${POSTS}`, sort: 'new' as const, trim: true });
+
+/** Runs walks `from`..`to`-1 as a queue's workers would, `AT_ONCE` at a time; each walk's time and setup. */
+async function walks(from: number, to: number, run: string): Promise<{ walkMs: number[]; setupMs: number[]; credits: number; ms: number }> {
+  const before = charged();
+  const setups = setupMs.length;
+  const walkMs: number[] = [];
+  const started = performance.now();
+  let next = from;
+  const lane = async () => {
+    while (next < to) {
+      const index = next++;
+      const walk = params(index);
+      const begun = performance.now();
+      const writer = `walk-${walkName({ subforum: walk.subforum, sort: walk.sort, trim: 'true' })}`;
+      const summary = await toDataset(client.forum.subforum(walk), dir, { writer, runId: `fleet:${run}`, resume: true });
+      if (!summary.complete) throw new Error(`walk ${index} did not complete: ${summary.stoppedBy ?? 'failed'}`);
+      walkMs.push(performance.now() - begun);
+    }
+  };
+  await Promise.all(Array.from({ length: AT_ONCE }, lane));
+  return { walkMs, setupMs: setupMs.slice(setups), credits: charged() - before, ms: performance.now() - started };
+}
+
+function files(folder: string, extension: string): { count: number; bytes: number } {
+  let count = 0;
+  let bytes = 0;
+  for (const name of readdirSync(folder, { recursive: true }) as string[]) {
+    if (!name.endsWith(extension) || name.startsWith('_dataset')) continue;
+    count++;
+    bytes += statSync(join(folder, name)).size;
+  }
+  return { count, bytes };
+}
+
+async function timed(sql: string): Promise<number> {
+  const times: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const started = performance.now();
+    await connection.runAndReadAll(sql);
+    times.push(performance.now() - started);
+    connection.closeSync();
+    instance.closeSync();
+  }
+  return median(times);
+}
+
+try {
+  console.log(`${WALKS} walks of ${POSTS} posts (subforums by month over five years, 25 posts a page), ${AT_ONCE} walks at once, a writer each`);
+  const probes: { walks: number; setup: number }[] = [];
+  let filled = 0;
+  for (const size of [PROBE, 200, WALKS].filter((size, index, all) => size <= WALKS && all.indexOf(size) === index)) {
+    const fill = await walks(filled, size, 'fill');
+    filled = size;
+    console.log(`fill to ${size} walks: ${(fill.ms / 1000).toFixed(1)} s, ${fill.credits} credits, median walk ${median(fill.walkMs).toFixed(0)} ms`);
+    // The same 20 walks again (nothing new: a page each), with `size` walks in the dataset.
+    const probe = await walks(0, PROBE, `probe-${size}`);
+    probes.push({ walks: size, setup: median(probe.setupMs) });
+  }
+  console.log(`per-walk setup (median, the same ${PROBE} walks): ${probes.map((probe) => `${probe.walks} walks ${probe.setup.toFixed(2)} ms`).join(', ')}; ` + `×${(probes[probes.length - 1].setup / probes[0].setup).toFixed(2)} from ${probes[0].walks} to ${probes[probes.length - 1].walks}`);
+
+  const rounds: { round: number; walk: number; setup: number; credits: number; ms: number }[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    sandbox.advance({ records: NEW_PER_ROUND });
+    const result = await walks(0, WALKS, `round-${round}`);
+    rounds.push({ round, walk: median(result.walkMs), setup: median(result.setupMs), credits: result.credits, ms: result.ms });
+  }
+  console.log('round  median walk ms  median setup ms  credits  (new pages + 1 a walk)  round s');
+  for (const row of rounds) {
+    console.log(`${String(row.round).padStart(5)}  ${row.walk.toFixed(0).padStart(13)}  ${row.setup.toFixed(2).padStart(15)}  ${String(row.credits).padStart(7)}  ${String(WALKS * 2).padStart(22)}  ${(row.ms / 1000).toFixed(1).padStart(7)}`);
+  }
+  console.log(`round 3 median walk ×${(rounds[ROUNDS - 1].walk / rounds[0].walk).toFixed(2)} round 1`);
+
+  const copy = join(root, 'copy');
+  const glob = (folder: string) => `read_parquet('${folder}/**/*.parquet', hive_partitioning = true, union_by_name = true)`;
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  await connection.run(`COPY (SELECT * FROM ${glob(join(dir, 'forum/subforum'))}) TO '${copy}' (FORMAT parquet, PARTITION_BY (_date))`);
+  const [[someId]] = (await connection.runAndReadAll(`SELECT id FROM ${glob(copy)} ORDER BY id LIMIT 1 OFFSET 777`)).getRows();
+  connection.closeSync();
+  instance.closeSync();
+  const ours = files(join(dir, 'forum/subforum'), '.parquet');
+  const theirs = files(copy, '.parquet');
+  const partitions = readdirSync(join(dir, 'forum/subforum')).length;
+  const group = (folder: string) => `SELECT _date, count(*) FROM ${glob(folder)} GROUP BY _date`;
+  const lookup = (folder: string) => `SELECT * FROM ${glob(folder)} WHERE id = '${String(someId)}'`;
+  const [groupOurs, groupTheirs, lookupOurs, lookupTheirs] = [await timed(group(join(dir, 'forum/subforum'))), await timed(group(copy)), await timed(lookup(join(dir, 'forum/subforum'))), await timed(lookup(copy))];
+  console.log(`part files: ${ours.count} (${partitions} partitions × 1 bucket: bound ${partitions}); DuckDB's COPY PARTITION_BY: ${theirs.count}`);
+  console.log(`bytes: ${(ours.bytes / 1e6).toFixed(1)} MB against ${(theirs.bytes / 1e6).toFixed(1)} MB (×${(ours.bytes / theirs.bytes).toFixed(2)})`);
+  console.log(`GROUP BY _date: ${groupOurs.toFixed(1)} ms against ${groupTheirs.toFixed(1)} ms (×${(groupOurs / groupTheirs).toFixed(2)})`);
+  console.log(`point lookup by id: ${lookupOurs.toFixed(1)} ms against ${lookupTheirs.toFixed(1)} ms (×${(lookupOurs / lookupTheirs).toFixed(2)})`);
+} finally {
+  await client.close();
+  await sandbox.close();
+  rmSync(root, { recursive: true, force: true });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
