@@ -3,13 +3,15 @@
  * the job names, until its signal aborts or its key is refused. Any number of workers, on any
  * number of machines, share one queue, one budget per run, and one dataset.
  *
- * - **A walk is a dataset writer of its own** (`walk-<walkName>`: its own staging, lock, part files
- *   and high-water mark). A worker that dies leaves the walk's pages and checkpoint staged on DIR;
+ * - **A walk is a dataset writer of its own** (`walk-<walkName>`: its own staging and lock), publishing
+ *   into the dataset's bucket parts with every walk that finishes at the same moment on any worker
+ *   (group commit, README § 8). A worker that dies leaves the walk's pages and checkpoint staged on DIR;
  *   its job's lease (BullMQ's job lock, renewed while the worker lives) expires, the job goes back to
  *   the queue, and whichever worker takes it resumes the walk from its last staged page: no answered
  *   page is bought twice. BullMQ would fail a job whose worker died `maxStalledCount` times; here a
  *   walk survives any number of deaths. The walk's writer lock and the dataset's publish lock are
- *   Redis leases too (`RedisLocks`), not pid files, which mean nothing across machines.
+ *   Redis leases too (`RedisLocks`), not pid files, which mean nothing across machines; a dataset
+ *   written so refuses writers that do not take them.
  * - **The budget** is a gate before every attempt (`BudgetGate`). A spent budget ends the walk
  *   cleanly (what it staged is published, its checkpoint kept) and parks its job; raising the
  *   budget (enqueueing the run again) takes the parked walks again at once.
