@@ -471,7 +471,8 @@ export class DatasetDestination implements Destination {
     for (const commit of commits) {
       for (const walk of commit.state.walks) {
         const name = walkName(walk.params);
-        const next = nextWalkMark(walks.get(name) ?? this.#marks.get(name) ?? (await readWalkMarks(this.paths, [walk.params])).get(name), walk);
+        // Read afresh: another writer of the same walk may have published since this one opened.
+        const next = nextWalkMark(walks.get(name) ?? (await readWalkMarks(this.paths, [walk.params])).get(name), walk);
         if (next !== undefined) walks.set(name, laterMark(walks.get(name), next));
       }
     }

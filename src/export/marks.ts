@@ -33,10 +33,12 @@ export interface WalkMark {
 }
 
 /**
- * At most this many keys a walk keeps near its mark, the newest first: a day of a busy feed. Past
- * it a later run may buy a page more to find evidence by time; it never misses a record.
+ * At most this many keys a walk keeps near its mark, the newest: a later run meets the newest held
+ * records first, so these are the ones that stop it (40 pages of 25). Kept small because the
+ * walk's checkpoint carries them on every staged page. Fewer would never miss a record, only buy
+ * pages until times prove them held.
  */
-export const MAX_NEAR = 10_000;
+export const MAX_NEAR = 1_000;
 
 /**
  * A writer's file (`_dataset/<op>/state-<writer>.json`): the last run it published complete. Its
