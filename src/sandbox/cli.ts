@@ -29,8 +29,9 @@ options:
                    400 days older than its place), keyless (every 29th with its id null), or all
   --help           this text
 
-kill -USR2 <pid> (the pid its banner prints) lets time pass: every paginated resource gains --advance
-new newest records and counters of existing records grow, as sandbox.advance({ records }) does.`;
+kill -USR2 <pid> (the pid its banner prints) lets an hour of the sandbox's clock pass (a second per record
+if more, never past this machine's clock): every paginated resource gains --advance new newest records
+dated within it, and counters of existing records grow, as sandbox.advance({ records }) does.`;
 
 const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance', '--feed'] as const;
 
@@ -157,7 +158,7 @@ export async function runSandboxCommand(argv: string[]): Promise<void> {
   const advance = () => {
     sandbox.advance({ records: step });
     added += step;
-    process.stdout.write(`advanced: every paginated resource has ${added} new records\n`);
+    process.stdout.write(`advanced: every paginated resource has ${added} new records; the sandbox clock reads ${new Date(sandbox.now).toISOString()}\n`);
   };
   process.on('SIGUSR2', advance);
   const stopped = new Promise<void>((resolve) => {

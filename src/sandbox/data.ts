@@ -3,6 +3,7 @@
  * record can be built from its index alone. That keeps a resource of a million records free: pages
  * are generated on demand and nothing is stored between requests.
  */
+import { EPOCH_SECONDS, type SandboxClockReading } from './clock.ts';
 import { SandboxValidationError } from './platform.ts';
 
 /** FNV-1a, 32-bit: a fast, stable string hash. */
@@ -118,8 +119,7 @@ export function keyed<T>(items: readonly T[]): Record<string, T> {
   return out;
 }
 
-/** Unix seconds, `daysAgo` days before a fixed epoch so that data does not drift with the clock. */
-export const EPOCH_SECONDS = 1_763_769_600; // 2025-11-22T00:00:00Z
+/** Unix seconds, up to `maxDays` days before the fixed epoch, so that data does not drift with the machine's clock. */
 export function unixSecondsAgo(rng: Rng, maxDays = 365): number {
   return EPOCH_SECONDS - rng.int(0, maxDays * 86_400);
 }
@@ -171,10 +171,18 @@ export function grownBy(growth: number, index: number): number {
 }
 
 /**
- * Unix seconds of the record at `index` in a newest-first list of `total` records: about `spacing`
- * seconds apart (with some jitter), squeezed for huge resources so that even the oldest record of
- * a `-n1000000` walk stays a plausible time (within 20 years of the epoch). Records added by
- * `advance()` (negative indices) come after the epoch, in the same order; `total` leaves them out.
+ * Unix seconds of the record at `index`: the seed's time (`seeded()`) for one the seed holds, the
+ * virtual clock's for one `advance()` added (a negative index). Both take one draw of `rng`, so the
+ * fields a record draws after its time are the same either way.
+ */
+export function recordSeconds(clock: SandboxClockReading, rng: Rng, index: number, seeded: () => number): number {
+  return index < 0 ? clock.addedAt(index, rng.next()) : seeded();
+}
+
+/**
+ * Unix seconds of the record at `index` (of those the seed holds) in a newest-first list of `total`
+ * records: about `spacing` seconds apart (with some jitter), squeezed for huge resources so that even
+ * the oldest record of a `-n1000000` walk stays a plausible time (within 20 years of the epoch).
  */
 export function newestFirstSeconds(rng: Rng, index: number, total: number, spacing: number): number {
   const step = Math.min(spacing, 630_720_000 / Math.max(1, total));

@@ -13,12 +13,14 @@
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { Accounts, type AccountSpec, type CreditBalance } from './accounts.ts';
+import { SandboxClock } from './clock.ts';
 import { DIALECTS, dialectOperations, type SandboxDialect } from './dialects/index.ts';
 import { checkFaults, FaultInjector, type SandboxFaults } from './faults.ts';
 import { operations, operationTable } from './platforms/index.ts';
 import { createSandboxServer, type RequestCounters } from './server.ts';
 
 export type { AccountSpec, CreditBalance } from './accounts.ts';
+export type { SandboxClockReading } from './clock.ts';
 export type { SandboxDialect } from './dialects/index.ts';
 export type { SandboxFaults } from './faults.ts';
 export type { SandboxOperation, SandboxRequest } from './platform.ts';
@@ -77,11 +79,28 @@ export interface Sandbox {
   /** A snapshot of the request counters (for tests and benchmarks). */
   readonly requests: SandboxRequestCounts;
   /**
-   * Time passes: every paginated resource gains `records` new newest records (an identifier's `-n`
-   * count grows by as many) and counters of existing records (likes, score, views) grow. Deterministic:
-   * the data depends only on the seed and the records added so far.
+   * The virtual clock, in Unix milliseconds: 2025-11-22T00:00:00Z, where the seed's data ends, until
+   * `advance()` moves it; never later than the machine's clock.
    */
-  advance(options: { records: number }): void;
+  readonly now: number;
+  /**
+   * Time passes: the virtual clock moves on by a round, every paginated resource gains `records` new
+   * newest records dated within it, in order, and counters of existing records (likes, score, views)
+   * grow. Deterministic: the data depends only on the seed and the rounds so far (unless a round was
+   * cut at the machine's clock).
+   */
+  advance(options: AdvanceOptions): void;
+}
+
+export interface AdvanceOptions {
+  /** How many records every paginated resource gains (an identifier's `-n` count grows by as many). */
+  records: number;
+  /**
+   * How long the round lasts, in seconds of virtual time: its records are dated inside it, a slot
+   * each. Default an hour, or a second per record when that is longer. A round that would end after
+   * the machine's clock ends at it.
+   */
+  seconds?: number;
 }
 
 function nonNegative(value: unknown, name: string, fallback: number): number {
@@ -115,7 +134,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const accounts = new Accounts(accountSpecs);
   const faults = new FaultInjector(checkFaults(options.faults), String(seed));
   const counters: RequestCounters = { total: 0, charged: new Map() };
-  const growth = { records: 0 };
+  const clock = new SandboxClock();
 
   const server = createSandboxServer({
     operations: operationTable(dialectOperations(dialect, operations)),
@@ -125,7 +144,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     latencyMs,
     slowMs,
     counters,
-    growth,
+    clock,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -153,11 +172,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     setFaults(next) {
       faults.set(checkFaults(next));
     },
-    advance({ records }) {
+    get now() {
+      return clock.now * 1000;
+    },
+    advance({ records, seconds }) {
       if (!Number.isSafeInteger(records) || records < 0) {
         throw new TypeError(`advance: records must be a non-negative integer, got ${String(records)}`);
       }
-      growth.records += records;
+      if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < 1)) {
+        throw new TypeError(`advance: seconds must be a positive integer, got ${String(seconds)}`);
+      }
+      clock.advance(records, seconds);
     },
     get requests() {
       return { total: counters.total, charged: Object.fromEntries(counters.charged) };

@@ -5,6 +5,8 @@
  * every operation: authentication, the credit check and charge, faults, latency, JSON encoding.
  * A handler only validates its query and builds the 200 body, so it stays pure and deterministic.
  */
+import type { SandboxClockReading } from './clock.ts';
+
 /** The fault kinds that shape a newest-first listing's records (`feed.ts`). */
 export const FEED_FAULTS = ['pinned', 'garbageTime', 'futureTime', 'outOfOrder', 'keyless'] as const;
 export type FeedFault = (typeof FEED_FAULTS)[number];
@@ -20,6 +22,8 @@ export interface SandboxRequest {
   duplicates: boolean;
   /** Records added by `advance()` so far: every paginated resource lists that many before its first. */
   growth: number;
+  /** The virtual clock: its time now, and the times of the records `advance()` added. */
+  clock: SandboxClockReading;
   /** Feed faults on (pinned, garbage, far-future and out-of-order times); none when absent. */
   feed?: FeedFaults;
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Accounts } from './accounts.ts';
+import type { SandboxClock } from './clock.ts';
 import type { FaultInjector } from './faults.ts';
 import { SandboxValidationError, type SandboxOperation } from './platform.ts';
 
@@ -24,8 +25,8 @@ export interface ServerConfig {
   latencyMs: number;
   slowMs: number;
   counters: RequestCounters;
-  /** Records added by `advance()`: read on every request, so a running server grows. */
-  growth: { records: number };
+  /** The virtual clock `advance()` moves: read on every request, so a running server grows. */
+  clock: SandboxClock;
 }
 
 /** Where SPEC's 401 bodies point ({docs_url}); the sandbox has no docs site of its own. */
@@ -78,7 +79,7 @@ function isMalformedQuery(raw: string): boolean {
 }
 
 export function createSandboxServer(config: ServerConfig): Server {
-  const { operations, accounts, faults, seed, counters } = config;
+  const { operations, accounts, faults, seed, counters, clock } = config;
 
   async function send(
     res: ServerResponse,
@@ -130,7 +131,8 @@ export function createSandboxServer(config: ServerConfig): Server {
         query: new URLSearchParams(rawQuery),
         seed,
         duplicates: faults.duplicates,
-        growth: config.growth.records,
+        growth: clock.records,
+        clock,
         feed: faults.feed,
       });
     } catch (error) {

@@ -147,10 +147,10 @@ describe('sandbox command: time passes on SIGUSR2', () => {
       };
       expect(await count()).toBe(10);
       child.kill('SIGUSR2');
-      await waitFor(/has 4 new records/);
+      await waitFor(/has 4 new records; the sandbox clock reads 2025-11-22T01:00:00.000Z/);
       expect(await count()).toBe(14);
       child.kill('SIGUSR2');
-      await waitFor(/has 8 new records/);
+      await waitFor(/has 8 new records; the sandbox clock reads 2025-11-22T02:00:00.000Z/);
       expect(await count()).toBe(18);
     } finally {
       child.kill('SIGTERM');

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../../src/sandbox/accounts.ts';
+import { SandboxClock } from '../../src/sandbox/clock.ts';
 import { FaultInjector } from '../../src/sandbox/faults.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { SandboxValidationError, type SandboxOperation } from '../../src/sandbox/platform.ts';
@@ -433,7 +434,7 @@ describe('robustness', () => {
       latencyMs: 0,
       slowMs: 0,
       counters: { total: 0, charged: new Map() },
-      growth: { records: 0 },
+      clock: new SandboxClock(),
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;

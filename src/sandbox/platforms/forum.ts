@@ -7,6 +7,7 @@
  * only has to name where a run of siblings resumes, where it ends, and whose children they are.
  * Every comment then sits in exactly one run, and every run is reached by exactly one cursor.
  */
+import type { SandboxClockReading } from '../clock.ts';
 import {
   Rng,
   decodeCursor,
@@ -16,6 +17,7 @@ import {
   keyed,
   grownBy,
   newestFirstSeconds,
+  recordSeconds,
   pageIndices,
   sizeOf,
   unixSecondsAgo,
@@ -266,14 +268,16 @@ interface Listing {
   /** Records before any `advance()`: the spacing of `new` times. */
   base: number;
   growth: number;
+  clock: SandboxClockReading;
   feed: FeedFaults | undefined;
 }
 
-function subforumPost({ resource, name, id: subforumId, subscribers, sort, days, base, growth, feed }: Listing, index: number, pinned = false) {
+function subforumPost({ resource, name, id: subforumId, subscribers, sort, days, base, growth, clock, feed }: Listing, index: number, pinned = false) {
   const rng = new Rng(resource, index);
   const id = rng.token(7);
   // `new` lists newest first and `top` highest first, so those two orders hold across pages.
-  const created = feedSeconds(feed, index, sort === 'new' ? newestFirstSeconds(rng, index, base, (days * DAY) / Math.max(base, 1)) : unixSecondsAgo(rng, days));
+  const seeded = () => (sort === 'new' ? newestFirstSeconds(rng, index, base, (days * DAY) / Math.max(base, 1)) : unixSecondsAgo(rng, days));
+  const created = feedSeconds(feed, index, recordSeconds(clock, rng, index, seeded));
   const ups = (sort === 'top' ? Math.floor(100_000 / (1 + Math.max(index, 0) / 5)) + rng.int(0, 3) : rng.int(0, 40_000)) + grownBy(growth, index);
   const isSelf = rng.bool(0.6);
   const selftext = isSelf ? rng.sentence(6, 60) : '';
@@ -380,6 +384,7 @@ function subforum(request: SandboxRequest) {
     days: TIMEFRAME_DAYS[timeframe],
     base,
     growth: request.growth,
+    clock: request.clock,
     feed: request.feed,
   };
   const indices = pageIndices(total, pageSize, offset, request.duplicates, request.growth);

@@ -3,7 +3,8 @@
  * Replies come as a timeline (docs/wire.md "Microblog comment timeline"): post entries and cursor
  * entries inside `result.instructions[].entries[]`, the only arrays SPEC 2.2 allows in `data`.
  */
-import { EPOCH_SECONDS, Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, sizeOf, unixSecondsAgo } from '../data.ts';
+import { EPOCH_SECONDS, type SandboxClockReading } from '../clock.ts';
+import { Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, recordSeconds, sizeOf, unixSecondsAgo } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { required } from '../params.ts';
 import type { SandboxOperation, SandboxRequest } from '../platform.ts';
@@ -96,7 +97,7 @@ function community(request: SandboxRequest) {
 }
 
 /** One reply to the post: a post result as the timeline carries it (SPEC 2.4 "Microblog comments"). */
-function reply(seed: string, url: string, postId: string, index: number) {
+function reply(seed: string, url: string, postId: string, index: number, clock: SandboxClockReading) {
   const rng = new Rng(seed, 'microblog/comments', url, index);
   const restId = `${BigInt(postId) + BigInt(index + 1)}`;
   const userId = rng.digits(18);
@@ -132,7 +133,7 @@ function reply(seed: string, url: string, postId: string, index: number) {
     legacy: {
       id_str: restId,
       full_text: long ? `${text.slice(0, 275)}…` : text,
-      created_at: unixSecondsAgo(rng, 30),
+      created_at: recordSeconds(clock, rng, index, () => unixSecondsAgo(rng, 30)),
       favorite_count: rng.int(0, 5_000),
       reply_count: rng.int(0, 200),
       retweet_count: rng.int(0, 1_000),
@@ -160,7 +161,7 @@ function comments(request: SandboxRequest) {
   const next = Math.min(total, offset + COMMENTS_PAGE_SIZE);
   const bottom = encodeCursor(resource, next);
   const entries: unknown[] = indices.map((index) => {
-    const result = reply(request.seed, url, postId, index);
+    const result = reply(request.seed, url, postId, index, request.clock);
     return {
       entryId: `tweet-${result.rest_id}`,
       sortIndex: String(hash(`${url}|${index}`)),

@@ -3,7 +3,8 @@
  * (E20, 24 posts a page), story highlight details (E21) and post details (E22, doubly nested in
  * `data.data.xdt_shortcode_media`).
  */
-import { Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, sizeOf, unixSecondsAgo } from '../data.ts';
+import { Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, recordSeconds, sizeOf, unixSecondsAgo } from '../data.ts';
+import type { SandboxClockReading } from '../clock.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -47,7 +48,7 @@ function transcript(request: SandboxRequest) {
   };
 }
 
-function hashtagPost(resource: string, hashtag: string, reelsOnly: boolean, index: number) {
+function hashtagPost(resource: string, hashtag: string, reelsOnly: boolean, index: number, clock: SandboxClockReading) {
   const rng = new Rng(resource, index);
   const code = shortcode(rng);
   const isVideo = reelsOnly || rng.bool(0.5);
@@ -70,7 +71,7 @@ function hashtagPost(resource: string, hashtag: string, reelsOnly: boolean, inde
     is_affiliate: rng.bool(0.05),
     is_paid_partnership: rng.bool(0.05),
     video_duration: isVideo ? Math.round(rng.next() * 90_000) / 1000 + 3 : 0,
-    taken_at: isoFromSeconds(unixSecondsAgo(rng, 60)),
+    taken_at: isoFromSeconds(recordSeconds(clock, rng, index, () => unixSecondsAgo(rng, 60))),
     like_count: rng.int(0, 250_000),
     comment_count: rng.int(0, 3_000),
     clips_music_attribution_info: {
@@ -111,7 +112,7 @@ function hashtag(request: SandboxRequest) {
   const total = sizeOf(tag) + request.growth;
   const offset = decodeCursor(resource, query.get('cursor'));
   const posts = pageIndices(total, HASHTAG_PAGE_SIZE, offset, request.duplicates, request.growth).map((index) =>
-    hashtagPost(resource, tag, mediaType === 'reels', index),
+    hashtagPost(resource, tag, mediaType === 'reels', index, request.clock),
   );
   const next = offset + HASHTAG_PAGE_SIZE;
   return envelope('photoshare/search/hashtag', {

@@ -2,7 +2,8 @@
  * The search engine's ad-transparency library: a company's public ads (E17), 40 per page behind an
  * opaque `data.cursor`. Its responses carry no `endpoint` (SPEC 2.1).
  */
-import { EPOCH_SECONDS, Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, sizeOf } from '../data.ts';
+import { EPOCH_SECONDS } from '../clock.ts';
+import { Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, recordSeconds, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, isoDate, oneOf, optional } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -51,8 +52,11 @@ function companyAds(request: SandboxRequest) {
     const rng = new Rng(resource, index);
     const creativeId = `CR${rng.digits(20)}`;
     const format = rng.pick(['image', 'video', 'text'] as const);
-    const firstShown = rng.int(windowStart, windowEnd);
-    const lastShown = Math.min(windowEnd + DAY - 1, firstShown + rng.int(0, 90 * DAY));
+    // An ad `advance()` added is first shown by the clock, inside the window asked for, and never shown after the clock.
+    const lastDay = index < 0 ? Math.min(end === undefined ? Infinity : end + DAY - 1, request.clock.now) : windowEnd + DAY - 1;
+    const dated = recordSeconds(request.clock, rng, index, () => rng.int(windowStart, windowEnd));
+    const firstShown = index < 0 ? Math.min(Math.max(dated, windowStart), lastDay) : dated;
+    const lastShown = Math.min(lastDay, firstShown + rng.int(0, 90 * DAY));
     return {
       advertiserId: advertiser.id,
       creativeId,

@@ -2,7 +2,8 @@
  * The short-video platform's shop: every product of a store (E6). The one operation without the
  * envelope: `success`, `shopInfo`, `products` (a real array), `cursor` and `has_more` at the top.
  */
-import { Rng, compactCount, decodeCursor, encodeCursor, pageIndices, serialId, sizeOf } from '../data.ts';
+import { Rng, compactCount, decodeCursor, encodeCursor, pageIndices, recordSeconds, serialId, sizeOf } from '../data.ts';
+import type { SandboxClockReading } from '../clock.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
 import type { SandboxOperation, SandboxRequest } from '../platform.ts';
 
@@ -66,7 +67,7 @@ function shopInfo(rng: Rng, url: string, region: string, total: number) {
   };
 }
 
-function product(rng: Rng, id: string, region: string, seller: { seller_id: string; shop_name: string; shop_logo: unknown }) {
+function product(rng: Rng, index: number, id: string, region: string, seller: { seller_id: string; shop_name: string; shop_logo: unknown }, clock: SandboxClockReading) {
   const [currency, symbol] = CURRENCY[region] ?? CURRENCY.US;
   const origin = rng.int(500, 20_000) / 100;
   const sale = Math.round(origin * rng.int(50, 100)) / 100;
@@ -105,7 +106,7 @@ function product(rng: Rng, id: string, region: string, seller: { seller_id: stri
     sold_info: { sold_count: rng.int(0, 500_000) },
     seller_info: { seller_id: seller.seller_id, shop_name: seller.shop_name, shop_logo: seller.shop_logo },
     seo_url: {
-      updated_at: String(1_763_700_000 - rng.int(0, 10_000_000)),
+      updated_at: String(recordSeconds(clock, rng, index, () => 1_763_700_000 - rng.int(0, 10_000_000))),
       canonical_url: `https://www.shortvideo.example/shop/pdp/${slug}/${id}`,
       slug,
       type: 1,
@@ -125,12 +126,7 @@ function products(request: SandboxRequest) {
   const offset = decodeCursor(resource, optional(query, 'cursor'));
   const info = shopInfo(new Rng(request.seed, 'shortvideo-shop/shop', url), url, region, total);
   const list = pageIndices(total, PAGE_SIZE, offset, request.duplicates, request.growth).map((index) =>
-    product(
-      new Rng(request.seed, resource, index),
-      `17${serialId(resource, index, 7)}`,
-      region,
-      info,
-    ),
+    product(new Rng(request.seed, resource, index), index, `17${serialId(resource, index, 7)}`, region, info, request.clock),
   );
   const next = Math.min(total, offset + PAGE_SIZE);
   return { success: true, shopInfo: info, products: list, cursor: encodeCursor(resource, next), has_more: next < total };

@@ -2,13 +2,14 @@
  * The short-video platform: a profile (E2), a profile's videos (E3, integer `max_cursor`), popular
  * videos by country (E4, page numbers) and the replies to a comment (E5, integer offset `cursor`).
  */
+import { EPOCH_SECONDS } from '../clock.ts';
 import {
-  EPOCH_SECONDS,
   Rng,
   hash,
   keyed,
   grownBy,
   newestFirstSeconds,
+  recordSeconds,
   pageIndices,
   serialId,
   sizeOf,
@@ -189,7 +190,7 @@ function videos(request: SandboxRequest) {
     return {
       aweme_id: awemeId,
       desc: `${rng.sentence()} #${rng.words(1)}`,
-      create_time: newestFirstSeconds(rng, index, base, 3_600),
+      create_time: recordSeconds(request.clock, rng, index, () => newestFirstSeconds(rng, index, base, 3_600)),
       author: account,
       music: {
         id: Number(musicId.slice(0, 15)),
@@ -273,7 +274,7 @@ function commentReplies(request: SandboxRequest) {
       aweme_id: awemeId,
       cid,
       text,
-      create_time: EPOCH_SECONDS - rng.int(0, 86_400 * 60),
+      create_time: recordSeconds(request.clock, rng, index, () => EPOCH_SECONDS - rng.int(0, 86_400 * 60)),
       digg_count: rng.int(0, 5_000),
       status: 1,
       user: {
@@ -328,7 +329,7 @@ function commentReplies(request: SandboxRequest) {
     total,
     status_code: 0,
     status_msg: '',
-    extra: { fatal_item_ids: null, logid: `2025112200${rng.token(22).toUpperCase()}`, now: EPOCH_SECONDS * 1000 },
+    extra: { fatal_item_ids: null, logid: `2025112200${rng.token(22).toUpperCase()}`, now: request.clock.now * 1000 },
     log_pb: { impr_id: `2025112200${rng.token(22).toUpperCase()}` },
   });
 }

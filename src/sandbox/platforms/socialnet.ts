@@ -2,7 +2,7 @@
  * The social network: a page's reels (E7, `cursor` and `next_page_id` always together, 10 a page)
  * and a public group's posts (E8, `cursor`, 3 a page).
  */
-import { Rng, decodeCursor, encodeCursor, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, serialId, sizeOf } from '../data.ts';
+import { Rng, decodeCursor, encodeCursor, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, recordSeconds, serialId, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
 import { oneOf, optional, required } from '../params.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
@@ -52,7 +52,7 @@ function reels(request: SandboxRequest) {
       description: rng.sentence(),
       thumbnail: `${CDN}/v/t15.5256-10/${rng.token(24)}.jpg`,
       video_url: `${CDN}/o1/v/t2/f2/m69/${rng.token(32)}.mp4`,
-      creation_time: isoFromSeconds(newestFirstSeconds(rng, index, base, 86_400)),
+      creation_time: isoFromSeconds(recordSeconds(request.clock, rng, index, () => newestFirstSeconds(rng, index, base, 86_400))),
       view_count: rng.int(0, 5_000_000) + grownBy(request.growth, index),
       play_time_in_ms: rng.int(3_000, 90_000),
       music: { track_title: rng.nullable(`${rng.words(2)} (Original audio)`, 0.4) },
@@ -81,12 +81,14 @@ function groupPosts(request: SandboxRequest) {
   const list = pageIndices(total, POSTS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const id = numericId(resource, index);
-    const publishTime = newestFirstSeconds(rng, index, base, 7_200);
+    const publishTime = recordSeconds(request.clock, rng, index, () => newestFirstSeconds(rng, index, base, 7_200));
+    // A comment on a post `advance()` added is not dated after the clock.
+    const latest = index < 0 ? request.clock.now : Infinity;
     const video = rng.bool(0.25);
     const comments = Array.from({ length: rng.int(0, 3) }, (_, n) => ({
       id: Buffer.from(`comment:${id}_${n}`).toString('base64'),
       text: rng.sentence(2, 10),
-      publishTime: publishTime + rng.int(60, 86_400),
+      publishTime: Math.min(publishTime + rng.int(60, 86_400), latest),
       author: {
         id: rng.digits(15),
         name: rng.words(2),

@@ -3,7 +3,8 @@
  * at most 1,000 with `order=top` and 7,000 with `newest`) and a video's transcript (E13, one response).
  * Continuations are `data.continuationToken`, absent on the last page.
  */
-import { EPOCH_SECONDS, Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, sizeOf } from '../data.ts';
+import { EPOCH_SECONDS } from '../clock.ts';
+import { Rng, compactCount, decodeCursor, encodeCursor, hash, isoFromSeconds, grownBy, keyed, newestFirstSeconds, pageIndices, recordSeconds, sizeOf } from '../data.ts';
 import { feedIso, keyless, withPinned } from '../feed.ts';
 import { envelope } from '../envelope.ts';
 import { invalid, oneOf, optional, required } from '../params.ts';
@@ -72,7 +73,7 @@ function shorts(request: SandboxRequest) {
       commentCountInt: comments,
       likeCountText: compactCount(likes),
       likeCountInt: likes,
-      publishDate: feedIso(request.feed, index, newestFirstSeconds(rng, index, base, 43_200)),
+      publishDate: feedIso(request.feed, index, recordSeconds(request.clock, rng, index, () => newestFirstSeconds(rng, index, base, 43_200))),
       genre: rng.pick(['Entertainment', 'Education', 'Music', 'Howto & Style', 'Sports', 'Comedy']),
     };
   });
@@ -99,9 +100,10 @@ function comments(request: SandboxRequest) {
   const list = pageIndices(total, COMMENTS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     // Newest first by index; top comments are spread over the video's life.
-    const publishedAt =
-      order === 'newest' ? newestFirstSeconds(rng, index, base, 1_800) : EPOCH_SECONDS - rng.int(60, 86_400 * 400);
-    const secondsAgo = EPOCH_SECONDS - publishedAt;
+    const publishedAt = recordSeconds(request.clock, rng, index, () =>
+      order === 'newest' ? newestFirstSeconds(rng, index, base, 1_800) : EPOCH_SECONDS - rng.int(60, 86_400 * 400),
+    );
+    const secondsAgo = request.clock.now - publishedAt;
     const name = `@${rng.words(1)}${rng.token(4)}`;
     const channelId = `UC${rng.token(22)}`;
     return {
