@@ -10,7 +10,7 @@
  * (`O_EXCL`): a link planted at a side file's name makes the export fail, never overwrite its target.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { constants, createReadStream, writeSync } from 'node:fs';
+import { constants, createReadStream, fstatSync, statSync, writeSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StateDamagedError } from '../errors.ts';
 import { temporaryName } from '../../sinks/temporary-name.ts';
@@ -267,6 +267,17 @@ export class Spool {
 
   mark(): SpoolMark {
     return { bytes: this.bytes, sha256: this.hash.copy().digest('hex') };
+  }
+
+  /**
+   * Whether the spool's name still leads to the file this run writes. Writes to a file whose folder
+   * was removed still succeed (into a file nobody can find), so only this tells that it is gone.
+   */
+  isInPlace(): boolean {
+    const named = statSync(this.path, { throwIfNoEntry: false });
+    if (named === undefined) return false;
+    const open = fstatSync(this.handle.fd);
+    return named.ino === open.ino && named.dev === open.dev;
   }
 
   /**

@@ -17,6 +17,7 @@ import type { HeldPageFile } from './held.ts';
 import type { ExportState, StateJournal } from './journal.ts';
 import { AttemptLedger, WalkHalt } from './ledger.ts';
 import type { ExportWalks } from './sources.ts';
+import { StagingGuard } from './staging-guard.ts';
 
 export interface ExtractPlan {
   walks: ExportWalks;
@@ -75,6 +76,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     if (event.type === 'ignored-continuation') ignored.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
     if (event.type === 'overfetch') unread += event.credits;
   });
+  const guard = new StagingGuard(plan.spool, halt);
   let enough = false;
   // One page is staged at a time: the spool and the journal are shared by every walk.
   let staging: Promise<unknown> = Promise.resolve();
@@ -129,6 +131,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     }
     const control = stream[STREAM_CONTROL];
     control.addGate(halt);
+    control.addGate(guard);
     control.addGate(plan.held);
     for (const gate of plan.gates) control.addGate(gate);
     // Last: an attempt the ledger lets through is sent.
@@ -138,7 +141,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
         if ((await serially(() => stage(index, batch))) === 'stop') break;
       }
     } catch (error) {
-      halt.fail(index, error);
+      halt.fail(index, guard.explain(error));
     }
   };
 
