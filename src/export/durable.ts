@@ -360,6 +360,16 @@ export async function holdsMarks(path: string, marks: readonly SpoolMark[]): Pro
   return held;
 }
 
+/**
+ * Checks that the spool at `path`, when there is one, begins with the bytes `mark` vouches for: a run
+ * that only has its publishing left must not publish a spool cut short or changed since.
+ */
+export async function checkSpool(path: string, mark: SpoolMark): Promise<void> {
+  if ((await fileSize(path)) === undefined) return;
+  const [held] = await holdsMarks(path, [mark]);
+  if (!held) throw damaged(path, `does not hold the ${mark.bytes} bytes of records its checkpoint vouches for`);
+}
+
 function damaged(path: string, reason: string): StateDamagedError {
   return new StateDamagedError(`${path} ${reason}`, path);
 }

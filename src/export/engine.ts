@@ -11,16 +11,18 @@
  * does not end it, so its resume continues the same caps. Every failure is a `SocialstreamError`
  * with a stable `code`; the output written so far stays valid and resumable.
  */
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InsufficientCreditsError, HeldStateError, SchemaDriftError, StateDamagedError } from '../errors.ts';
+import { walkName } from '../operations/walk-name.ts';
 import { keyReader } from '../operators/dedupe.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DatasetDestination } from './dataset.ts';
 import type { Destination, Published } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
-import { fileSize, removeIfPresent, Spool } from './durable.ts';
+import { checkSpool, fileSize, removeIfPresent, Spool } from './durable.ts';
 import { extract, operationKey, type ExtractOutcome } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
@@ -48,7 +50,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           schema: settings.schema,
           shard: settings.shard,
           writer: settings.writer,
-          runId: settings.runId,
+          runId: runOf(settings.runId, walks),
           publishLock: settings.locks?.publish.bind(settings.locks),
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
@@ -74,6 +76,16 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   }
 }
 
+/**
+ * A scheduler's run as a dataset records it: its `runId` and the walks it was given, so an id handed
+ * out again with other parameters is another run, walked as such, never taken as done.
+ */
+function runOf(runId: string | undefined, walks: ExportWalks): string | undefined {
+  if (runId === undefined) return undefined;
+  const names = walks.params.map((params) => walkName(params)).sort();
+  return `${runId}#${createHash('sha256').update(`${walks.op.id}\n${names.join('\n')}`).digest('hex').slice(0, 16)}`;
+}
+
 /** `exportTo(source, { dataset: dir, …options })`. */
 export function toDataset(source: unknown, dir: string, options: Omit<ExportOptions, 'out' | 'dataset'> = {}): Promise<ExportSummary> {
   return exportTo(source, { ...options, dataset: dir });
@@ -84,10 +96,17 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   const opened = await open(walks, destination, settings);
   if ('complete' in opened) return opened;
   const { state, resumed } = opened;
-  if (state.finished === true) return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
+  if (state.finished === true) {
+    // Only the publishing is left: of a spool that still holds every staged record, or none.
+    await trusted(() => checkSpool(destination.files.spool, state.spool), destination.remedy);
+    return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
+  }
   const journal = StateJournal.start(destination.files.journal, state);
   try {
-    const outcome = await extractStaged(walks, destination, settings, state, journal, started);
+    const outcome = await extractStaged(walks, destination, settings, state, journal, started).catch(async (error: unknown) => {
+      await journal.close().catch(() => undefined);
+      throw error;
+    });
     const { failure, stoppedBy, balance } = stopOf(outcome, settings);
     const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread };
     return await publish(destination, state, journal, failure, facts);
@@ -178,7 +197,12 @@ async function extractStaged(
       onPage: () => progress.update(),
     });
     await held.flush().catch((error: unknown) => outcome.halt.fail(-1, error));
-    progress.finish(stopOf(outcome, settings).stoppedBy);
+    try {
+      progress.finish(stopOf(outcome, settings).stoppedBy);
+    } catch (error) {
+      // The caller's callback failed: the run fails with its error, as when it throws on a page.
+      outcome.halt.fail(-1, error);
+    }
     return outcome;
   } finally {
     await held.close();

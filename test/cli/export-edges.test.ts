@@ -43,3 +43,33 @@ describe('socialstream export, its staging folder deleted mid-run', () => {
     expect(readdirSync(folder)).toEqual(['posts.ndjson']);
   });
 });
+
+describe('socialstream export to a name its side files cannot carry', () => {
+  it('refuses a 229-byte name before any request, exit 2, naming the limit, and leaves nothing behind', async () => {
+    const folder = tempDir();
+    const out = join(folder, `${'p'.repeat(221)}.ndjson`);
+    const before = charged();
+    const result = await runCli(['export', 'forum/subforum', 'subforum=cli-long-n300', '--out', out], sandboxEnv(sandbox, 'sk_live_sandbox_edges'));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/255 bytes/);
+    expect(charged()).toBe(before);
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it('--resume refuses an output beside a spool no checkpoint vouches for, exit 2, naming the spool, instead of "complete"', async () => {
+    const out = join(tempDir(), 'posts.ndjson');
+    const walk = ['export', 'forum/subforum', 'subforum=cli-stray-n300', '--out', out];
+    const env = sandboxEnv(sandbox, 'sk_live_sandbox_edges');
+    expect((await runCli([...walk, '--limit', '100'], env)).code).toBe(0);
+    // As a run left it that staged a page but could not write its checkpoint.
+    rmSync(`${out}.checkpoint.json`);
+    const before = charged();
+    const resumed = await runCli([...walk, '--resume', '--json'], env);
+    expect(resumed.code, resumed.stderr).toBe(2);
+    expect(resumed.stdout).toBe('');
+    expect(resumed.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(resumed.stderr).toContain(`${out}.spool.ndjson`);
+    expect(charged()).toBe(before);
+  });
+});
