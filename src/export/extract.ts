@@ -18,6 +18,7 @@ import type { ExportState, StateJournal } from './journal.ts';
 import { AttemptLedger, WalkHalt } from './ledger.ts';
 import type { ExportWalks } from './sources.ts';
 import { StagingGuard } from './staging-guard.ts';
+import { checkTransformed, transformedRecords } from './transformed.ts';
 
 export interface ExtractPlan {
   walks: ExportWalks;
@@ -89,7 +90,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
   const stage = async (index: number, batch: PageBatch<unknown>): Promise<'more' | 'stop'> => {
     const walk = state.walks[index];
     const { records } = batch;
-    const taken = await keep(plan, records);
+    const taken = await keep(plan, records, () => ({ page: batch.checkpoint.pagesDone, walk: `${walks.op.id} ${Object.entries(walk.params).map(([key, value]) => `${key}=${value}`).join(' ')}` }));
     const { read, duplicates } = taken;
     const page = records.slice(0, read);
     const after = plan.destination.inspect(walk, page);
@@ -168,7 +169,11 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
  * export already wrote (files; `dropDuplicates`), through `transform`. `read` is how many of the page's records were taken
  * (fewer than all only when `limit` cut the page), so the walk's checkpoint points right after them.
  */
-async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ kept: unknown[]; read: number; duplicates: number }> {
+async function keep(
+  plan: ExtractPlan,
+  records: readonly unknown[],
+  page: () => { page: number; walk: string },
+): Promise<{ kept: unknown[]; read: number; duplicates: number }> {
   const { seen, limit, transform, state } = plan;
   const room = limit === undefined ? Infinity : Math.max(0, limit - state.run.records);
   let duplicates = 0;
@@ -204,7 +209,9 @@ async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ k
   }
   const kept: unknown[] = [];
   if (room > 0) {
-    for await (const record of transform(source())) {
+    const name = transform.name || 'transform';
+    for await (const record of transformedRecords(transform(source()), name)) {
+      checkTransformed(record, () => ({ transform: name, index: kept.length + 1, ...page() }));
       kept.push(record);
       if (kept.length >= room) break;
     }

@@ -1,8 +1,8 @@
 /**
  * What an export walks: the client streams it was given, as one operation and its parameter sets.
- * The streams themselves are never iterated: each walk is opened afresh (or from its staged
- * checkpoint) with the engine's options, so a resume continues where the staging says, whatever the
- * caller's stream was set to.
+ * The streams themselves are never iterated: each walk is opened afresh with the engine's options,
+ * from its staged checkpoint, else from where the caller's stream starts (a stream of
+ * `client.resume(checkpoint)` continues from that checkpoint), else from the beginning.
  */
 import type { Checkpoint } from '../checkpoint.ts';
 import { StreamUsedError } from '../errors.ts';
@@ -50,9 +50,14 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
   if (other !== undefined) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${other.op.id}`);
   if (walks.some((walk) => walk.events$ !== first.events$)) throw new TypeError('the streams of one export come from one client');
   const byName = new Map<string, Walk>();
-  for (const walk of walks) {
+  /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
+  const starts = new Map<string, Checkpoint>();
+  for (const [index, walk] of walks.entries()) {
     const name = walkName(walk.params);
-    if (!byName.has(name)) byName.set(name, walk);
+    if (byName.has(name)) continue;
+    byName.set(name, walk);
+    const start = startOf(streams[index]);
+    if (start !== undefined) starts.set(name, start);
   }
   const kept = [...byName.entries()].filter(([name]) => shard === undefined || shareOfName(name, shard.count) === shard.index);
   return {
@@ -61,8 +66,17 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
     repeats: walks.length - byName.size,
     events$: first.events$,
     scrub: first.scrub,
-    open: (params, start, options, held) => (byName.get(walkName(params)) ?? first).open(start, options, held),
+    open: (params, start, options, held) => {
+      const name = walkName(params);
+      return (byName.get(name) ?? first).open(start ?? starts.get(name), options, held);
+    },
   };
+}
+
+/** Where a stream not yet iterated starts, when that is not the beginning (`client.resume(checkpoint)`). */
+function startOf(stream: unknown): Checkpoint | undefined {
+  const checkpoint = (stream as { checkpoint?: () => Checkpoint }).checkpoint?.();
+  return checkpoint !== undefined && (checkpoint.pagesDone > 0 || checkpoint.skip > 0) ? checkpoint : undefined;
 }
 
 /** Which of `count` shares (1-based) a parameter set belongs to: by its hash, not its position. */
