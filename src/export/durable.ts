@@ -361,6 +361,26 @@ export async function holdsMarks(path: string, marks: readonly SpoolMark[]): Pro
 }
 
 /**
+ * The byte offset right after the first `lines` lines of `path` (a spool: one record a line, as JSON
+ * escapes every newline inside a record); STATE_DAMAGED when it holds fewer.
+ */
+export async function lineEnd(path: string, lines: number): Promise<number> {
+  if (lines === 0) return 0;
+  let seen = 0;
+  let offset = 0;
+  const handle = await open(path, OPEN.read);
+  try {
+    for await (const chunk of createReadStream('', { fd: handle, autoClose: false }) as AsyncIterable<Buffer>) {
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) if (++seen === lines) return offset + at + 1;
+      offset += chunk.length;
+    }
+  } finally {
+    await handle.close();
+  }
+  throw damaged(path, `holds ${seen} records, fewer than the ${lines} its checkpoint vouches for`);
+}
+
+/**
  * Checks that the spool at `path`, when there is one, begins with the bytes `mark` vouches for: a run
  * that only has its publishing left must not publish a spool cut short or changed since.
  */

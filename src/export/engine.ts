@@ -20,9 +20,9 @@ import { walkName } from '../operations/walk-name.ts';
 import { keyReader } from '../operators/dedupe.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DatasetDestination } from './dataset.ts';
-import type { Destination, Published } from './destination.ts';
+import type { Destination, Published, SpoolPrefix } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
-import { checkSpool, fileSize, removeIfPresent, Spool } from './durable.ts';
+import { checkSpool, fileSize, lineEnd, removeIfPresent, Spool } from './durable.ts';
 import { extract, operationKey, type ExtractOutcome } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
@@ -108,7 +108,8 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
       throw error;
     });
     const { failure, stoppedBy, balance } = stopOf(outcome, settings);
-    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread };
+    const through = await heldBack(destination, state, settings.limit);
+    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread, through };
     return await publish(destination, state, journal, failure, facts);
   } finally {
     await destination.release?.();
@@ -141,7 +142,11 @@ async function open(walks: ExportWalks, destination: Destination, settings: Expo
     return { state: freshState(walks.op.id, walks.params), resumed: false };
   }
   matchWalks(state, walks.op.id, walks.params, destination.output);
-  if (state.run.ended) state.run = freshRun();
+  if (state.run.ended) {
+    // The records a lowered limit kept back are the new run's first (README §7).
+    state.run = { ...freshRun(), records: state.unpublished ?? 0 };
+    delete state.unpublished;
+  }
   return { state, resumed: true };
 }
 
@@ -158,7 +163,8 @@ async function extractStaged(
   await mkdir(dirname(files.spool), { recursive: true });
   const spool = await trusted(() => (state.spool.bytes > 0 ? Spool.reopen(files.spool, state.spool) : Spool.create(files.spool)), remedy);
   journal.vouchesFor(spool);
-  destination.follow?.(files.spool, state.spool.bytes);
+  // A run that already has its limit (lowered on resume) writes no page: nothing to follow.
+  if (settings.limit === undefined || state.run.records < settings.limit) destination.follow?.(files.spool, state.spool.bytes);
   const held = await HeldPageFile.open(files.held, remedy).catch(async (error: unknown) => {
     await spool.close();
     throw error;
@@ -238,7 +244,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
     await destination.recordFrozenDrift(failure);
     throw failure;
   }
-  if (failure === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
+  if (failure === undefined && facts.through === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
     // From here on a kill is finished by a resume without a request: only the publishing is left.
     state.finished = true;
     await journal.save();
@@ -256,7 +262,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   let published: Published | undefined;
   if (state.run.records > 0 || (destination instanceof DatasetDestination && state.spool.bytes > 0)) {
     try {
-      published = await destination.publish(state, false);
+      published = await destination.publish(state, false, facts.through);
     } catch (error) {
       // The staging is whole: a resume publishes it. The run's own failure, if any, is the one to tell.
       if (failure === undefined) throw error;
@@ -264,16 +270,30 @@ async function publish(destination: Destination, state: ExportState, journal: St
   }
   if (failure !== undefined) throw asError(failure);
   // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
-  await endRun(destination.files.journal);
+  await endRun(destination.files.journal, facts.through === undefined ? undefined : state.records - facts.through.records);
   return summarize(destination, state, { ...facts, published });
 }
 
-/** Records in the journal (as publishing left it) that its run stopped cleanly: a resume starts the next. */
-async function endRun(path: string): Promise<void> {
+/**
+ * Records in the journal (as publishing left it) that its run stopped cleanly: a resume starts the
+ * next, which takes the `unpublished` records at the spool's end as its first.
+ */
+async function endRun(path: string, unpublished: number | undefined): Promise<void> {
   const state = await loadState(path);
   if (state === undefined) return;
   state.run.ended = true;
+  if (unpublished !== undefined) state.unpublished = unpublished;
   await writeState(path, state);
+}
+
+/**
+ * What of the spool a run may publish when it staged more than its `limit` (a limit lowered on resume
+ * after a kill): the records before the run and `limit` of its own. Those past it stay staged.
+ */
+async function heldBack(destination: Destination, state: ExportState, limit: number | undefined): Promise<SpoolPrefix | undefined> {
+  if (limit === undefined || state.run.records <= limit || destination.publishesPrefix !== true) return undefined;
+  const records = state.records - state.run.records + limit;
+  return { records, bytes: await trusted(() => lineEnd(destination.files.spool, records), destination.remedy) };
 }
 
 /** Publishes a run whose every walk is staged, and drops the staging. */
@@ -301,6 +321,8 @@ interface RunFacts {
   unread: number;
   /** Every page is staged and published (a run that only had the publishing left knows it without its walks). */
   complete?: boolean;
+  /** The spool's prefix this run publishes, when a lowered limit keeps records past it staged. */
+  through?: SpoolPrefix;
 }
 
 function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
@@ -310,7 +332,7 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     complete: facts.complete ?? (done === state.walks.length && rejected.length === 0 && facts.stoppedBy === undefined),
     ...(facts.stoppedBy === undefined ? {} : { stoppedBy: facts.stoppedBy }),
     ...(facts.balance === undefined ? {} : { balance: facts.balance }),
-    records: state.run.records,
+    records: facts.through === undefined ? state.run.records : state.run.records - (state.records - facts.through.records),
     received: state.run.received,
     duplicates: state.run.duplicates,
     repaired: state.run.repaired + (facts.published?.repaired ?? 0),

@@ -6,13 +6,15 @@
  * (`<out>.live.<format>`, see `live-file.ts`) and renamed over the output, or else written from the
  * spool; either way the output path only ever holds a whole file.
  */
-import { constants, copyFile, lstat, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, copyFile, lstat, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
-import type { Destination, Published } from './destination.ts';
-import { fileSize, hashPrefix, isTemporaryNameOf, removeIfPresent, temporaryName } from './durable.ts';
+import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
+import type { Destination, Published, SpoolPrefix } from './destination.ts';
+import { fileSize, hashPrefix, isTemporaryNameOf, OPEN, removeIfPresent, temporaryName } from './durable.ts';
 import { LiveFile } from './live-file.ts';
 import type { ExportState } from './journal.ts';
 import type { FileFormat } from './types.ts';
@@ -34,6 +36,7 @@ export class FileDestination implements Destination {
   readonly folder: string;
   readonly files;
   readonly remedy: string;
+  readonly publishesPrefix = true;
   /** The output being written while pages are staged (CSV, Parquet). */
   readonly #livePath: string;
   #live: LiveFile | undefined;
@@ -128,7 +131,13 @@ export class FileDestination implements Destination {
    * a crash after the rename but before the journal went is recognised by the output's bytes. Partial:
    * the spool stays for the resume.
    */
-  async publish(state: ExportState, complete: boolean): Promise<Published> {
+  async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
+    if (through !== undefined) {
+      // A limit lowered on resume: the records past it stay in the spool, the output gets those before.
+      await this.release();
+      const written = this.format === 'ndjson' ? await this.#copyPrefix(through.bytes) : await this.#writeRecords(fromNdjsonPrefix(this.files.spool, through.bytes));
+      return { ...written, spoolTaken: false };
+    }
     const spooled = (await fileSize(this.files.spool)) !== undefined;
     let bytes: number;
     let repaired = 0;
@@ -169,6 +178,21 @@ export class FileDestination implements Destination {
       return { bytes: (await stat(this.output)).size, repaired: 0 };
     }
     return this.#writeRecords(fromNdjson(spool));
+  }
+
+  /** The output as the spool's first `bytes` bytes, replaced whole. */
+  async #copyPrefix(bytes: number): Promise<{ bytes: number; repaired: number }> {
+    const temporary = temporaryName(this.output);
+    try {
+      const target = await open(temporary, OPEN.create, 0o666);
+      const source = bytes === 0 ? [] : (await open(this.files.spool, OPEN.read)).createReadStream({ start: 0, end: bytes - 1 });
+      await pipeline(source, target.createWriteStream());
+      await rename(temporary, this.output);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    return { bytes, repaired: 0 };
   }
 
   async #writeRecords(records: AnyIterable<unknown>): Promise<{ bytes: number; repaired: number }> {

@@ -68,6 +68,11 @@ interface Totals {
   run: RunCounters;
   /** Every page is staged; only publishing is left. */
   finished?: boolean;
+  /**
+   * Records at the end of the spool that the output does not hold: a limit lowered on resume left
+   * them staged (README §7). The next run takes them as its first.
+   */
+  unpublished?: number;
 }
 
 export interface ExportState extends Totals {

@@ -3,16 +3,18 @@
  * name too long for its side files, a refused partition change. The CLI as a subprocess against a
  * sandbox over loopback; purchases counted on the sandbox's side.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadState } from '../../src/export/journal.ts';
+import type { ExportSummary } from '../../src/export/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 import { readNdjson } from './readers.ts';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, latencyMs: 5, accounts: [{ apiKey: 'sk_live_sandbox_edges', credits: 100_000 }] });
+  sandbox = await startSandbox({ port: 0, latencyMs: 10, accounts: [{ apiKey: 'sk_live_sandbox_edges', credits: 100_000 }] });
 });
 afterAll(() => sandbox.close());
 const charged = () => sandbox.requests.charged['sk_live_sandbox_edges'] ?? 0;
@@ -71,5 +73,51 @@ describe('socialstream export to a name its side files cannot carry', () => {
     expect(resumed.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(resumed.stderr).toContain(`${out}.spool.ndjson`);
     expect(charged()).toBe(before);
+  });
+});
+
+describe('socialstream export --resume with a lower --limit after a kill', () => {
+  it('writes only the lower limit, keeps what was staged past it, and writes that first in the next run, buying no page again', async () => {
+    const env = sandboxEnv(sandbox, 'sk_live_sandbox_edges');
+    // 3,000 trimmed posts, 25 a page: 120 pages.
+    const walk = ['export', 'forum/subforum', 'subforum=cli-lower-n3000', 'trim=true'];
+    const referenceOut = join(tempDir(), 'reference.ndjson');
+    expect((await runCli([...walk, '--out', referenceOut], env)).code).toBe(0);
+    const reference = readNdjson(referenceOut).map((post) => post.id);
+    const out = join(tempDir(), 'posts.ndjson');
+    const journal = `${out}.checkpoint.json`;
+    const staged = async (): Promise<number> => (await loadState(journal).catch(() => undefined))?.records ?? 0;
+    const start = charged();
+    const child = startCli([...walk, '--out', out, '--limit', '2500'], env);
+    const done = finished(child);
+    while ((await staged()) <= 1000) await new Promise((resolve) => setTimeout(resolve, 5));
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    const kept = await staged();
+    expect(kept).toBeGreaterThan(1000);
+    expect(kept).toBeLessThan(2500);
+    const spoolLines = () => readFileSync(`${out}.spool.ndjson`, 'utf8').split('\n').filter((line) => line !== '').length;
+
+    const killedAt = charged();
+    const lowered = await runCli([...walk, '--out', out, '--resume', '--limit', '1000', '--json'], env);
+    expect(lowered.code, lowered.stderr).toBe(0);
+    expect(JSON.parse(lowered.stdout) as ExportSummary).toMatchObject({ complete: false, stoppedBy: 'limit', records: 1000 });
+    expect(charged()).toBe(killedAt);
+    expect(readNdjson(out).map((post) => post.id)).toEqual(reference.slice(0, 1000));
+    // What was staged past the limit stays staged.
+    expect(spoolLines()).toBe(kept);
+
+    const next = await runCli([...walk, '--out', out, '--resume', '--limit', '1000', '--json'], env);
+    expect(next.code, next.stderr).toBe(0);
+    expect(JSON.parse(next.stdout) as ExportSummary).toMatchObject({ stoppedBy: 'limit', records: 1000 });
+    expect(readNdjson(out).map((post) => post.id)).toEqual(reference.slice(0, 2000));
+
+    const last = await runCli([...walk, '--out', out, '--resume', '--json'], env);
+    expect(last.code, last.stderr).toBe(0);
+    expect(JSON.parse(last.stdout) as ExportSummary).toMatchObject({ complete: true, records: 1000 });
+    expect(readNdjson(out).map((post) => post.id)).toEqual(reference);
+    // 120 pages, and at most the one in flight at the kill bought again.
+    expect(charged() - start).toBeGreaterThanOrEqual(120);
+    expect(charged() - start).toBeLessThanOrEqual(121);
   });
 });

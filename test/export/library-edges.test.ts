@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { exportTo, TransformError, type ExportOptions } from '../../src/export/index.ts';
-import { scratchDir } from '../sinks/helpers/files.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { readCsvWithPython, scratchDir } from '../sinks/helpers/files.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -170,4 +171,40 @@ describe('exportTo with a transform that returns what JSON cannot hold', () => {
     }).catch((thrown: unknown) => thrown);
     expect(summary).not.toBeInstanceOf(TransformError);
   });
+});
+
+describe('exportTo resumed with a lower limit after a run that did not end', () => {
+  /** The ids of a CSV or Parquet output, read back by python3's csv module or DuckDB. */
+  async function idsIn(path: string): Promise<string[]> {
+    if (path.endsWith('.csv')) {
+      const [header, ...rows] = readCsvWithPython(path);
+      return rows.map((row) => row[header.indexOf('id')]);
+    }
+    return (await query(`SELECT id FROM read_parquet(${sqlPath(path)})`)).map((row) => String(row.id));
+  }
+
+  for (const format of ['csv', 'parquet'] as const) {
+    it(`writes only the lower limit into a ${format} output, and the next run writes what was staged past it first`, async () => {
+      const params = { subforum: `lower-${format}-n3000`, trim: true };
+      const reference = ids((await exportTo(client.forum.subforum(params), { out: fresh('reference.ndjson') })).output);
+      const out = fresh(`lowered.${format}`);
+      // A run that fails with 1,000+ records staged has not ended, as after a kill: its resume continues it.
+      const failed = await exportTo(client.forum.subforum(params), {
+        out,
+        limit: 2500,
+        progress: (progress) => {
+          if (progress.records > 1000) throw new Error('stopped');
+        },
+      }).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(Error);
+      const before = charged();
+      const lowered = await exportTo(client.forum.subforum(params), { out, resume: true, limit: 1000 });
+      expect(lowered).toMatchObject({ stoppedBy: 'limit', records: 1000 });
+      expect(charged()).toBe(before);
+      expect(await idsIn(out)).toEqual(reference.slice(0, 1000));
+      const rest = await exportTo(client.forum.subforum(params), { out, resume: true });
+      expect(rest).toMatchObject({ complete: true, records: 2000 });
+      expect(await idsIn(out)).toEqual(reference);
+    });
+  }
 });
