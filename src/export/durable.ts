@@ -13,6 +13,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { constants, createReadStream, fstatSync, statSync, writeSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StateDamagedError } from '../errors.ts';
+import { naming } from './disk.ts';
 import { temporaryName } from '../../sinks/temporary-name.ts';
 import { PageEncoder, type EncodedPage } from './page-encoder.ts';
 
@@ -223,7 +224,7 @@ export class Spool {
     /** Bytes of whole pages written. */
     public bytes: number,
   ) {
-    this.#flusher = new FlushBehind(() => handle.datasync(), bytes);
+    this.#flusher = new FlushBehind(() => handle.datasync().catch((error: unknown) => Promise.reject(naming(error, path))), bytes);
   }
 
   /**
@@ -296,7 +297,7 @@ export class Spool {
     } catch (error) {
       // A full disk may have taken half the page: the spool must stay whole pages.
       await this.handle.truncate(this.bytes).catch(() => undefined);
-      throw error;
+      throw naming(error, this.path);
     }
     this.hash.update(bytes);
     this.bytes += bytes.length;

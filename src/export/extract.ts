@@ -153,8 +153,11 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     enough = true;
   }
   try {
+    let taken = 0;
+    // A walk opened once the cap has refused an attempt could only be refused too: none is opened then.
+    const more = (): boolean => taken < pending.length && !halt.halted && ledger.refused === 0;
     const runners = Array.from({ length: Math.min(plan.concurrency, pending.length) }, async () => {
-      for (let next = pending.shift(); next !== undefined && !halt.halted; next = pending.shift()) await runWalk(next);
+      while (more()) await runWalk(pending[taken++]);
     });
     await Promise.all(runners);
     await staging;

@@ -27,6 +27,7 @@ import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../checkpoint.ts';
 import { HeldStateError, StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
+import { naming } from './disk.ts';
 import { FlushBehind, holdsMarks, OPEN, writeFileAtomic, writeWhole, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
@@ -235,7 +236,7 @@ export class StateJournal {
   #pushed = 0;
   #written = 0;
   /** Lines written are flushed behind, through whichever handle holds the file then. */
-  readonly #flusher = new FlushBehind(async () => this.handle?.datasync());
+  readonly #flusher = new FlushBehind(async () => this.handle?.datasync().catch((error: unknown) => Promise.reject(naming(error, this.path))));
   /** Flushes the spool the journal vouches for: a whole state is written only after that. */
   #flushSpool: () => Promise<void> = () => Promise.resolve();
 
@@ -324,7 +325,7 @@ export class StateJournal {
     } catch (error) {
       // A full disk may have taken part of the lines: the journal must stay whole lines.
       await handle.truncate(this.#bytes).catch(() => undefined);
-      throw error;
+      throw naming(error, this.path);
     }
     this.#digest = digest;
     this.#bytes += bytes.length;

@@ -26,51 +26,55 @@ export interface ExportWalks {
 }
 
 /**
- * The walks of `source` (a client stream, or an array of streams of one operation), limited to
+ * The walks of `source` (a client stream, or an array or other iterable of streams of one operation), limited to
  * `shard`'s share. A stream that was already iterated is refused (`STREAM_USED`): the export would
  * otherwise miss what its iteration took.
  */
 export function walksOf(source: unknown, shard?: { index: number; count: number }): ExportWalks {
-  const streams = Array.isArray(source) ? (source as unknown[]) : [source];
-  if (streams.length === 0) throw new TypeError('source must be a client stream or a non-empty array of them');
-  const walks = streams.map((stream, index): Walk => {
-    const walk = (stream as Partial<Record<typeof WALK, Walk>> | null | undefined)?.[WALK];
-    if (walk === undefined) {
-      throw new TypeError(`source${Array.isArray(source) ? `[${index}]` : ''} must be a stream from the client, e.g. client.forum.subforum({ … })`);
-    }
+  const single = walkOf(source) !== undefined;
+  const many = !single && (Array.isArray(source) || (typeof source === 'object' && source !== null && Symbol.iterator in source));
+  // Each stream is looked at once and let go: a wide export keeps its first walk and the params of the others.
+  const streams: Iterable<unknown> = many ? (source as Iterable<unknown>) : [source];
+  let first: Walk | undefined;
+  let count = 0;
+  const seen = new Set<string>();
+  const params: Record<string, string>[] = [];
+  /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
+  const starts = new Map<string, Checkpoint>();
+  for (const stream of streams) {
+    const walk = walkOf(stream);
+    if (walk === undefined) throw new TypeError(`source${many ? `[${count}]` : ''} must be a stream from the client, e.g. client.forum.subforum({ … })`);
+    count++;
     if (walk.used) {
       throw new StreamUsedError(`${walk.op.id}: this stream was already iterated, so an export of it would miss what that took; call the operation again for a fresh stream`, {
         endpoint: walk.op.id,
       });
     }
-    return walk;
-  });
-  const [first] = walks;
-  const other = walks.find((walk) => walk.op.id !== first.op.id);
-  if (other !== undefined) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${other.op.id}`);
-  if (walks.some((walk) => walk.events$ !== first.events$)) throw new TypeError('the streams of one export come from one client');
-  const byName = new Map<string, Walk>();
-  /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
-  const starts = new Map<string, Checkpoint>();
-  for (const [index, walk] of walks.entries()) {
+    first ??= walk;
+    if (walk.op.id !== first.op.id) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${walk.op.id}`);
+    if (walk.events$ !== first.events$) throw new TypeError('the streams of one export come from one client');
     const name = walkName(walk.params);
-    if (byName.has(name)) continue;
-    byName.set(name, walk);
-    const start = startOf(streams[index]);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    if (shard !== undefined && shareOfName(name, shard.count) !== shard.index) continue;
+    params.push({ ...walk.params });
+    const start = startOf(stream);
     if (start !== undefined) starts.set(name, start);
   }
-  const kept = [...byName.entries()].filter(([name]) => shard === undefined || shareOfName(name, shard.count) === shard.index);
+  if (first === undefined) throw new TypeError('source must be a client stream or a non-empty array of them');
+  const opener = first;
   return {
     op: first.op,
-    params: kept.map(([, walk]) => ({ ...walk.params })),
-    repeats: walks.length - byName.size,
+    params,
+    repeats: count - seen.size,
     events$: first.events$,
     scrub: first.scrub,
-    open: (params, start, options, held) => {
-      const name = walkName(params);
-      return (byName.get(name) ?? first).open(start ?? starts.get(name), options, held);
-    },
+    open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? starts.get(walkName(walkParams)), options, held),
   };
+}
+
+function walkOf(stream: unknown): Walk | undefined {
+  return (stream as Partial<Record<typeof WALK, Walk>> | null | undefined)?.[WALK];
 }
 
 /** Where a stream not yet iterated starts, when that is not the beginning (`client.resume(checkpoint)`). */

@@ -3,6 +3,7 @@
  * name too long for its side files, a refused partition change. The CLI as a subprocess against a
  * sandbox over loopback; purchases counted on the sandbox's side.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,5 +120,39 @@ describe('socialstream export --resume with a lower --limit after a kill', () =>
     // 120 pages, and at most the one in flight at the kill bought again.
     expect(charged() - start).toBeGreaterThanOrEqual(120);
     expect(charged() - start).toBeLessThanOrEqual(121);
+  });
+});
+
+describe('socialstream export refusals and failures, in documented words and codes', () => {
+  it('refuses a dataset partition change with exit 2 and one line, buying nothing', async () => {
+    const dir = join(tempDir(), 'data');
+    const env = sandboxEnv(sandbox, 'sk_live_sandbox_edges');
+    const walk = ['export', 'forum/subforum', 'subforum=cli-partition-n30', '--dataset', dir];
+    expect((await runCli([...walk, '--partition', 'year'], env)).code).toBe(0);
+    const before = charged();
+    const changed = await runCli([...walk, '--partition', 'day'], env);
+    expect(changed.code, changed.stderr).toBe(2);
+    expect(changed.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(changed.stderr).toMatch(/partitioned by year; a run cannot partition it by day/);
+    expect(charged()).toBe(before);
+  });
+
+  it('on a full disk names the disk and what it was writing, and never an output that does not exist', async () => {
+    const disk = join(tempDir(), 'small');
+    mkdirSync(disk);
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=300k', 'tmpfs', disk]).status).toBe(0);
+    try {
+      const out = join(disk, 'posts.ndjson');
+      const full = await runCli(['export', 'forum/subforum', 'subforum=cli-full-n2000', 'trim=true', '--out', out], sandboxEnv(sandbox, 'sk_live_sandbox_edges'));
+      expect(full.code, full.stderr).toBe(6);
+      const last = full.stderr.trimEnd().split('\n').at(-1)!;
+      expect(last).toMatch(new RegExp(`^socialstream: no space left on the disk holding ${disk} \\(writing ${out}\\.(spool\\.ndjson|checkpoint\\.json)\\): free some space there\\.`));
+      // Nothing could be published: the message says so, and where what was staged waits.
+      expect(existsSync(out)).toBe(false);
+      expect(last).not.toContain(`output so far is in ${out}`);
+      expect(last).toMatch(/Nothing is written to .*posts\.ndjson yet.*--resume/);
+    } finally {
+      spawnSync('umount', [disk]);
+    }
   });
 });
