@@ -121,8 +121,8 @@ export function createClient(options: ClientOptions = {}): Client {
     if (from.pending !== null && !strategy.isState(from.pending)) {
       throw new TypeError(`checkpoint.pending is not a continuation state of ${op.id}`);
     }
-    const reopen = (checkpoint: Checkpoint | undefined, reopenOptions: StreamOptions, reopenHeld?: HeldPages) =>
-      open(op, query, checkpoint === undefined ? undefined : checkCheckpoint(checkpoint), reopenOptions, reopenHeld);
+    const reopen = (checkpoint: Checkpoint | undefined, reopenOptions: StreamOptions, reopenHeld?: HeldPages, other = query) =>
+      open(op, other, checkpoint === undefined ? undefined : checkCheckpoint(checkpoint), reopenOptions, reopenHeld);
     const parts = { op, query, strategy, requester, meter, signal: signalOf(options.signal), reopen, held, scrub };
     return new RecordStream<unknown, unknown>(parts, from, options);
   };

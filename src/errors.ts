@@ -238,6 +238,15 @@ export class StateDamagedError extends ExportError {
   readonly code = 'STATE_DAMAGED';
 }
 
+/**
+ * An export's `transform` gave what cannot be staged (`TRANSFORM`): no iterable, or a value that is
+ * not a record JSON can hold (undefined, a string, a cycle, a function or symbol inside). The message
+ * names the transform and the record; nothing of that page is staged, and no further page is bought.
+ */
+export class TransformError extends SocialstreamError {
+  readonly code = 'TRANSFORM';
+}
+
 /** A stream already iterated was handed to something that must walk it whole (`STREAM_USED`): call the operation again. */
 export class StreamUsedError extends SocialstreamError {
   readonly code = 'STREAM_USED';

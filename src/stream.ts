@@ -102,8 +102,11 @@ interface Page {
 
 export interface StreamParts {
   op: OperationSpec;
-  /** Opens another walk of the same operation and params, from `start` (the beginning when undefined). */
-  reopen(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
+  /**
+   * Opens another walk of the same operation and params (or `query`, params another stream of the
+   * client already checked), from `start` (the beginning when undefined).
+   */
+  reopen(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages, query?: Record<string, string>): RecordStream<unknown>;
   /** Pages an earlier run bought ahead and staged, and where this walk stages the ones it buys ahead. */
   held?: HeldPages;
   /** The client's key out of a text, in every form a service might echo it in (`keyScrubber`). */
@@ -145,6 +148,11 @@ export interface Walk {
   /** The client's key out of a text: what an export stages never holds it. */
   readonly scrub: (text: string) => string;
   open(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
+  /**
+   * Opens a walk of the same operation with `params` another stream of the same client was given
+   * (and checked): a wide export keeps one walk and the params of the others, not every stream.
+   */
+  openWith(params: Readonly<Record<string, string>>, start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
 }
 
 export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled {
@@ -236,6 +244,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       events$: parts.meter.events$,
       scrub: parts.scrub,
       open: (start, options, held) => parts.reopen(start, options, held),
+      openWith: (params, start, options, held) => parts.reopen(start, options, held, { ...params }),
     };
   }
 

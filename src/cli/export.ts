@@ -4,6 +4,7 @@
  * become its `signal`, and its summary becomes a few lines on stderr (or one JSON object on stdout
  * with `--json`) and an exit code. `--out -` streams NDJSON to stdout instead: nothing is staged.
  */
+import { existsSync } from 'node:fs';
 import { exportTo } from '../export/engine.ts';
 import { counted, terminalLine } from '../export/progress.ts';
 import { describeSummary } from '../export/summary.ts';
@@ -33,7 +34,10 @@ export async function runExport(argv: string[]): Promise<number> {
   const run = runController();
   let summary: ExportSummary;
   try {
-    const streams = plan.inputs.map((params) => connection.client.stream(plan.opId, params));
+    // A stream at a time, let go once the engine has its params: a wide --inputs keeps no stream a line.
+    const streams = (function* () {
+      for (const params of plan.inputs) yield connection.client.stream(plan.opId, params);
+    })();
     const bar = terminalLine(process.stderr);
     summary = await exportTo(streams, { ...plan.options, signal: run.controller.signal, progress: bar ?? false });
   } catch (error) {
@@ -99,7 +103,9 @@ function report(plan: ExportPlan, summary: ExportSummary, reason: unknown): numb
 
 function resumeHint(plan: ExportPlan, error?: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && ['LOCKED', 'HELD_STATE', 'NOT_WRITABLE', 'STATE_DAMAGED', 'VALIDATION', 'STREAM_USED'].includes(code)) return undefined;
+  if (typeof code === 'string' && ['LOCKED', 'HELD_STATE', 'NOT_WRITABLE', 'STATE_DAMAGED', 'VALIDATION', 'STREAM_USED', 'DATASET', 'SCHEMA_DRIFT'].includes(code)) return undefined;
+  // A run stopped before it could publish (a full disk) has no output to point to, only its staging.
+  if (!existsSync(plan.output)) return `Nothing is written to ${plan.output} yet; what was staged is kept, and the same command with --resume continues it.`;
   return `The output so far is in ${plan.output}; run the same command with --resume to continue.`;
 }
 

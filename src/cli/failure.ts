@@ -63,6 +63,9 @@ const EXIT_OF_CODE: Record<string, number> = {
   PAGINATION_LOOP: EXIT.upstream,
   DISK_FULL: EXIT.diskFull,
   SHARD_COUNT: EXIT.usage,
+  // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
+  DATASET: EXIT.usage,
+  SCHEMA_DRIFT: EXIT.usage,
 };
 
 export function exitCodeOf(error: unknown): number {

@@ -18,6 +18,12 @@ export interface StagingFiles {
   held: string;
 }
 
+/** The first `records` records of the spool, which end at byte `bytes`. */
+export interface SpoolPrefix {
+  records: number;
+  bytes: number;
+}
+
 export interface Published {
   /** The output file's size (files). */
   bytes?: number;
@@ -68,8 +74,13 @@ export interface Destination {
    * scrubbed out, no transform whose values JSON would change). Resolves when the output's writer has room.
    */
   staged?(records: readonly unknown[], exact: boolean): Promise<void>;
-  /** Writes the spool into the output: whole (`complete`), or what there is so far. */
-  publish(state: ExportState, complete: boolean): Promise<Published>;
+  /**
+   * Can publish a prefix of the spool (`publish`'s `through`): a limit lowered on resume then holds,
+   * the records staged past it kept for the next run. A destination without it takes the whole spool.
+   */
+  readonly publishesPrefix?: boolean;
+  /** Writes the spool into the output: whole (`complete`), or what there is so far, or only `through`. */
+  publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published>;
   /** Drops a writer `follow` started that publishing did not finish. */
   release?(): Promise<void>;
 }

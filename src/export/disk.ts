@@ -65,6 +65,21 @@ export function isDiskFull(error: unknown): boolean {
   return false;
 }
 
+/** The file a failure of the file system names (it, or what caused it). */
+function pathOf(error: unknown): string | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const path = (cause as NodeJS.ErrnoException).path;
+    if (typeof path === 'string') return path;
+  }
+  return undefined;
+}
+
+/** `error`, naming `path` when the call that failed took a file descriptor and so named none. */
+export function naming(error: unknown, path: string): unknown {
+  if (error instanceof Error && (error as NodeJS.ErrnoException).path === undefined) Object.assign(error, { path });
+  return error;
+}
+
 /**
  * A failure of the file system while staging or publishing, as the engine reports it: a full disk is
  * `DISK_FULL`; another I/O error is `NOT_WRITABLE`; our own errors pass unchanged.
@@ -72,7 +87,10 @@ export function isDiskFull(error: unknown): boolean {
 export function diskFailure(error: unknown, folder: string, output: string): unknown {
   if (error instanceof SocialstreamError && !isDiskFull(error)) return error;
   if (error instanceof DiskFullError) return error;
-  if (isDiskFull(error)) return new DiskFullError(`no space left on the disk holding ${resolve(folder)}`, output, { cause: error });
+  if (isDiskFull(error)) {
+    const writing = pathOf(error);
+    return new DiskFullError(`no space left on the disk holding ${resolve(folder)}${writing === undefined ? '' : ` (writing ${writing})`}`, output, { cause: error });
+  }
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
     return new NotWritableError(`${output}: the file system failed (${code}) while writing it`, output, { cause: error });

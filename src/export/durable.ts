@@ -10,9 +10,10 @@
  * (`O_EXCL`): a link planted at a side file's name makes the export fail, never overwrite its target.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { constants, createReadStream, writeSync } from 'node:fs';
+import { constants, createReadStream, fstatSync, statSync, writeSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StateDamagedError } from '../errors.ts';
+import { naming } from './disk.ts';
 import { temporaryName } from '../../sinks/temporary-name.ts';
 import { PageEncoder, type EncodedPage } from './page-encoder.ts';
 
@@ -223,7 +224,7 @@ export class Spool {
     /** Bytes of whole pages written. */
     public bytes: number,
   ) {
-    this.#flusher = new FlushBehind(() => handle.datasync(), bytes);
+    this.#flusher = new FlushBehind(() => handle.datasync().catch((error: unknown) => Promise.reject(naming(error, path))), bytes);
   }
 
   /**
@@ -270,6 +271,17 @@ export class Spool {
   }
 
   /**
+   * Whether the spool's name still leads to the file this run writes. Writes to a file whose folder
+   * was removed still succeed (into a file nobody can find), so only this tells that it is gone.
+   */
+  isInPlace(): boolean {
+    const named = statSync(this.path, { throwIfNoEntry: false });
+    if (named === undefined) return false;
+    const open = fstatSync(this.handle.fd);
+    return named.ino === open.ino && named.dev === open.dev;
+  }
+
+  /**
    * Appends one page of records, written (not yet flushed) when it resolves; a failed write is cut
    * off again. `scrub` takes the API key out of the page's text, in case a service echoed it into
    * a record: staged state never holds it (see `PageEncoder`).
@@ -285,7 +297,7 @@ export class Spool {
     } catch (error) {
       // A full disk may have taken half the page: the spool must stay whole pages.
       await this.handle.truncate(this.bytes).catch(() => undefined);
-      throw error;
+      throw naming(error, this.path);
     }
     this.hash.update(bytes);
     this.bytes += bytes.length;
@@ -347,6 +359,36 @@ export async function holdsMarks(path: string, marks: readonly SpoolMark[]): Pro
   }
   for (const [index, mark] of marks.entries()) held[index] = digests.get(mark.bytes) === mark.sha256;
   return held;
+}
+
+/**
+ * The byte offset right after the first `lines` lines of `path` (a spool: one record a line, as JSON
+ * escapes every newline inside a record); STATE_DAMAGED when it holds fewer.
+ */
+export async function lineEnd(path: string, lines: number): Promise<number> {
+  if (lines === 0) return 0;
+  let seen = 0;
+  let offset = 0;
+  const handle = await open(path, OPEN.read);
+  try {
+    for await (const chunk of createReadStream('', { fd: handle, autoClose: false }) as AsyncIterable<Buffer>) {
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) if (++seen === lines) return offset + at + 1;
+      offset += chunk.length;
+    }
+  } finally {
+    await handle.close();
+  }
+  throw damaged(path, `holds ${seen} records, fewer than the ${lines} its checkpoint vouches for`);
+}
+
+/**
+ * Checks that the spool at `path`, when there is one, begins with the bytes `mark` vouches for: a run
+ * that only has its publishing left must not publish a spool cut short or changed since.
+ */
+export async function checkSpool(path: string, mark: SpoolMark): Promise<void> {
+  if ((await fileSize(path)) === undefined) return;
+  const [held] = await holdsMarks(path, [mark]);
+  if (!held) throw damaged(path, `does not hold the ${mark.bytes} bytes of records its checkpoint vouches for`);
 }
 
 function damaged(path: string, reason: string): StateDamagedError {

@@ -11,16 +11,18 @@
  * does not end it, so its resume continues the same caps. Every failure is a `SocialstreamError`
  * with a stable `code`; the output written so far stays valid and resumable.
  */
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InsufficientCreditsError, HeldStateError, SchemaDriftError, StateDamagedError } from '../errors.ts';
+import { walkName } from '../operations/walk-name.ts';
 import { keyReader } from '../operators/dedupe.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DatasetDestination } from './dataset.ts';
-import type { Destination, Published } from './destination.ts';
+import type { Destination, Published, SpoolPrefix } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
-import { fileSize, removeIfPresent, Spool } from './durable.ts';
+import { checkSpool, fileSize, lineEnd, removeIfPresent, Spool } from './durable.ts';
 import { extract, operationKey, type ExtractOutcome } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
@@ -48,7 +50,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           schema: settings.schema,
           shard: settings.shard,
           writer: settings.writer,
-          runId: settings.runId,
+          runId: runOf(settings.runId, walks),
           publishLock: settings.locks?.publish.bind(settings.locks),
           tryPublishLock: settings.locks?.tryPublish?.bind(settings.locks),
           incremental: settings.incremental,
@@ -77,6 +79,16 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   }
 }
 
+/**
+ * A scheduler's run as a dataset records it: its `runId` and the walks it was given, so an id handed
+ * out again with other parameters is another run, walked as such, never taken as done.
+ */
+function runOf(runId: string | undefined, walks: ExportWalks): string | undefined {
+  if (runId === undefined) return undefined;
+  const names = walks.params.map((params) => walkName(params)).sort();
+  return `${runId}#${createHash('sha256').update(`${walks.op.id}\n${names.join('\n')}`).digest('hex').slice(0, 16)}`;
+}
+
 /** `exportTo(source, { dataset: dir, …options })`. */
 export function toDataset(source: unknown, dir: string, options: Omit<ExportOptions, 'out' | 'dataset'> = {}): Promise<ExportSummary> {
   return exportTo(source, { ...options, dataset: dir });
@@ -87,12 +99,20 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   const opened = await open(walks, destination, settings);
   if ('complete' in opened) return opened;
   const { state, resumed } = opened;
-  if (state.finished === true) return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
+  if (state.finished === true) {
+    // Only the publishing is left: of a spool that still holds every staged record, or none.
+    await trusted(() => checkSpool(destination.files.spool, state.spool), destination.remedy);
+    return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
+  }
   const journal = StateJournal.start(destination.files.journal, state);
   try {
-    const outcome = await extractStaged(walks, destination, settings, state, journal, started);
+    const outcome = await extractStaged(walks, destination, settings, state, journal, started).catch(async (error: unknown) => {
+      await journal.close().catch(() => undefined);
+      throw error;
+    });
     const { failure, stoppedBy, balance } = stopOf(outcome, settings);
-    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread };
+    const through = await heldBack(destination, state, settings.limit);
+    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread, through };
     return await publish(destination, state, journal, failure, facts);
   } finally {
     await destination.release?.();
@@ -125,7 +145,11 @@ async function open(walks: ExportWalks, destination: Destination, settings: Expo
     return { state: freshState(walks.op.id, walks.params), resumed: false };
   }
   matchWalks(state, walks.op.id, walks.params, destination.output);
-  if (state.run.ended) state.run = freshRun();
+  if (state.run.ended) {
+    // The records a lowered limit kept back are the new run's first (README §7).
+    state.run = { ...freshRun(), records: state.unpublished ?? 0 };
+    delete state.unpublished;
+  }
   return { state, resumed: true };
 }
 
@@ -142,7 +166,8 @@ async function extractStaged(
   await mkdir(dirname(files.spool), { recursive: true });
   const spool = await trusted(() => (state.spool.bytes > 0 ? Spool.reopen(files.spool, state.spool) : Spool.create(files.spool)), remedy);
   journal.vouchesFor(spool);
-  destination.follow?.(files.spool, state.spool.bytes);
+  // A run that already has its limit (lowered on resume) writes no page: nothing to follow.
+  if (settings.limit === undefined || state.run.records < settings.limit) destination.follow?.(files.spool, state.spool.bytes);
   const held = await HeldPageFile.open(files.held, remedy).catch(async (error: unknown) => {
     await spool.close();
     throw error;
@@ -181,7 +206,12 @@ async function extractStaged(
       onPage: () => progress.update(),
     });
     await held.flush().catch((error: unknown) => outcome.halt.fail(-1, error));
-    progress.finish(stopOf(outcome, settings).stoppedBy);
+    try {
+      progress.finish(stopOf(outcome, settings).stoppedBy);
+    } catch (error) {
+      // The caller's callback failed: the run fails with its error, as when it throws on a page.
+      outcome.halt.fail(-1, error);
+    }
     return outcome;
   } finally {
     await held.close();
@@ -217,7 +247,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
     await destination.recordFrozenDrift(failure);
     throw failure;
   }
-  if (failure === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
+  if (failure === undefined && facts.through === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
     // From here on a kill is finished by a resume without a request: only the publishing is left.
     state.finished = true;
     await journal.save();
@@ -235,7 +265,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   let published: Published | undefined;
   if (state.run.records > 0 || (destination instanceof DatasetDestination && state.spool.bytes > 0)) {
     try {
-      published = await destination.publish(state, false);
+      published = await destination.publish(state, false, facts.through);
     } catch (error) {
       // The staging is whole: a resume publishes it. The run's own failure, if any, is the one to tell.
       if (failure === undefined) throw error;
@@ -243,16 +273,30 @@ async function publish(destination: Destination, state: ExportState, journal: St
   }
   if (failure !== undefined) throw asError(failure);
   // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
-  await endRun(destination.files.journal);
+  await endRun(destination.files.journal, facts.through === undefined ? undefined : state.records - facts.through.records);
   return summarize(destination, state, { ...facts, published });
 }
 
-/** Records in the journal (as publishing left it) that its run stopped cleanly: a resume starts the next. */
-async function endRun(path: string): Promise<void> {
+/**
+ * Records in the journal (as publishing left it) that its run stopped cleanly: a resume starts the
+ * next, which takes the `unpublished` records at the spool's end as its first.
+ */
+async function endRun(path: string, unpublished: number | undefined): Promise<void> {
   const state = await loadState(path);
   if (state === undefined) return;
   state.run.ended = true;
+  if (unpublished !== undefined) state.unpublished = unpublished;
   await writeState(path, state);
+}
+
+/**
+ * What of the spool a run may publish when it staged more than its `limit` (a limit lowered on resume
+ * after a kill): the records before the run and `limit` of its own. Those past it stay staged.
+ */
+async function heldBack(destination: Destination, state: ExportState, limit: number | undefined): Promise<SpoolPrefix | undefined> {
+  if (limit === undefined || state.run.records <= limit || destination.publishesPrefix !== true) return undefined;
+  const records = state.records - state.run.records + limit;
+  return { records, bytes: await trusted(() => lineEnd(destination.files.spool, records), destination.remedy) };
 }
 
 /** Publishes a run whose every walk is staged, and drops the staging. */
@@ -280,6 +324,8 @@ interface RunFacts {
   unread: number;
   /** Every page is staged and published (a run that only had the publishing left knows it without its walks). */
   complete?: boolean;
+  /** The spool's prefix this run publishes, when a lowered limit keeps records past it staged. */
+  through?: SpoolPrefix;
 }
 
 function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
@@ -289,7 +335,7 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     complete: facts.complete ?? (done === state.walks.length && rejected.length === 0 && facts.stoppedBy === undefined),
     ...(facts.stoppedBy === undefined ? {} : { stoppedBy: facts.stoppedBy }),
     ...(facts.balance === undefined ? {} : { balance: facts.balance }),
-    records: state.run.records,
+    records: facts.through === undefined ? state.run.records : state.run.records - (state.records - facts.through.records),
     received: state.run.received,
     duplicates: state.run.duplicates,
     repaired: state.run.repaired + (facts.published?.repaired ?? 0),

@@ -17,6 +17,8 @@ import type { HeldPageFile } from './held.ts';
 import type { ExportState, StateJournal } from './journal.ts';
 import { AttemptLedger, WalkHalt } from './ledger.ts';
 import type { ExportWalks } from './sources.ts';
+import { StagingGuard } from './staging-guard.ts';
+import { checkTransformed, transformedRecords } from './transformed.ts';
 
 export interface ExtractPlan {
   walks: ExportWalks;
@@ -75,6 +77,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     if (event.type === 'ignored-continuation') ignored.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
     if (event.type === 'overfetch') unread += event.credits;
   });
+  const guard = new StagingGuard(plan.spool, halt);
   let enough = false;
   // One page is staged at a time: the spool and the journal are shared by every walk.
   let staging: Promise<unknown> = Promise.resolve();
@@ -87,7 +90,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
   const stage = async (index: number, batch: PageBatch<unknown>): Promise<'more' | 'stop'> => {
     const walk = state.walks[index];
     const { records } = batch;
-    const taken = await keep(plan, records);
+    const taken = await keep(plan, records, () => ({ page: batch.checkpoint.pagesDone, walk: `${walks.op.id} ${Object.entries(walk.params).map(([key, value]) => `${key}=${value}`).join(' ')}` }));
     const { read, duplicates } = taken;
     const page = records.slice(0, read);
     const after = plan.destination.inspect(walk, page);
@@ -129,6 +132,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     }
     const control = stream[STREAM_CONTROL];
     control.addGate(halt);
+    control.addGate(guard);
     control.addGate(plan.held);
     for (const gate of plan.gates) control.addGate(gate);
     // Last: an attempt the ledger lets through is sent.
@@ -138,7 +142,7 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
         if ((await serially(() => stage(index, batch))) === 'stop') break;
       }
     } catch (error) {
-      halt.fail(index, error);
+      halt.fail(index, guard.explain(error));
     }
   };
 
@@ -149,8 +153,11 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     enough = true;
   }
   try {
+    let taken = 0;
+    // A walk opened once the cap has refused an attempt could only be refused too: none is opened then.
+    const more = (): boolean => taken < pending.length && !halt.halted && ledger.refused === 0;
     const runners = Array.from({ length: Math.min(plan.concurrency, pending.length) }, async () => {
-      for (let next = pending.shift(); next !== undefined && !halt.halted; next = pending.shift()) await runWalk(next);
+      while (more()) await runWalk(pending[taken++]);
     });
     await Promise.all(runners);
     await staging;
@@ -165,7 +172,11 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
  * export already wrote (files; `dropDuplicates`), through `transform`. `read` is how many of the page's records were taken
  * (fewer than all only when `limit` cut the page), so the walk's checkpoint points right after them.
  */
-async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ kept: unknown[]; read: number; duplicates: number }> {
+async function keep(
+  plan: ExtractPlan,
+  records: readonly unknown[],
+  page: () => { page: number; walk: string },
+): Promise<{ kept: unknown[]; read: number; duplicates: number }> {
   const { seen, limit, transform, state } = plan;
   const room = limit === undefined ? Infinity : Math.max(0, limit - state.run.records);
   let duplicates = 0;
@@ -201,7 +212,9 @@ async function keep(plan: ExtractPlan, records: readonly unknown[]): Promise<{ k
   }
   const kept: unknown[] = [];
   if (room > 0) {
-    for await (const record of transform(source())) {
+    const name = transform.name || 'transform';
+    for await (const record of transformedRecords(transform(source()), name)) {
+      checkTransformed(record, () => ({ transform: name, index: kept.length + 1, ...page() }));
       kept.push(record);
       if (kept.length >= room) break;
     }

@@ -6,16 +6,21 @@
  * (`<out>.live.<format>`, see `live-file.ts`) and renamed over the output, or else written from the
  * spool; either way the output path only ever holds a whole file.
  */
-import { constants, copyFile, lstat, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, extname, join, resolve } from 'node:path';
-import { NotWritableError, StateDamagedError } from '../errors.ts';
+import { constants, copyFile, lstat, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
-import type { Destination, Published } from './destination.ts';
-import { fileSize, hashPrefix, isTemporaryNameOf, removeIfPresent, temporaryName } from './durable.ts';
+import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
+import type { Destination, Published, SpoolPrefix } from './destination.ts';
+import { fileSize, hashPrefix, isTemporaryNameOf, OPEN, removeIfPresent, temporaryName } from './durable.ts';
 import { LiveFile } from './live-file.ts';
 import type { ExportState } from './journal.ts';
 import type { FileFormat } from './types.ts';
+
+/** The longest name of a file in a folder, in bytes, on the common file systems (ext4, XFS, APFS, …). */
+const NAME_MAX = 255;
 
 const EXTENSIONS: Record<string, FileFormat> = { '.ndjson': 'ndjson', '.jsonl': 'ndjson', '.csv': 'csv', '.parquet': 'parquet' };
 
@@ -31,6 +36,7 @@ export class FileDestination implements Destination {
   readonly folder: string;
   readonly files;
   readonly remedy: string;
+  readonly publishesPrefix = true;
   /** The output being written while pages are staged (CSV, Parquet). */
   readonly #livePath: string;
   #live: LiveFile | undefined;
@@ -44,6 +50,25 @@ export class FileDestination implements Destination {
     this.files = { lock: `${output}.lock`, journal: `${output}.checkpoint.json`, spool: `${output}.spool.ndjson`, held: `${output}.held.ndjson` };
     this.remedy = `restart the export (--restart) to discard ${this.files.journal} and start over`;
     this.#livePath = `${output}.live.${format}`;
+    this.#checkNameLength();
+  }
+
+  /**
+   * Refuses, before anything is touched, an output whose side files the file system could not name
+   * (at most 255 bytes a name on every common one): a run would otherwise buy a page and fail at its
+   * first checkpoint, leaving a spool no checkpoint vouches for.
+   */
+  #checkNameLength(): void {
+    const sideFiles = [this.output, ...Object.values(this.files), this.#livePath].flatMap((path) => [path, temporaryName(path)]);
+    const longest = sideFiles.map((path) => basename(path)).reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a));
+    const excess = Buffer.byteLength(longest) - NAME_MAX;
+    if (excess <= 0) return;
+    const bytes = Buffer.byteLength(basename(this.output));
+    throw new NotWritableError(
+      `${this.output}: the name is ${bytes} bytes long, and the export's side files beside it (the longest: ${longest}) would pass the ${NAME_MAX} bytes a file system allows a name; ` +
+        `use a name of at most ${bytes - excess} bytes`,
+      this.output,
+    );
   }
 
   async prepare(): Promise<void> {
@@ -58,8 +83,21 @@ export class FileDestination implements Destination {
     await removeIfPresent(this.#livePath);
   }
 
+  /**
+   * The output is there and no journal says a run is under way. Side files without a journal were
+   * left by a run that staged pages but could not write its checkpoint: nothing then proves that the
+   * output holds what they staged, so that is refused, naming them.
+   */
   async isComplete(): Promise<boolean> {
-    return (await fileSize(this.output)) !== undefined && (await fileSize(this.files.journal)) === undefined;
+    if ((await fileSize(this.output)) === undefined || (await fileSize(this.files.journal)) !== undefined) return false;
+    const left = [];
+    for (const path of [this.files.spool, this.files.held]) if ((await fileSize(path)) !== undefined) left.push(path);
+    if (left.length === 0) return true;
+    throw new HeldStateError(
+      `${this.output} may not hold every record: ${left.join(' and ')} ${left.length === 1 ? 'was' : 'were'} left by a run that could not write its checkpoint (${this.files.journal}), ` +
+        `so nothing proves the output holds what ${left.length === 1 ? 'it' : 'they'} staged; restart the export (--restart, or restart: true) to discard ${left.length === 1 ? 'it' : 'them'} and export again`,
+      this.output,
+    );
   }
 
   async discard(): Promise<void> {
@@ -93,7 +131,13 @@ export class FileDestination implements Destination {
    * a crash after the rename but before the journal went is recognised by the output's bytes. Partial:
    * the spool stays for the resume.
    */
-  async publish(state: ExportState, complete: boolean): Promise<Published> {
+  async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
+    if (through !== undefined) {
+      // A limit lowered on resume: the records past it stay in the spool, the output gets those before.
+      await this.release();
+      const written = this.format === 'ndjson' ? await this.#copyPrefix(through.bytes) : await this.#writeRecords(fromNdjsonPrefix(this.files.spool, through.bytes));
+      return { ...written, spoolTaken: false };
+    }
     const spooled = (await fileSize(this.files.spool)) !== undefined;
     let bytes: number;
     let repaired = 0;
@@ -134,6 +178,21 @@ export class FileDestination implements Destination {
       return { bytes: (await stat(this.output)).size, repaired: 0 };
     }
     return this.#writeRecords(fromNdjson(spool));
+  }
+
+  /** The output as the spool's first `bytes` bytes, replaced whole. */
+  async #copyPrefix(bytes: number): Promise<{ bytes: number; repaired: number }> {
+    const temporary = temporaryName(this.output);
+    try {
+      const target = await open(temporary, OPEN.create, 0o666);
+      const source = bytes === 0 ? [] : (await open(this.files.spool, OPEN.read)).createReadStream({ start: 0, end: bytes - 1 });
+      await pipeline(source, target.createWriteStream());
+      await rename(temporary, this.output);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    return { bytes, repaired: 0 };
   }
 
   async #writeRecords(records: AnyIterable<unknown>): Promise<{ bytes: number; repaired: number }> {

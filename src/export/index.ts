@@ -21,6 +21,7 @@ export {
   ShardCountError,
   StateDamagedError,
   StreamUsedError,
+  TransformError,
 } from '../errors.ts';
 export type { PartitionBy } from './dataset-store.ts';
 export type { DatasetFormat } from '../../sinks/dataset-parts.ts';

@@ -27,6 +27,7 @@ import { readFile, type FileHandle, open } from 'node:fs/promises';
 import type { Checkpoint } from '../checkpoint.ts';
 import { HeldStateError, StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
+import { naming } from './disk.ts';
 import { FlushBehind, holdsMarks, OPEN, writeFileAtomic, writeWhole, type SpoolMark } from './durable.ts';
 
 export interface WalkState {
@@ -70,6 +71,11 @@ interface Totals {
   run: RunCounters;
   /** Every page is staged; only publishing is left. */
   finished?: boolean;
+  /**
+   * Records at the end of the spool that the output does not hold: a limit lowered on resume left
+   * them staged (README §7). The next run takes them as its first.
+   */
+  unpublished?: number;
 }
 
 export interface ExportState extends Totals {
@@ -232,7 +238,7 @@ export class StateJournal {
   #pushed = 0;
   #written = 0;
   /** Lines written are flushed behind, through whichever handle holds the file then. */
-  readonly #flusher = new FlushBehind(async () => this.handle?.datasync());
+  readonly #flusher = new FlushBehind(async () => this.handle?.datasync().catch((error: unknown) => Promise.reject(naming(error, this.path))));
   /** Flushes the spool the journal vouches for: a whole state is written only after that. */
   #flushSpool: () => Promise<void> = () => Promise.resolve();
 
@@ -321,7 +327,7 @@ export class StateJournal {
     } catch (error) {
       // A full disk may have taken part of the lines: the journal must stay whole lines.
       await handle.truncate(this.#bytes).catch(() => undefined);
-      throw error;
+      throw naming(error, this.path);
     }
     this.#digest = digest;
     this.#bytes += bytes.length;

@@ -1,8 +1,8 @@
 /**
  * What an export walks: the client streams it was given, as one operation and its parameter sets.
- * The streams themselves are never iterated: each walk is opened afresh (or from its staged
- * checkpoint) with the engine's options, so a resume continues where the staging says, whatever the
- * caller's stream was set to.
+ * The streams themselves are never iterated: each walk is opened afresh with the engine's options,
+ * from its staged checkpoint, else from where the caller's stream starts (a stream of
+ * `client.resume(checkpoint)` continues from that checkpoint), else from the beginning.
  */
 import type { Checkpoint } from '../checkpoint.ts';
 import { StreamUsedError } from '../errors.ts';
@@ -26,43 +26,61 @@ export interface ExportWalks {
 }
 
 /**
- * The walks of `source` (a client stream, or an array of streams of one operation), limited to
+ * The walks of `source` (a client stream, or an array or other iterable of streams of one operation), limited to
  * `shard`'s share. A stream that was already iterated is refused (`STREAM_USED`): the export would
  * otherwise miss what its iteration took.
  */
 export function walksOf(source: unknown, shard?: { index: number; count: number }): ExportWalks {
-  const streams = Array.isArray(source) ? (source as unknown[]) : [source];
-  if (streams.length === 0) throw new TypeError('source must be a client stream or a non-empty array of them');
-  const walks = streams.map((stream, index): Walk => {
-    const walk = (stream as Partial<Record<typeof WALK, Walk>> | null | undefined)?.[WALK];
-    if (walk === undefined) {
-      throw new TypeError(`source${Array.isArray(source) ? `[${index}]` : ''} must be a stream from the client, e.g. client.forum.subforum({ … })`);
-    }
+  const single = walkOf(source) !== undefined;
+  const many = !single && (Array.isArray(source) || (typeof source === 'object' && source !== null && Symbol.iterator in source));
+  // Each stream is looked at once and let go: a wide export keeps its first walk and the params of the others.
+  const streams: Iterable<unknown> = many ? (source as Iterable<unknown>) : [source];
+  let first: Walk | undefined;
+  let count = 0;
+  const seen = new Set<string>();
+  const params: Record<string, string>[] = [];
+  /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
+  const starts = new Map<string, Checkpoint>();
+  for (const stream of streams) {
+    const walk = walkOf(stream);
+    if (walk === undefined) throw new TypeError(`source${many ? `[${count}]` : ''} must be a stream from the client, e.g. client.forum.subforum({ … })`);
+    count++;
     if (walk.used) {
       throw new StreamUsedError(`${walk.op.id}: this stream was already iterated, so an export of it would miss what that took; call the operation again for a fresh stream`, {
         endpoint: walk.op.id,
       });
     }
-    return walk;
-  });
-  const [first] = walks;
-  const other = walks.find((walk) => walk.op.id !== first.op.id);
-  if (other !== undefined) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${other.op.id}`);
-  if (walks.some((walk) => walk.events$ !== first.events$)) throw new TypeError('the streams of one export come from one client');
-  const byName = new Map<string, Walk>();
-  for (const walk of walks) {
+    first ??= walk;
+    if (walk.op.id !== first.op.id) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${walk.op.id}`);
+    if (walk.events$ !== first.events$) throw new TypeError('the streams of one export come from one client');
     const name = walkName(walk.params);
-    if (!byName.has(name)) byName.set(name, walk);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    if (shard !== undefined && shareOfName(name, shard.count) !== shard.index) continue;
+    params.push({ ...walk.params });
+    const start = startOf(stream);
+    if (start !== undefined) starts.set(name, start);
   }
-  const kept = [...byName.entries()].filter(([name]) => shard === undefined || shareOfName(name, shard.count) === shard.index);
+  if (first === undefined) throw new TypeError('source must be a client stream or a non-empty array of them');
+  const opener = first;
   return {
     op: first.op,
-    params: kept.map(([, walk]) => ({ ...walk.params })),
-    repeats: walks.length - byName.size,
+    params,
+    repeats: count - seen.size,
     events$: first.events$,
     scrub: first.scrub,
-    open: (params, start, options, held) => (byName.get(walkName(params)) ?? first).open(start, options, held),
+    open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? starts.get(walkName(walkParams)), options, held),
   };
+}
+
+function walkOf(stream: unknown): Walk | undefined {
+  return (stream as Partial<Record<typeof WALK, Walk>> | null | undefined)?.[WALK];
+}
+
+/** Where a stream not yet iterated starts, when that is not the beginning (`client.resume(checkpoint)`). */
+function startOf(stream: unknown): Checkpoint | undefined {
+  const checkpoint = (stream as { checkpoint?: () => Checkpoint }).checkpoint?.();
+  return checkpoint !== undefined && (checkpoint.pagesDone > 0 || checkpoint.skip > 0) ? checkpoint : undefined;
 }
 
 /** Which of `count` shares (1-based) a parameter set belongs to: by its hash, not its position. */

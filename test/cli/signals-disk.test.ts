@@ -76,7 +76,7 @@ describe.skipIf(process.getuid?.() !== 0)('a disk that fills up', () => {
       const full = await runCli([...WALK, '--out', out], env);
       expect(full.code, full.stderr).toBe(6);
       const lines = full.stderr.trimEnd().split('\n');
-      expect(lines.at(-1)).toMatch(new RegExp(`^socialstream: no space left on the disk holding ${disk}: free some space there\\. .*--resume`));
+      expect(lines.at(-1)).toMatch(new RegExp(`^socialstream: no space left on the disk holding ${disk} \\(writing ${disk}/[^)]+\\): free some space there\\. .*--resume`));
       // Whatever is there is whole: the spool and journal cut back to their last whole page.
       expect(readdirSync(disk).sort().filter((name) => name.endsWith('.tmp'))).toEqual([]);
       if (existsSync(out)) expect(reference.startsWith(readFileSync(out, 'utf8'))).toBe(true);
