@@ -4,6 +4,7 @@
  * refused or out of credits (exit 3 or 4, its walks back in the queue for the other workers).
  */
 import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
+import { checkEnvironment } from './connection.ts';
 import { EXIT, InterruptedError } from './failure.ts';
 import { runController } from './run-controller.ts';
 
@@ -38,6 +39,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   if (typeof url !== 'string') throw new UsageError('worker needs --queue redis://HOST:PORT/DB');
   const number = (name: string): number | undefined => (typeof args.flags[name] === 'number' ? (args.flags[name]) : undefined);
   for (const name of ['concurrency', 'lease', 'park']) if ((number(name) ?? 1) < 1) throw new UsageError(`--${name} must be at least 1`);
+  // Before Redis is asked anything: a key that cannot be sent is refused as `export` refuses it.
+  await checkEnvironment();
   const { runWorker } = await import('../queue/worker.ts');
   const run = runController();
   try {
