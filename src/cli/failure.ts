@@ -63,6 +63,13 @@ const EXIT_OF_CODE: Record<string, number> = {
   PAGINATION_LOOP: EXIT.upstream,
   DISK_FULL: EXIT.diskFull,
   SHARD_COUNT: EXIT.usage,
+  // The queue's address cannot work (README "Beyond one machine"); a Redis that did not answer may later.
+  QUEUE: EXIT.usage,
+  QUEUE_NOT_REDIS: EXIT.usage,
+  QUEUE_AUTH: EXIT.usage,
+  QUEUE_DATABASE: EXIT.usage,
+  QUEUE_TLS: EXIT.usage,
+  QUEUE_UNREACHABLE: EXIT.upstream,
 };
 
 export function exitCodeOf(error: unknown): number {
@@ -96,6 +103,7 @@ export function explain(error: unknown, resumeHint: string | undefined): string 
   }
   if (error instanceof InterruptedError) return `socialstream: interrupted (${error.signal}).${resume}`;
   if (error instanceof SocialstreamError && error.code === 'DISK_FULL') return `socialstream: ${message}: free some space there.${resume}`;
+  if (error instanceof SocialstreamError && error.code === 'QUEUE_UNREACHABLE') return `socialstream: ${message}`;
   if (exitCodeOf(error) === EXIT.upstream) return `socialstream: the service failed after retries: ${message}.${resume}`;
   return `socialstream: ${message}`;
 }

@@ -1,6 +1,7 @@
 /** `socialstream status --queue URL [--json]`: what the queue's runs and workers are doing (`queueStatus`). */
 import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
 import { EXIT } from './failure.ts';
+import { runController } from './run-controller.ts';
 
 const FLAGS: FlagSpec[] = [
   { name: 'queue', kind: 'string', value: 'URL', help: 'the queue: redis://HOST:PORT/DB' },
@@ -27,7 +28,12 @@ export async function runStatus(argv: string[]): Promise<number> {
   const url = args.flags.queue;
   if (typeof url !== 'string') throw new UsageError('status needs --queue redis://HOST:PORT/DB');
   const { describeStatus, queueStatus } = await import('../queue/status.ts');
-  const status = await queueStatus(url);
-  process.stdout.write((args.flags.json === true ? JSON.stringify(status) : describeStatus(status)) + '\n');
-  return EXIT.ok;
+  const run = runController();
+  try {
+    const status = await queueStatus(url, { signal: run.controller.signal });
+    process.stdout.write((args.flags.json === true ? JSON.stringify(status) : describeStatus(status)) + '\n');
+    return EXIT.ok;
+  } finally {
+    run.dispose();
+  }
 }

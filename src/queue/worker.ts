@@ -30,7 +30,8 @@ import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
-import { openRedis, PREFIX, QUEUE_NAME, shownUrl } from './connection.ts';
+import { shownUrl } from './address.ts';
+import { connectQueue, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
 import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
 
@@ -65,7 +66,12 @@ export interface WorkerOutcome {
   error?: AuthError | InsufficientCreditsError;
 }
 
-/** Takes walks until `signal` aborts (or the key is refused), then resolves once its walks are back in the queue or done. */
+/**
+ * Takes walks until `signal` aborts (or the key is refused), then resolves once its walks are back in
+ * the queue or done. While Redis cannot be reached it waits, trying again every 5 s; an address that
+ * cannot work (not Redis, a refused password, a database the server lacks, TLS without a TLS server)
+ * throws a `QueueError` subclass before any walk is taken.
+ */
 export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> {
   const { queue: url, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
   for (const [name, value] of [
@@ -81,9 +87,16 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   await createClient({ apiKey, baseUrl }).close();
 
   const id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-  const redis = openRedis(url, { persistent: true, onError: log });
   const stopper = new AbortController();
   const signal = options.signal === undefined ? stopper.signal : AbortSignal.any([options.signal, stopper.signal]);
+  let redis: Redis;
+  try {
+    // Waits while Redis cannot be reached (the signal ends the wait); an address that cannot work throws.
+    redis = await connectQueue(url, { persistent: true, signal, log });
+  } catch (error) {
+    if (signal.aborted) return { id, walks: 0, stoppedBy: 'signal' };
+    throw error;
+  }
   let stopError: AuthError | InsufficientCreditsError | undefined;
   let finished = 0;
   const report = (state: string, error?: string): Promise<unknown> =>
