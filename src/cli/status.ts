@@ -16,6 +16,9 @@ const HELP = `usage: socialstream status --queue redis://HOST:PORT/DB [--json]
   error; and every worker that stopped for its key.
 
 ${describeFlags(FLAGS)}
+
+exit codes: 2 a queue address that cannot work (not Redis, a password refused or missing, a database
+the server lacks, rediss:// to a Redis without TLS), 5 Redis cannot be reached.
 `;
 
 export async function runStatus(argv: string[]): Promise<number> {

@@ -67,6 +67,8 @@ async function attempt(url: string, persistent: boolean, signal: AbortSignal | u
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 5_000,
+    // disconnect() while Redis is away (its stream already closed) leaves a timer this long behind.
+    disconnectTimeout: 100,
     maxRetriesPerRequest: persistent ? null : 1,
     enableOfflineQueue: persistent,
     // Before the first connection this attempt is all (the caller decides on the next); after it, quick at first, backing off to RETRY_MS.

@@ -203,7 +203,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     maxStalledCount: Number.MAX_SAFE_INTEGER,
     autorun: false,
   });
-  worker.on('error', (error) => log(`queue: ${error.message}`));
+  // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every attempt.
+  worker.on('error', (error) => {
+    if (redis.status === 'ready') log(`queue: ${error.message}`);
+  });
   // A worker starting on a machine clears what earlier workers there reported (a key since fixed).
   for (const [other, text] of Object.entries(await redis.hgetall(keys.workers))) {
     if ((JSON.parse(text) as { host?: string }).host === hostname()) await redis.hdel(keys.workers, other);
@@ -216,13 +219,21 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   });
   const running = worker.run();
   await stopped;
+  const outcome: WorkerOutcome = { id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) };
+  if (redis.status !== 'ready') {
+    // Redis away: nothing BullMQ or this worker would wait for can reach it, so it stops without
+    // them; its walks' jobs go back to the queue when their leases run out, as after a kill.
+    redis.disconnect();
+    await worker.close(true);
+    return outcome;
+  }
   await worker.close();
   await running.catch(() => undefined);
   // A worker that stopped for its key stays listed for `status`; one stopped by its signal leaves no trace.
   if (stopError === undefined) await redis.hdel(keys.workers, id).catch(() => undefined);
   else await report('stopped', whyStopped(stopError));
   await redis.quit().catch(() => redis.disconnect());
-  return { id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) };
+  return outcome;
 }
 
 function whyStopped(error: AuthError | InsufficientCreditsError): string {

@@ -74,14 +74,24 @@ async function stop(child: ChildProcess, done: Promise<CliResult>, signal: NodeJ
   return { ms: Date.now() - sent, result };
 }
 
-/** Resolves once the process has written `count` lines to stderr. */
-async function linesWritten(done: Promise<CliResult>, child: ChildProcess, count: number): Promise<void> {
+/** A CLI process, its end, and a wait for its first lines on stderr. */
+function start(args: string[]): { child: ChildProcess; done: Promise<CliResult>; linesWritten: (count: number) => Promise<void> } {
+  const child = startCli(args, env);
+  const done = finished(child);
   let text = '';
-  child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  while (lines(text).length < count) {
-    const ended = await Promise.race([done.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 50))]);
-    if (ended) throw new Error(`ended before writing ${count} lines: ${text}`);
-  }
+  child.stderr?.on('data', (chunk: string) => (text += chunk));
+  let ended = false;
+  void done.then(() => (ended = true));
+  return {
+    child,
+    done,
+    linesWritten: async (count) => {
+      while (lines(text).length < count) {
+        if (ended) throw new Error(`ended before writing ${count} lines: ${text}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+  };
 }
 
 describe.skipIf(!haveRedis)('a worker that cannot reach Redis', () => {
@@ -89,9 +99,8 @@ describe.skipIf(!haveRedis)('a worker that cannot reach Redis', () => {
     ['SIGTERM', 143],
     ['SIGINT', 130],
   ] as const)('logs one line per attempt, 5 s apart, and %s ends it within 1 s', async (signal, code) => {
-    const child = startCli(['worker', '--queue', `redis://127.0.0.1:${at.closed}/0`], env);
-    const done = finished(child);
-    await linesWritten(done, child, 1);
+    const { child, done, linesWritten } = start(['worker', '--queue', `redis://127.0.0.1:${at.closed}/0`]);
+    await linesWritten(1);
     // Attempts at 0 s and 5 s fall in this wait; on a busy machine fewer, never more.
     await new Promise((resolve) => setTimeout(resolve, 6_000));
     const { ms, result } = await stop(child, done, signal);
@@ -104,9 +113,32 @@ describe.skipIf(!haveRedis)('a worker that cannot reach Redis', () => {
     expect(lines(result.stderr).at(-1)).toBe(`socialstream: interrupted (${signal}).`);
   });
 
+  it('whose Redis goes away mid-run logs it once and stops within 1 s on SIGTERM', async () => {
+    const own = await freePort();
+    const server = await spawnRedis(own, tempDir());
+    const url = `redis://127.0.0.1:${own}/0`;
+    const { child, done, linesWritten } = start(['worker', '--queue', url]);
+    try {
+      await linesWritten(1);
+      server.kill('SIGKILL');
+      await linesWritten(2);
+      // Its connection retries meanwhile, backing off to 5 s.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      const { ms, result } = await stop(child, done, 'SIGTERM');
+      expect(ms).toBeLessThan(1_000);
+      expect(result.code).toBe(143);
+      const [started, ...rest] = lines(result.stderr);
+      expect(started).toMatch(/^socialstream worker: worker \S+ takes walks from /);
+      const away = rest.slice(0, -1);
+      expect(away).toEqual([`socialstream worker: Redis at ${url}: connect ECONNREFUSED 127.0.0.1:${own}`]);
+      expect(rest.at(-1)).toBe('socialstream: interrupted (SIGTERM).');
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+
   it('stops within 1 s on SIGTERM while its TLS handshake with a plain Redis waits', async () => {
-    const child = startCli(['worker', '--queue', `rediss://127.0.0.1:${at.plain}/0`], env);
-    const done = finished(child);
+    const { child, done } = start(['worker', '--queue', `rediss://127.0.0.1:${at.plain}/0`]);
     // Within the 5 s the handshake is given: the process has started (or is starting) and waits.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const { ms, result } = await stop(child, done, 'SIGTERM');
