@@ -19,6 +19,8 @@ export const PREFIX = 'socialstream';
 
 /** How long a worker waits between attempts while Redis cannot be reached (README "Beyond one machine"). */
 export const RETRY_MS = 5_000;
+/** How long an attempt waits for Redis to be ready. */
+const CONNECT_MS = 5_000;
 
 export interface ConnectOptions {
   /**
@@ -66,7 +68,7 @@ async function attempt(url: string, persistent: boolean, signal: AbortSignal | u
   let connected = false;
   const redis = new Redis(url, {
     lazyConnect: true,
-    connectTimeout: 5_000,
+    connectTimeout: CONNECT_MS,
     // disconnect() while Redis is away (its stream already closed) leaves a timer this long behind.
     disconnectTimeout: 100,
     maxRetriesPerRequest: persistent ? null : 1,
@@ -78,18 +80,23 @@ async function attempt(url: string, persistent: boolean, signal: AbortSignal | u
   redis.on('error', (error: Error) => errors.push(error));
   const abort = (): void => redis.disconnect();
   signal?.addEventListener('abort', abort, { once: true });
+  // connectTimeout ends the wait for the socket; a peer that takes it and then says nothing is ended here.
+  const silent = setTimeout(() => {
+    errors.push(new Error(`no answer within ${CONNECT_MS / 1_000} s`));
+    redis.disconnect();
+  }, CONNECT_MS);
   try {
     await redis.connect();
     await checkDatabase(redis, url);
     connected = true;
     return redis;
   } catch (error) {
-    // Not once it has ended: ioredis would then leave a 2 s timer behind (for a stream already closed).
     if (redis.status !== 'end') redis.disconnect();
     signal?.throwIfAborted();
     if (error instanceof QueueDatabaseError) throw error;
     throw await diagnose([...errors, error as Error], url);
   } finally {
+    clearTimeout(silent);
     signal?.removeEventListener('abort', abort);
     redis.removeAllListeners('error');
   }

@@ -9,6 +9,7 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,14 +23,19 @@ const PASSWORD = 'open-sesame-4711';
 const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
 if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
 
-const servers: { plain: ChildProcess | undefined; guarded: ChildProcess | undefined; http: Server | undefined } = { plain: undefined, guarded: undefined, http: undefined };
-const at = { plain: 0, guarded: 0, http: 0, closed: 0 };
+const servers: { plain: ChildProcess | undefined; guarded: ChildProcess | undefined; http: Server | undefined; silent: NetServer | undefined } = {
+  plain: undefined,
+  guarded: undefined,
+  http: undefined,
+  silent: undefined,
+};
+const at = { plain: 0, guarded: 0, http: 0, silent: 0, closed: 0 };
 // The key is never read here: workers stop on their address before they take a walk.
 const env = { ...process.env, SOCIALSTREAM_API_KEY: KEY, SOCIALSTREAM_BASE_URL: 'http://127.0.0.1:9' };
 
 beforeAll(async () => {
   if (!haveRedis) return;
-  [at.plain, at.guarded, at.http, at.closed] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  [at.plain, at.guarded, at.http, at.silent, at.closed] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   servers.plain = await spawnRedis(at.plain, tempDir());
   servers.guarded = await spawnRedis(at.guarded, tempDir());
   const admin = new Redis(`redis://127.0.0.1:${at.guarded}/0`);
@@ -37,11 +43,15 @@ beforeAll(async () => {
   admin.disconnect();
   servers.http = createServer((_request, response) => response.end('not redis'));
   await new Promise<void>((resolve) => servers.http!.listen(at.http, '127.0.0.1', resolve));
+  // Takes connections and never says a word.
+  servers.silent = createNetServer(() => undefined);
+  await new Promise<void>((resolve) => servers.silent!.listen(at.silent, '127.0.0.1', resolve));
 });
 afterAll(() => {
   servers.plain?.kill('SIGKILL');
   servers.guarded?.kill('SIGKILL');
   servers.http?.close();
+  servers.silent?.close();
 });
 
 function lines(text: string): string[] {
@@ -207,6 +217,16 @@ describe.skipIf(!haveRedis)('enqueue and status when Redis cannot be reached', (
     for (const [name, result] of await allCommands(url, COMMANDS.filter(([name]) => name !== 'worker'))) {
       expect(result.code, name).toBe(5);
       expect(lines(result.stderr), name).toEqual([`socialstream: cannot reach Redis at ${url}: connect ECONNREFUSED 127.0.0.1:${at.closed}`]);
+    }
+  });
+});
+
+describe.skipIf(!haveRedis)('enqueue and status against a peer that takes the connection and says nothing', () => {
+  it('exit 5 with one line, after the 5 s an attempt is given', async () => {
+    const url = `redis://127.0.0.1:${at.silent}/0`;
+    for (const [name, result] of await allCommands(url, COMMANDS.filter(([name]) => name !== 'worker'))) {
+      expect(result.code, name).toBe(5);
+      expect(lines(result.stderr), name).toEqual([`socialstream: cannot reach Redis at ${url}: no answer within 5 s`]);
     }
   });
 });
