@@ -219,13 +219,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   });
   const running = worker.run();
   await stopped;
-  const outcome: WorkerOutcome = { id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) };
+  const outcome = (): WorkerOutcome => ({ id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) });
   if (redis.status !== 'ready') {
     // Redis away: nothing BullMQ or this worker would wait for can reach it, so it stops without
     // them; its walks' jobs go back to the queue when their leases run out, as after a kill.
     redis.disconnect();
     await worker.close(true);
-    return outcome;
+    return outcome();
   }
   await worker.close();
   await running.catch(() => undefined);
@@ -233,7 +233,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   if (stopError === undefined) await redis.hdel(keys.workers, id).catch(() => undefined);
   else await report('stopped', whyStopped(stopError));
   await redis.quit().catch(() => redis.disconnect());
-  return outcome;
+  return outcome();
 }
 
 function whyStopped(error: AuthError | InsufficientCreditsError): string {
