@@ -37,6 +37,14 @@ export async function connect(options: ConnectOptions): Promise<Connection> {
   };
 }
 
+/**
+ * Refuses SOCIALSTREAM_API_KEY or SOCIALSTREAM_BASE_URL as `connect` does, for a command that makes
+ * its clients later (a worker, one a walk): the same message and exit code as `export`.
+ */
+export async function checkEnvironment(): Promise<void> {
+  await clientFromEnvironment(undefined).close();
+}
+
 /** The client of SOCIALSTREAM_API_KEY and SOCIALSTREAM_BASE_URL; a refusal names the variable, not the library option. */
 function clientFromEnvironment(maxConcurrentRequests: number | undefined): Client {
   try {

@@ -66,6 +66,13 @@ const EXIT_OF_CODE: Record<string, number> = {
   // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
   DATASET: EXIT.usage,
   SCHEMA_DRIFT: EXIT.usage,
+  // The queue's address cannot work (README "Beyond one machine"); a Redis that did not answer may later.
+  QUEUE: EXIT.usage,
+  QUEUE_NOT_REDIS: EXIT.usage,
+  QUEUE_AUTH: EXIT.usage,
+  QUEUE_DATABASE: EXIT.usage,
+  QUEUE_TLS: EXIT.usage,
+  QUEUE_UNREACHABLE: EXIT.upstream,
 };
 
 export function exitCodeOf(error: unknown): number {
@@ -99,6 +106,7 @@ export function explain(error: unknown, resumeHint: string | undefined): string 
   }
   if (error instanceof InterruptedError) return `socialstream: interrupted (${error.signal}).${resume}`;
   if (error instanceof SocialstreamError && error.code === 'DISK_FULL') return `socialstream: ${message}: free some space there.${resume}`;
+  if (error instanceof SocialstreamError && error.code === 'QUEUE_UNREACHABLE') return `socialstream: ${message}`;
   if (exitCodeOf(error) === EXIT.upstream) return `socialstream: the service failed after retries: ${message}.${resume}`;
   return `socialstream: ${message}`;
 }

@@ -1,6 +1,7 @@
 /** `socialstream status --queue URL [--json]`: what the queue's runs and workers are doing (`queueStatus`). */
 import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
 import { EXIT } from './failure.ts';
+import { runController } from './run-controller.ts';
 
 const FLAGS: FlagSpec[] = [
   { name: 'queue', kind: 'string', value: 'URL', help: 'the queue: redis://HOST:PORT/DB' },
@@ -15,6 +16,9 @@ const HELP = `usage: socialstream status --queue redis://HOST:PORT/DB [--json]
   error; and every worker that stopped for its key.
 
 ${describeFlags(FLAGS)}
+
+exit codes: 2 a queue address that cannot work (not Redis, a password refused or missing, a database
+the server lacks, rediss:// to a Redis without TLS), 5 Redis cannot be reached.
 `;
 
 export async function runStatus(argv: string[]): Promise<number> {
@@ -27,7 +31,12 @@ export async function runStatus(argv: string[]): Promise<number> {
   const url = args.flags.queue;
   if (typeof url !== 'string') throw new UsageError('status needs --queue redis://HOST:PORT/DB');
   const { describeStatus, queueStatus } = await import('../queue/status.ts');
-  const status = await queueStatus(url);
-  process.stdout.write((args.flags.json === true ? JSON.stringify(status) : describeStatus(status)) + '\n');
-  return EXIT.ok;
+  const run = runController();
+  try {
+    const status = await queueStatus(url, { signal: run.controller.signal });
+    process.stdout.write((args.flags.json === true ? JSON.stringify(status) : describeStatus(status)) + '\n');
+    return EXIT.ok;
+  } finally {
+    run.dispose();
+  }
 }

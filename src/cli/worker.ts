@@ -4,6 +4,7 @@
  * refused or out of credits (exit 3 or 4, its walks back in the queue for the other workers).
  */
 import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
+import { checkEnvironment } from './connection.ts';
 import { EXIT, InterruptedError } from './failure.ts';
 import { runController } from './run-controller.ts';
 
@@ -23,8 +24,12 @@ const HELP = `usage: socialstream worker --queue redis://HOST:PORT/DB [--concurr
 
 ${describeFlags(FLAGS)}
 
-exit codes: 3 the key was refused, 4 its account is out of credits (its walks went back to the
-queue), 130/143 stopped by SIGINT/SIGTERM (its walks went back to the queue).
+While Redis cannot be reached it waits, trying every 5 s (one line an attempt).
+
+exit codes: 2 a key that cannot be sent, or a queue address that cannot work (not Redis, a password
+refused or missing, a database the server lacks, rediss:// to a Redis without TLS), 3 the key was
+refused, 4 its account is out of credits (its walks went back to the queue), 130/143 stopped by
+SIGINT/SIGTERM (its walks went back to the queue).
 `;
 
 export async function runWorkerCommand(argv: string[]): Promise<number> {
@@ -38,6 +43,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   if (typeof url !== 'string') throw new UsageError('worker needs --queue redis://HOST:PORT/DB');
   const number = (name: string): number | undefined => (typeof args.flags[name] === 'number' ? (args.flags[name]) : undefined);
   for (const name of ['concurrency', 'lease', 'park']) if ((number(name) ?? 1) < 1) throw new UsageError(`--${name} must be at least 1`);
+  // Before Redis is asked anything: a key that cannot be sent is refused as `export` refuses it.
+  await checkEnvironment();
   const { runWorker } = await import('../queue/worker.ts');
   const run = runController();
   try {

@@ -34,6 +34,8 @@ export interface EnqueueOptions {
   schema?: 'evolve' | 'freeze';
   /** Pages of one walk in flight at once where its rule allows. */
   pageConcurrency?: number;
+  /** Aborting ends the wait for Redis at once, with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface EnqueueResult {
@@ -50,6 +52,7 @@ export interface EnqueueResult {
   dataset: string;
 }
 
+/** Raises a `QueueError` subclass when Redis at `options.queue` cannot be used (README "Beyond one machine"). */
 export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueResult> {
   const op = findOperation(options.op);
   if (op === undefined) throw new TypeError(`unknown operation ${options.op}`);
@@ -108,7 +111,7 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
     } finally {
       await queue.close();
     }
-  });
+  }, options.signal);
 }
 
 /** The export's active run, or a new one when there is none (the old run's jobs are then removed). */

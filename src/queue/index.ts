@@ -14,4 +14,4 @@
 export { enqueueExport, type EnqueueOptions, type EnqueueResult } from './enqueue.ts';
 export { runWorker, type WorkerOptions, type WorkerOutcome } from './worker.ts';
 export { describeStatus, queueStatus, type QueueStatus, type RunStatus, type WorkerReport } from './status.ts';
-export { QueueError } from './errors.ts';
+export { QueueAuthError, QueueDatabaseError, QueueError, QueueNotRedisError, QueueTlsError, QueueUnreachableError } from './errors.ts';

@@ -41,7 +41,13 @@ export interface QueueStatus {
   stoppedWorkers: WorkerReport[];
 }
 
-export async function queueStatus(url: string): Promise<QueueStatus> {
+export interface StatusOptions {
+  /** Aborting ends the wait for Redis at once, with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Raises a `QueueError` subclass when Redis at `url` cannot be used (README "Beyond one machine"). */
+export async function queueStatus(url: string, options: StatusOptions = {}): Promise<QueueStatus> {
   return withRedis(url, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
     try {
@@ -90,7 +96,7 @@ export async function queueStatus(url: string): Promise<QueueStatus> {
     } finally {
       await queue.close();
     }
-  });
+  }, options.signal);
 }
 
 /** The status in a few lines, as `socialstream status` prints it. */

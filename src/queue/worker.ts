@@ -32,7 +32,8 @@ import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
-import { openRedis, PREFIX, QUEUE_NAME, shownUrl } from './connection.ts';
+import { shownUrl } from './address.ts';
+import { connectQueue, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
 import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
 
@@ -67,7 +68,12 @@ export interface WorkerOutcome {
   error?: AuthError | InsufficientCreditsError;
 }
 
-/** Takes walks until `signal` aborts (or the key is refused), then resolves once its walks are back in the queue or done. */
+/**
+ * Takes walks until `signal` aborts (or the key is refused), then resolves once its walks are back in
+ * the queue or done. While Redis cannot be reached it waits, trying again every 5 s; an address that
+ * cannot work (not Redis, a refused password, a database the server lacks, TLS without a TLS server)
+ * throws a `QueueError` subclass before any walk is taken.
+ */
 export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> {
   const { queue: url, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
   for (const [name, value] of [
@@ -83,9 +89,16 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   await createClient({ apiKey, baseUrl }).close();
 
   const id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-  const redis = openRedis(url, { persistent: true, onError: log });
   const stopper = new AbortController();
   const signal = options.signal === undefined ? stopper.signal : AbortSignal.any([options.signal, stopper.signal]);
+  let redis: Redis;
+  try {
+    // Waits while Redis cannot be reached (the signal ends the wait); an address that cannot work throws.
+    redis = await connectQueue(url, { persistent: true, signal, log });
+  } catch (error) {
+    if (signal.aborted) return { id, walks: 0, stoppedBy: 'signal' };
+    throw error;
+  }
   let stopError: AuthError | InsufficientCreditsError | undefined;
   let finished = 0;
   const report = (state: string, error?: string): Promise<unknown> =>
@@ -192,7 +205,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
     maxStalledCount: Number.MAX_SAFE_INTEGER,
     autorun: false,
   });
-  worker.on('error', (error) => log(`queue: ${error.message}`));
+  // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every attempt.
+  worker.on('error', (error) => {
+    if (redis.status === 'ready') log(`queue: ${error.message}`);
+  });
   // A worker starting on a machine clears what earlier workers there reported (a key since fixed).
   for (const [other, text] of Object.entries(await redis.hgetall(keys.workers))) {
     if ((JSON.parse(text) as { host?: string }).host === hostname()) await redis.hdel(keys.workers, other);
@@ -205,13 +221,21 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   });
   const running = worker.run();
   await stopped;
+  const outcome = (): WorkerOutcome => ({ id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) });
+  if (redis.status !== 'ready') {
+    // Redis away: nothing BullMQ or this worker would wait for can reach it, so it stops without
+    // them; its walks' jobs go back to the queue when their leases run out, as after a kill.
+    redis.disconnect();
+    await worker.close(true);
+    return outcome();
+  }
   await worker.close();
   await running.catch(() => undefined);
   // A worker that stopped for its key stays listed for `status`; one stopped by its signal leaves no trace.
   if (stopError === undefined) await redis.hdel(keys.workers, id).catch(() => undefined);
   else await report('stopped', whyStopped(stopError));
   await redis.quit().catch(() => redis.disconnect());
-  return { id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) };
+  return outcome();
 }
 
 function whyStopped(error: AuthError | InsufficientCreditsError): string {
