@@ -3,6 +3,7 @@
  * checkpoints as it is): the continuation(s) still to fetch. `null` means the walk is over.
  * Strategies read the payload (`payloadOf`), with paths relative to it.
  */
+import { stringifyExact } from '../exact-json.ts';
 
 export { isObject } from '../operations/extract.ts';
 
@@ -128,6 +129,6 @@ export function isStrange(value: unknown): boolean {
 /** `field = value`, for the report of a continuation the walk did not follow. */
 export function described(field: string, value: unknown): string {
   // A cursor may echo anything (the key included) and be megabytes long: a short prefix says enough.
-  const text = JSON.stringify(value) ?? String(value);
+  const text = stringifyExact(value) ?? String(value);
   return `${field} = ${text.length <= 10 ? text : `${text.slice(0, 9)}…`}`;
 }

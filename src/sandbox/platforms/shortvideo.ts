@@ -192,7 +192,8 @@ function videos(request: SandboxRequest) {
       create_time: newestFirstSeconds(rng, index, base, 3_600),
       author: account,
       music: {
-        id: Number(musicId.slice(0, 15)),
+        // A 19-digit integer, as the platform sends it: past 2^53, so a JSON.parse reader rounds it.
+        id: BigInt(musicId),
         id_str: musicId,
         title: `original sound - ${handle}`,
         author: account.nickname,
