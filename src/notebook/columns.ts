@@ -68,6 +68,8 @@ function kindOf(value: unknown): ColumnType {
       return 'boolean';
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
+    case 'bigint':
+      return 'integer';
     case 'string':
       // The one form a Parquet TIMESTAMP gives back unchanged, as the sinks decide.
       return ISO_INSTANT.test(value) && new Date(value).toISOString() === value ? 'timestamp' : 'string';
