@@ -5,9 +5,9 @@
  * "Big integers" says where such values go.
  *
  * Node 20's `JSON.parse` gives a reviver no source text, so a body is first scanned for a run of 16
- * or more digits (2^53 has 16) outside strings, with native `indexOf` and regular expressions; only a
- * body that has an unsafe integer literal is parsed by the small parser below, and every other body by
- * `JSON.parse` itself. The parser keeps its own stack, so a deeply nested body cannot overflow the
+ * or more digits (2^53 has 16) outside strings; only a body that has an unsafe integer literal is
+ * parsed by the small parser below, and every other body by `JSON.parse` itself (`bench/json.ts`
+ * measures both). The parser keeps its own stack, so a deeply nested body cannot overflow the
  * call stack (as `JSON.parse`, which is not recursive, cannot either).
  */
 
@@ -26,21 +26,21 @@ const LOWER_E = 0x65;
 const UPPER_E = 0x45;
 const PLUS = 0x2b;
 const MINUS = 0x2d;
-const LONG_DIGITS = /\d{16,}/g;
 
 /**
- * Whether `text` holds an integer literal outside ±(2^53 − 1) outside its strings. Text with no run
- * of 16 digits (the common case) is answered by one native search; otherwise the quotes before each
- * run are counted to tell a number from digits inside a string.
+ * Whether `text` holds an integer literal outside ±(2^53 − 1) outside its strings. A run of 16
+ * digits covers exactly one of every 16th character, so only those are looked at until a digit is
+ * found (the common case reads a sixteenth of the text); the quotes before each long run are then
+ * counted to tell a number from digits inside a string.
  */
 export function hasUnsafeInteger(text: string): boolean {
-  LONG_DIGITS.lastIndex = 0;
-  let match = LONG_DIGITS.exec(text);
-  if (match === null) return false;
   let inString = false;
   let scanned = 0;
-  for (; match !== null; match = LONG_DIGITS.exec(text)) {
-    const start = match.index;
+  for (let run = longRun(text, 0); run !== undefined; run = longRun(text, run.end + 1)) {
+    const { start, end } = run;
+    // A number follows `:`, `,` or `[` (and maybe a sign and spaces); digits after anything else are
+    // inside a string (an id sent as text), without counting the quotes before them.
+    if (!mayStartValue(text, start)) continue;
     // Each unescaped quote before the run opens or closes a string.
     for (let quote = text.indexOf('"', scanned); quote !== -1 && quote < start; quote = text.indexOf('"', quote + 1)) {
       if (!escaped(text, quote)) inString = !inString;
@@ -48,14 +48,47 @@ export function hasUnsafeInteger(text: string): boolean {
     scanned = start;
     if (inString) continue;
     const before = text.charCodeAt(start - 1);
-    const after = text.charCodeAt(start + match[0].length);
+    const after = text.charCodeAt(end);
     // Digits after a point or an exponent, or before one, are part of a number that is not an integer literal.
     if (before === DOT || isExponent(before)) continue;
     if ((before === PLUS || before === MINUS) && isExponent(text.charCodeAt(start - 2))) continue;
     if (after === DOT || isExponent(after)) continue;
-    if (unsafeDigits(match[0])) return true;
+    if (unsafeDigits(text.slice(start, end))) return true;
   }
   return false;
+}
+
+/** Whether the text before `at` ends in `:`, `,` or `[`, then maybe spaces and a `-`: where a value may start. */
+function mayStartValue(text: string, at: number): boolean {
+  let before = at - 1;
+  if (text.charCodeAt(before) === MINUS) before--;
+  while (before >= 0 && isSpace(text.charCodeAt(before))) before--;
+  if (before < 0) return true;
+  const code = text.charCodeAt(before);
+  return code === 0x3a /* : */ || code === 0x2c /* , */ || code === 0x5b /* [ */;
+}
+
+function isSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+}
+
+/** The first run of 16 or more digits at or after `from`, as `[start, end)`. */
+function longRun(text: string, from: number): { start: number; end: number } | undefined {
+  for (let at = from + 15; at < text.length; at += 16) {
+    if (!isDigit(text.charCodeAt(at))) continue;
+    let start = at;
+    while (start > from && isDigit(text.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (isDigit(text.charCodeAt(end))) end++;
+    if (end - start >= 16) return { start, end };
+    // The next run starts after this one: look at every 16th character from there.
+    at = end + 1 + 15 - 16;
+  }
+  return undefined;
+}
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
 }
 
 function isExponent(code: number): boolean {
@@ -268,16 +301,32 @@ class ExactWriter {
     }
   }
 
+  /**
+   * A member of an object or array: a plain object or array is left to `JSON.stringify` whole, and
+   * walked here only when it throws (a bigint, or a cycle) — so a record with one bigint costs about
+   * one `JSON.stringify`, not a walk of every value.
+   */
+  #member(value: unknown, key: string): string | undefined {
+    if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON !== 'function') {
+      try {
+        return JSON.stringify(value);
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error;
+      }
+    }
+    return this.write(value, key);
+  }
+
   #container(object: object): string {
     if (this.#open.has(object)) throw new TypeError('Converting circular structure to JSON');
     this.#open.add(object);
     let text: string;
     if (Array.isArray(object)) {
-      text = `[${object.map((item, index) => this.write(item, String(index)) ?? 'null').join(',')}]`;
+      text = `[${object.map((item, index) => this.#member(item, String(index)) ?? 'null').join(',')}]`;
     } else {
       const members: string[] = [];
       for (const key of Object.keys(object)) {
-        const written = this.write((object as Record<string, unknown>)[key], key);
+        const written = this.#member((object as Record<string, unknown>)[key], key);
         if (written !== undefined) members.push(`${JSON.stringify(key)}:${written}`);
       }
       text = `{${members.join(',')}}`;

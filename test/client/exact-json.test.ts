@@ -153,6 +153,34 @@ describe('which integers become bigints', () => {
   });
 });
 
+describe('the scan for unsafe integers', () => {
+  it('finds an unsafe literal at every position and length, and no safe one', () => {
+    for (let offset = 0; offset < 40; offset++) {
+      for (const digits of ['9007199254740991', '9007199254740992', '12345678901234567', '123456789012345678901']) {
+        const text = `[${'1,'.repeat(offset)}${digits}]`;
+        expect(hasUnsafeInteger(text), text).toBe(digits !== '9007199254740991');
+        const quoted = `["${'1,'.repeat(offset)}${digits}"]`;
+        expect(hasUnsafeInteger(quoted), quoted).toBe(false);
+      }
+    }
+  });
+
+  it('agrees with a parse on bodies of random integers of 1 to 20 digits', () => {
+    let seed = 7;
+    const random = (below: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % below;
+    for (let body = 0; body < 2_000; body++) {
+      const literals = Array.from({ length: 1 + random(12) }, () => {
+        const length = 1 + random(20);
+        const digits = String(1 + random(9)) + Array.from({ length: length - 1 }, () => String(random(10))).join('');
+        return random(4) === 0 ? `"${digits}"` : digits;
+      });
+      const text = `[${literals.join(',')}]`;
+      const unsafe = literals.some((literal) => !literal.startsWith('"') && !Number.isSafeInteger(Number(literal)));
+      expect(hasUnsafeInteger(text), text).toBe(unsafe);
+    }
+  });
+});
+
 describe('stringifyExact', () => {
   it('writes what JSON.stringify writes for values without a bigint', () => {
     for (const text of EDGE_BODIES) {
