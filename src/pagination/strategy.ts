@@ -112,8 +112,12 @@ export interface Lookahead {
   within: number;
 }
 
-/** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
-export function isCursor(value: unknown): value is string | number {
+/**
+ * A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks
+ * for the first page, E3), or an integer past 2^53 (a `bigint`, sent back with the same digits).
+ */
+export function isCursor(value: unknown): value is string | number | bigint {
+  if (typeof value === 'bigint') return true;
   return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
 }
 
