@@ -19,6 +19,7 @@ import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'h
 import type { AnyIterable } from '../src/operators/types.ts';
 import { csvWriter } from './csv.ts';
 import type { SchemaColumn } from './dataset-schema.ts';
+import { parseExact } from '../src/exact-json.ts';
 import { fromNdjson } from './from-ndjson.ts';
 import { ndjsonWriter } from './ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter } from './parquet.ts';
@@ -92,7 +93,7 @@ function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKi
     // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
     if (cell === null || cell === undefined) continue;
     if (name === overflow) {
-      for (const [path, value] of Object.entries(JSON.parse(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
+      for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
     } else {
       setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
     }
@@ -101,9 +102,10 @@ function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKi
 }
 
 function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {
-  if (typeof cell === 'bigint') return Number(cell);
+  // An INT64 past 2^53 stays the bigint it was written from; a smaller one is the number it was.
+  if (typeof cell === 'bigint') return Number.isSafeInteger(Number(cell)) ? Number(cell) : cell;
   if (cell instanceof Date) return cell.toISOString();
-  if (kind === 'json' && typeof cell === 'string') return JSON.parse(cell) as unknown;
+  if (kind === 'json' && typeof cell === 'string') return parseExact(cell);
   return cell;
 }
 

@@ -6,7 +6,7 @@
  * stop at the first drifting page, before another is bought.
  */
 import type { SchemaDrift } from '../src/errors.ts';
-import { RowLayout, type ColumnKind } from './rows.ts';
+import { RowLayout, splitColumnName, type ColumnKind } from './rows.ts';
 
 export interface SchemaColumn {
   /** Escaped, dotted column name, as the sinks write it. */
@@ -22,7 +22,15 @@ export interface PageDrift {
 
 /** Whether a column of kind `recorded` holds a value of kind `seen` unchanged. */
 function holds(recorded: ColumnKind, seen: ColumnKind): boolean {
-  return recorded === seen || recorded === 'json' || (recorded === 'double' && seen === 'integer');
+  return recorded === seen || recorded === 'json' || (seen === 'integer' && (recorded === 'double' || recorded === 'bigint'));
+}
+
+/**
+ * An `integer` column that meets a bigint becomes `bigint`: both are INT64, so its parts need no
+ * rewriting, and from then on it holds integers past 2^53 exactly.
+ */
+function widens(recorded: ColumnKind, seen: ColumnKind): boolean {
+  return recorded === 'integer' && seen === 'bigint';
 }
 
 /**
@@ -66,7 +74,7 @@ export class SchemaTracker {
       const recorded = this.#columns.get(observed.name);
       if (seen === undefined) continue;
       // A column that only ever held null takes the first kind it is given.
-      if (recorded === undefined) {
+      if (recorded === undefined || widens(recorded, seen)) {
         this.#columns.set(observed.name, seen);
       } else if (!holds(recorded, seen)) {
         const conflict = { column: observed.name, recorded, seen };
@@ -75,6 +83,28 @@ export class SchemaTracker {
       }
     }
     return drift;
+  }
+
+  /**
+   * The recorded `double` columns to which `records` give a bigint (an integer past 2^53), which a
+   * DOUBLE would round. A dataset refuses such a page (README "Big integers"): its parts may hold
+   * that column's earlier values rounded already.
+   */
+  rounding(records: readonly unknown[]): { column: string; value: bigint }[] {
+    const found: { column: string; value: bigint }[] = [];
+    for (const name of this.#recorded) {
+      if (this.#columns.get(name) !== 'double') continue;
+      const keys = splitColumnName(name);
+      for (const record of records) {
+        let value: unknown = record;
+        for (const key of keys) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+        if (typeof value === 'bigint') {
+          found.push({ column: name, value });
+          break;
+        }
+      }
+    }
+    return found;
   }
 
   /** The schema to write with: recorded columns first; a column never given a value is text, as in the sinks. */
@@ -94,10 +124,15 @@ export class SchemaTracker {
   }
 }
 
-/** Columns of `recorded` (kept as they are), then those of `run` it lacks: another writer may have added some meanwhile. */
+/**
+ * Columns of `recorded` (kept as they are, but an `integer` one `run` widened to `bigint`), then those
+ * of `run` it lacks: another writer may have added some meanwhile.
+ */
 export function mergeSchemas(recorded: readonly SchemaColumn[], run: readonly SchemaColumn[]): SchemaColumn[] {
+  const kinds = new Map(run.map((column) => [column.name, column.kind]));
+  const kept = recorded.map((column) => (widens(column.kind, kinds.get(column.name) ?? column.kind) ? { ...column, kind: 'bigint' as const } : column));
   const names = new Set(recorded.map((column) => column.name));
-  return [...recorded, ...run.filter((column) => !names.has(column.name))];
+  return [...kept, ...run.filter((column) => !names.has(column.name))];
 }
 
 export function hasDrift(drift: PageDrift | SchemaDrift): boolean {

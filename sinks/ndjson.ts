@@ -1,8 +1,9 @@
 /**
- * NDJSON: one `JSON.stringify`d record per line, written in chunks of about 64 KiB. A lone surrogate
+ * NDJSON: one JSON record per line (a `bigint` as its digits), written in chunks of about 64 KiB. A lone surrogate
  * is written as U+FFFD (`strings.ts`), not as the `\ud800` escape that DuckDB refuses a file for.
  */
 import type { AnyIterable } from '../src/operators/types.ts';
+import { stringifyExact } from '../src/exact-json.ts';
 import type { Destination } from './atomic.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { Repairs, wellFormedJson } from './strings.ts';
@@ -15,7 +16,7 @@ const CHUNK_CHARS = 64 * 1024;
 /**
  * Writes each record as one line of JSON to `path` (`.ndjson` or `.jsonl`), or to stdout when
  * `path` is `'-'`. Every value is kept exactly as `JSON.stringify` writes it, except that a lone
- * surrogate becomes U+FFFD (counted in `repaired`).
+ * surrogate becomes U+FFFD (counted in `repaired`) and a `bigint` is written as its digits.
  */
 export function toNdjson(source: AnyIterable<unknown>, path: string): Promise<SinkResult> {
   checkSource(source);
@@ -34,7 +35,7 @@ export function ndjsonWriter(destination: Destination): RecordWriter {
       if (record === null || typeof record !== 'object' || Array.isArray(record)) {
         throw new TypeError(`A record must be an object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
       }
-      pending += wellFormedJson(JSON.stringify(record), repairs) + '\n';
+      pending += wellFormedJson(stringifyExact(record)!, repairs) + '\n';
       if (pending.length < CHUNK_CHARS) return undefined;
       const chunk = pending;
       pending = '';

@@ -10,7 +10,7 @@
  * any other as UTF-16 code units, which keep even a lone surrogate as it was. The arrays and buffers
  * of an encoded group are filled again by a later one, so a file allocates them only twice.
  */
-import type { PhysicalType } from './parquet-columns.ts';
+import type { ColumnSpec } from './parquet-columns.ts';
 import type { Cell } from './rows.ts';
 
 /** One column of a row group's cells; plain data, so it can be posted to the worker. */
@@ -19,6 +19,8 @@ export interface CellColumn {
   defined: Uint8Array;
   /** INT64, DOUBLE and BOOLEAN (1 or 0) columns: each row's value. */
   numbers?: Float64Array;
+  /** Exact INT64 columns (`ColumnSpec.exact`): each row's value, past 2^53 too. */
+  integers?: BigInt64Array;
   /** BYTE_ARRAY columns: each value's length in UTF-16 units… */
   lengths?: Uint32Array;
   /** …the values' runs, written one after another from the start of `text`… */
@@ -64,7 +66,7 @@ export class RowGroupCells {
   private readonly spare: CellColumn[][] = [];
 
   constructor(
-    private readonly physical: readonly PhysicalType[],
+    private readonly specs: readonly Pick<ColumnSpec, 'physical' | 'exact'>[],
     readonly capacity: number,
   ) {
     this.reset();
@@ -82,6 +84,11 @@ export class RowGroupCells {
       if (cell === null) continue;
       const column = this.columns[c];
       column.defined[at] = 1;
+      if (column.integers !== undefined) {
+        // A safe integer or a bigint within int64 (`rows.ts` sends others to the overflow column).
+        column.integers[at] = typeof cell === 'bigint' ? cell : BigInt(cell);
+        continue;
+      }
       if (column.lengths === undefined) {
         // A boolean is stored as 1 or 0.
         column.numbers![at] = cell as number;
@@ -114,7 +121,7 @@ export class RowGroupCells {
 
   private reset(): void {
     this.rows = 0;
-    this.pending = this.physical.map(() => []);
+    this.pending = this.specs.map(() => []);
     const spare = this.spare.pop();
     if (spare !== undefined) {
       for (const column of spare) {
@@ -127,10 +134,12 @@ export class RowGroupCells {
       return;
     }
     const rows = Math.min(this.capacity, FIRST_ROWS);
-    this.columns = this.physical.map((physical) =>
+    this.columns = this.specs.map(({ physical, exact }) =>
       physical === 'BYTE_ARRAY'
         ? { defined: new Uint8Array(rows), lengths: new Uint32Array(rows), runs: [], text: Buffer.allocUnsafe(Math.min(TEXT_BYTES, rows * 64)) }
-        : { defined: new Uint8Array(rows), numbers: new Float64Array(rows) },
+        : exact === true
+          ? { defined: new Uint8Array(rows), integers: new BigInt64Array(rows) }
+          : { defined: new Uint8Array(rows), numbers: new Float64Array(rows) },
     );
     this.room = this.columns.length === 0 ? this.capacity : rows;
   }
@@ -141,6 +150,7 @@ export class RowGroupCells {
     for (const column of this.columns) {
       column.defined = grown(column.defined, new Uint8Array(rows));
       if (column.numbers !== undefined) column.numbers = grown(column.numbers, new Float64Array(rows));
+      if (column.integers !== undefined) column.integers = grownIntegers(column.integers, new BigInt64Array(rows));
       if (column.lengths !== undefined) column.lengths = grown(column.lengths, new Uint32Array(rows));
     }
     this.room = rows;
@@ -148,6 +158,11 @@ export class RowGroupCells {
 }
 
 function grown<T extends Uint8Array | Uint32Array | Float64Array>(old: T, room: T): T {
+  room.set(old);
+  return room;
+}
+
+function grownIntegers(old: BigInt64Array, room: BigInt64Array): BigInt64Array {
   room.set(old);
   return room;
 }

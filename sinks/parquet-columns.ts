@@ -34,6 +34,8 @@ export interface ColumnSpec {
   /** The column's name in the schema. */
   readonly name: string;
   readonly physical: PhysicalType;
+  /** An INT64 column whose cells are kept as bigints (`RowGroupCells`), so integers past 2^53 stay exact. */
+  readonly exact?: boolean;
   /** Parquet compression name: `SNAPPY`, `GZIP`, `UNCOMPRESSED`. */
   readonly compression: string;
 }
@@ -63,7 +65,14 @@ function plainCapacity(physical: PhysicalType, rows: number, plain: boolean): nu
 
 /** Feeds a column's cells to its encoder, rows `0 … rows - 1`. */
 function pushCells(column: ColumnBuffer, cells: CellColumn, physical: PhysicalType, rows: number): void {
-  const { defined, numbers, lengths } = cells;
+  const { defined, numbers, integers, lengths } = cells;
+  if (integers !== undefined) {
+    for (let row = 0; row < rows; row++) {
+      if (defined[row] === 0) column.pushNull();
+      else column.push(row, integers[row]);
+    }
+    return;
+  }
   if (lengths === undefined) {
     for (let row = 0; row < rows; row++) {
       if (defined[row] === 0) column.pushNull();
@@ -158,12 +167,13 @@ class ColumnBuffer {
         return;
       }
       case 'INT64':
-        bytes.int64(cell as number);
+        if (typeof cell === 'bigint') bytes.bigInt64(cell);
+        else bytes.int64(cell as number);
         break;
       default:
         bytes.double(cell as number);
     }
-    (this.statistics as NumberStatistics).observe(cell as number);
+    (this.statistics as NumberStatistics).observe(cell as number | bigint);
   }
 
   private pushIndex(cell: Exclude<Cell, null>): void {

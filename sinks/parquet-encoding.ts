@@ -55,6 +55,13 @@ export class Bytes {
     this.length += 8;
   }
 
+  /** An integer within int64 exactly, as PLAIN INT64. */
+  bigInt64(value: bigint): void {
+    this.reserve(8);
+    this.buffer.writeBigInt64LE(value, this.length);
+    this.length += 8;
+  }
+
   /** A string as PLAIN BYTE_ARRAY: its UTF-8 length (4 bytes, little-endian), then its UTF-8. */
   byteArray(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.

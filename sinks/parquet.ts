@@ -2,7 +2,8 @@
  * Parquet written with parquetjs-lite's thrift structures (rows are laid out into column chunks, with
  * statistics and dictionaries, by `parquet-columns.ts`, in a worker thread for large row groups:
  * `parquet-encoder.ts`): one optional column per
- * row-mapping column, typed so DuckDB reads them naturally — integers BIGINT (INT64), other numbers
+ * row-mapping column, typed so DuckDB reads them naturally — integers BIGINT (INT64; a `bigint`
+ * column keeps integers past 2^53 exact, and one past int64 is JSON text: `rows.ts`), other numbers
  * DOUBLE, booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when
  * every sampled value is one), and arrays, deep objects and mixed values JSON text. A value that does
  * not fit its column's type goes to the overflow column (`rows.ts`). Rows are flushed every
@@ -50,8 +51,9 @@ export const COLUMNS_METADATA_KEY = 'socialstream.columns';
 const COMPRESSION: Record<ParquetCompression, string> = { snappy: 'SNAPPY', gzip: 'GZIP', none: 'UNCOMPRESSED' };
 
 /** Parquet physical type and converted type (if any) per column kind. */
-const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; converted?: string }> = {
+const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; exact?: true; converted?: string }> = {
   integer: { physical: 'INT64' },
+  bigint: { physical: 'INT64', exact: true },
   double: { physical: 'DOUBLE' },
   boolean: { physical: 'BOOLEAN' },
   string: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
@@ -131,9 +133,9 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     {
       async begin(layout, names) {
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        specs = names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, compression }));
+        specs = names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, exact: PARQUET_TYPE[kinds[i]].exact, compression }));
         schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
-        group = new RowGroupCells(specs.map(({ physical }) => physical), rowGroupSize);
+        group = new RowGroupCells(specs, rowGroupSize);
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
         metadata = {
           [COLUMNS_METADATA_KEY]: JSON.stringify({

@@ -12,13 +12,20 @@
  *   object keyed by column name, so no value is ever lost.
  * - Typed layouts (Parquet) give each column a kind from the sample; a later value of another kind
  *   also goes to `_extra` (the column is NULL in that row). Untyped layouts (CSV) take any value.
+ * - A `bigint` (an integer past 2^53, README "Big integers") keeps its digits: a `bigint` column
+ *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is JSON text.
  * - NULL and an absent field read the same: both are an empty cell.
  * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
  *   (`strings.ts`), so CSV and Parquet write what NDJSON writes and say so.
  */
+import { stringifyExact } from '../src/exact-json.ts';
 import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
 
-export const COLUMN_KINDS = ['integer', 'double', 'boolean', 'string', 'timestamp', 'json'] as const;
+/**
+ * `integer` holds safe integers; `bigint` holds every integer within int64 exactly, `number`s and
+ * `bigint`s alike (both INT64 in Parquet).
+ */
+export const COLUMN_KINDS = ['integer', 'bigint', 'double', 'boolean', 'string', 'timestamp', 'json'] as const;
 export type ColumnKind = (typeof COLUMN_KINDS)[number];
 
 export interface Column {
@@ -28,8 +35,8 @@ export interface Column {
   readonly kind: ColumnKind | undefined;
 }
 
-/** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds. */
-export type Cell = string | number | boolean | null;
+/** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; a bigint column's may be bigints. */
+export type Cell = string | number | bigint | boolean | null;
 
 export interface RowOptions {
   /** Column names (escaped, dotted), in order. Default: every leaf path seen in the sample, in order of first appearance. */
@@ -120,10 +127,10 @@ function daysIn(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/** Throws for a value JSON cannot carry (bigint, function, symbol), naming its field. */
+/** Throws for a value JSON cannot carry (function, symbol), naming its field. */
 function checkJsonValue(value: unknown, path: string): void {
   const type = typeof value;
-  if (type === 'bigint' || type === 'function' || type === 'symbol') {
+  if (type === 'function' || type === 'symbol') {
     throw new TypeError(`Field ${path} holds a ${type}, which JSON cannot carry`);
   }
 }
@@ -135,6 +142,9 @@ function kindOf(value: unknown, path: string): ColumnKind {
       return 'boolean';
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
+    case 'bigint':
+      // Past int64 no integer column holds it: its digits are JSON text (README "Big integers").
+      return isInt64(value) ? 'bigint' : 'json';
     case 'string':
       return timestampOf(value) === undefined ? 'string' : 'timestamp';
     default:
@@ -153,6 +163,8 @@ function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
       return typeof value === 'number';
     case 'integer':
       return Number.isSafeInteger(value);
+    case 'bigint':
+      return typeof value === 'bigint' ? isInt64(value) : Number.isSafeInteger(value);
     case 'boolean':
       return typeof value === 'boolean';
   }
@@ -160,20 +172,35 @@ function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
 
 /** The cell for a value that fits a column of `kind` other than timestamp. */
 function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
-  if (kind === 'json') return wellFormedJson(JSON.stringify(value), repairs);
+  if (kind === 'json') return wellFormedJson(stringifyExact(value)!, repairs);
   return kind === 'string' ? wellFormed(value as string, repairs) : (value as Cell);
 }
 
 function untypedCell(value: unknown, repairs: Repairs): Cell {
   if (typeof value === 'string') return wellFormed(value, repairs);
-  return value !== null && typeof value === 'object' ? wellFormedJson(JSON.stringify(value), repairs) : (value as Cell);
+  return value !== null && typeof value === 'object' ? wellFormedJson(stringifyExact(value)!, repairs) : (value as Cell);
 }
 
-/** Numbers share a DOUBLE column and every timestamp is a string; otherwise the commonest kind wins. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+function isInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}
+
+/**
+ * Numbers share a DOUBLE column, unless bigints are among them: integers then share an exact
+ * `bigint` column and a double is the odd one out. Every timestamp is a string; otherwise the
+ * commonest kind wins.
+ */
 function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
   if (counts.size === 0) return 'string';
   if (counts.has('json')) return 'json';
   const merged = new Map(counts);
+  if (merged.has('bigint') && merged.has('integer')) {
+    merged.set('bigint', (merged.get('bigint') ?? 0) + (merged.get('integer') ?? 0));
+    merged.delete('integer');
+  }
   if (merged.has('integer') && merged.has('double')) {
     merged.set('double', (merged.get('double') ?? 0) + (merged.get('integer') ?? 0));
     merged.delete('integer');
@@ -182,7 +209,7 @@ function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
     merged.set('string', (merged.get('string') ?? 0) + (merged.get('timestamp') ?? 0));
     merged.delete('timestamp');
   }
-  const preference: ColumnKind[] = ['string', 'double', 'integer', 'timestamp', 'boolean'];
+  const preference: ColumnKind[] = ['string', 'double', 'integer', 'bigint', 'timestamp', 'boolean'];
   let best: ColumnKind = 'string';
   let bestCount = -1;
   for (const kind of preference) {
@@ -363,7 +390,7 @@ class RowFiller implements Visitor {
   }
 
   finish(): Cell[] {
-    if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(JSON.stringify(this.spilled), this.repairs);
+    if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(stringifyExact(this.spilled)!, this.repairs);
     return this.row;
   }
 }

@@ -7,6 +7,7 @@
  * can say so.
  */
 /// <reference lib="es2024.string" />
+import { parseExact, stringifyExact } from '../src/exact-json.ts';
 
 /** How many strings (values or keys) a writer repaired; one per string, however many surrogates it held. */
 export class Repairs {
@@ -22,7 +23,7 @@ export function wellFormed(text: string, repairs: Repairs): string {
 }
 
 /**
- * `json` (what `JSON.stringify` wrote), with every string and key in it repaired. `JSON.stringify`
+ * `json` (what `stringifyExact` wrote), with every string and key in it repaired. `JSON.stringify`
  * escapes a lone surrogate as `\udXXX` and never escapes a paired one, so text without `\ud` needs no
  * look: one scan, and only text that has it is parsed, repaired and written again. (A literal
  * backslash before `ud` is a false alarm that costs that parse and repairs nothing.)
@@ -30,11 +31,11 @@ export function wellFormed(text: string, repairs: Repairs): string {
 export function wellFormedJson(json: string, repairs: Repairs): string {
   if (!json.includes('\\ud')) return json;
   const before = repairs.count;
-  const repaired = repairValue(JSON.parse(json) as unknown, repairs);
-  return repairs.count === before ? json : JSON.stringify(repaired);
+  const repaired = repairValue(parseExact(json), repairs);
+  return repairs.count === before ? json : stringifyExact(repaired)!;
 }
 
-/** A JSON value (as `JSON.parse` gives it) with its strings and keys repaired; unchanged parts are reused. */
+/** A JSON value (as `parseExact` gives it) with its strings and keys repaired; unchanged parts are reused. */
 function repairValue(value: unknown, repairs: Repairs): unknown {
   if (typeof value === 'string') return wellFormed(value, repairs);
   if (Array.isArray(value)) return value.map((item) => repairValue(item, repairs));

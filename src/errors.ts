@@ -175,8 +175,9 @@ export class ShardCountError extends SocialstreamError {
 
 /**
  * A dataset directory could not be used as asked: another live run holds its lock, it holds part
- * files of another format, or a part file it must merge into cannot be read back. (An interrupted
- * run waiting for `--resume` is the CLI's usage error.)
+ * files of another format, a part file it must merge into cannot be read back, or a column it
+ * recorded as double would round an integer past 2^53 (README "Big integers"). (An interrupted run
+ * waiting for `--resume` is the CLI's usage error.)
  */
 export class DatasetError extends SinkError {
   override readonly code: string = 'DATASET';

@@ -7,7 +7,8 @@
  *
  * A hostile or broken service must not be able to hang the client or exhaust its memory: the timeout
  * ends the attempt by its own timer (not only through undici's abort), and a body is read only up to
- * `maxBodyBytes`. (`JSON.parse` itself is not recursive; the walks over records bound their depth.)
+ * `maxBodyBytes`. (`parseExact` is not recursive; the walks over records bound their depth.) An
+ * integer past 2^53 in a body becomes a `bigint`, with its digits (`exact-json.ts`).
  *
  * Bodies may come compressed (a proxy or CDN may compress unasked), so the client asks for gzip,
  * deflate and br and decodes them as they stream in; the size limit counts decoded bytes, so a small
@@ -28,6 +29,7 @@ import {
   UpstreamError,
   ValidationError,
 } from './errors.ts';
+import { parseExact } from './exact-json.ts';
 import { keyScrubber } from './scrub.ts';
 
 export type Attempt =
@@ -164,7 +166,7 @@ export class Transport {
     let body: unknown;
     let parsed = true;
     try {
-      body = JSON.parse(text);
+      body = parseExact(text);
     } catch {
       parsed = false;
     }

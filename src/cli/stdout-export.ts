@@ -5,6 +5,7 @@
  * whose key was already written are dropped unless `--keep-duplicates`.
  */
 import { STREAM_CONTROL } from '../control.ts';
+import { stringifyExact } from '../exact-json.ts';
 import { AttemptLedger, WalkHalt } from '../export/ledger.ts';
 import { freshState } from '../export/journal.ts';
 import { counted } from '../export/progress.ts';
@@ -52,7 +53,7 @@ export async function exportToStdout(plan: ExportPlan): Promise<number> {
         if (seen.has(comparable)) continue;
         seen.add(comparable);
       }
-      text += JSON.stringify(record) + '\n';
+      text += stringifyExact(record) + '\n';
       written++;
       if (text.length > 65_536) {
         await writeStdout(text);

@@ -235,7 +235,10 @@ export class DatasetDestination implements Destination {
    * future) counts as held only by its key, and as older than `since` never.
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
-    if (records.length > 0) this.#checkFrozen(records);
+    if (records.length > 0) {
+      this.#checkExact(records);
+      this.#checkFrozen(records);
+    }
     const newestFirst = isNewestFirst(this.op, walk.params);
     const now = Date.now();
     const name = walkName(walk.params);
@@ -366,6 +369,19 @@ export class DatasetDestination implements Destination {
 
   #locked<T>(fn: () => Promise<T>): Promise<T> {
     return this.#publishLock === undefined ? withLock(this.paths, fn) : this.#publishLock(this.paths.lock, fn);
+  }
+
+  /** Refuses a page whose bigints a column recorded as double would round (README "Big integers"). */
+  #checkExact(records: readonly unknown[]): void {
+    const [first] = this.#tracker.rounding(records);
+    if (first === undefined) return;
+    throw new DatasetError(
+      `${this.op.id}: ${this.output} recorded ${first.column} as double, which rounds integers past 2^53 such as ${first.value} from this page; ` +
+        `its parts may hold earlier values of ${first.column} rounded, and their digits cannot be recovered. ` +
+        `Export into a new dataset directory (or move ${this.output} aside first): it records ${first.column} as an exact integer. Nothing of this run was published.`,
+      this.output,
+      { endpoint: this.op.id },
+    );
   }
 
   #checkFrozen(records: readonly unknown[]): void {

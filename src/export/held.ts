@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import type { RequestGate } from '../control.ts';
 import { StateDamagedError } from '../errors.ts';
+import { parseExact, stringifyExact } from '../exact-json.ts';
 import type { HeldPages } from '../page-reader.ts';
 import type { Query } from '../pagination/index.ts';
 import { FlushBehind, OPEN } from './durable.ts';
@@ -107,7 +108,7 @@ export class HeldPageFile implements RequestGate {
   }
 
   #append(line: Line, scrub: (text: string) => string): void {
-    const content = scrub(JSON.stringify(line));
+    const content = scrub(stringifyExact(line)!);
     this.#queue.push(`${content.slice(0, -1)},"sha256":"${digestOf(content)}"}
 `);
     // A write is already waiting to take the queue.
@@ -138,9 +139,9 @@ async function cutTo(path: string, bytes: number): Promise<void> {
 
 function parseLine(raw: string): Line | undefined {
   try {
-    const { sha256, ...line } = JSON.parse(raw) as Line & { sha256?: unknown };
+    const { sha256, ...line } = parseExact(raw) as Line & { sha256?: unknown };
     if (typeof line.walk !== 'string' || typeof line.query !== 'object' || line.query === null) return undefined;
-    return sha256 === digestOf(JSON.stringify(line)) ? line : undefined;
+    return sha256 === digestOf(stringifyExact(line)!) ? line : undefined;
   } catch {
     return undefined;
   }

@@ -1,13 +1,14 @@
 /**
  * A page of records as the spool holds it: NDJSON, UTF-8, lone surrogates written as U+FFFD (as
- * every sink writes them: a reader refuses the escape), the API key scrubbed out. This is most of
- * what staging a page costs the walk's thread, so it makes no page-sized string and no buffer per
- * page: each record's JSON is scrubbed on its own (a key cannot span a newline) and encoded
- * straight into one buffer that every page reuses. A page-sized string cost a copy to flatten it
+ * every sink writes them: a reader refuses the escape), a `bigint` as its digits, the API key
+ * scrubbed out. This is most of what staging a page costs the walk's thread, so it makes no
+ * page-sized string and no buffer per page: each record's JSON is scrubbed on its own (a key
+ * cannot span a newline) and encoded straight into one buffer that every page reuses. A page-sized string cost a copy to flatten it
  * before the scrub could scan it, and a new buffer per page cost ten times what encoding into one
  * does, and its garbage as much again.
  */
 import { Repairs, wellFormedJson } from '../../sinks/strings.ts';
+import { stringifyExact } from '../exact-json.ts';
 
 /** A page encoded: its bytes are valid until the next page is encoded. */
 export interface EncodedPage {
@@ -31,7 +32,7 @@ export class PageEncoder {
     let scrubbed = false;
     let length = 0;
     for (const record of records) {
-      const json = JSON.stringify(record) as string | undefined;
+      const json = stringifyExact(record);
       if (json === undefined) throw new TypeError(`a record must be a JSON value, got ${typeof record}`);
       const repaired = wellFormedJson(json, repairs);
       const line = scrub(repaired);

@@ -7,7 +7,7 @@
  */
 
 /** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
-export type ColumnType = 'integer' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json' | 'null' | 'mixed';
+export type ColumnType = 'integer' | 'bigint' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json' | 'null' | 'mixed';
 
 export interface TableColumn {
   /** Escaped, dotted path: `author.name`, `a\.b`. */
@@ -68,6 +68,9 @@ function kindOf(value: unknown): ColumnType {
       return 'boolean';
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
+    case 'bigint':
+      // Past int64 the sinks keep the digits as JSON text (README "Big integers").
+      return value >= -(2n ** 63n) && value < 2n ** 63n ? 'bigint' : 'json';
     case 'string':
       // The one form a Parquet TIMESTAMP gives back unchanged, as the sinks decide.
       return ISO_INSTANT.test(value) && new Date(value).toISOString() === value ? 'timestamp' : 'string';
@@ -76,11 +79,15 @@ function kindOf(value: unknown): ColumnType {
   }
 }
 
-/** Integers share a double column and timestamps a string one, as in the sinks; other mixes are `mixed`. */
+/**
+ * Integers share a double column (an exact bigint one when bigints are among them) and timestamps a
+ * string one, as in the sinks; other mixes are `mixed`.
+ */
 function settle(kinds: ReadonlySet<ColumnType>): ColumnType {
   if (kinds.size === 0) return 'null';
   if (kinds.size === 1) return [...kinds][0];
   if (kinds.size === 2 && kinds.has('integer') && kinds.has('double')) return 'double';
+  if (kinds.size === 2 && kinds.has('integer') && kinds.has('bigint')) return 'bigint';
   if (kinds.size === 2 && kinds.has('timestamp') && kinds.has('string')) return 'string';
   return 'mixed';
 }

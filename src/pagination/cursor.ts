@@ -12,7 +12,7 @@ import type { ListRecords, PageRead, Strategy } from './strategy.ts';
 import { described, isCursor, isObject, isStrange } from './strategy.ts';
 
 interface CursorState {
-  /** Absent on the first page. Integer cursors stay numbers. */
+  /** Absent on the first page. Integer cursors stay numbers; one past 2^53 is kept as its digits (a state is JSON). */
   cursor?: string | number;
 }
 
@@ -43,7 +43,7 @@ export function cursorWalk(rule: CursorRule, records: ListRecords): Strategy<Cur
       }
       if (listed === null) return { records: found, next: null, ignored: `${described(rule.from, cursor)} beside records that are null` };
       if (found.length === 0) return { records: found, next: null, ignored: more === true ? described(rule.from, cursor) : undefined };
-      return { records: found, next: { cursor }, followIfNew: rule.while !== undefined && more === undefined };
+      return { records: found, next: { cursor: typeof cursor === 'bigint' ? String(cursor) : cursor }, followIfNew: rule.while !== undefined && more === undefined };
     },
     isState: (value): value is CursorState =>
       isObject(value) && (value.cursor === undefined || typeof value.cursor === 'string' || typeof value.cursor === 'number'),

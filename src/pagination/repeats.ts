@@ -8,6 +8,7 @@
  * Empty pages neither count nor break a run.
  */
 import { createHash } from 'node:crypto';
+import { stringifyExact } from '../exact-json.ts';
 
 /** Pages in a row that repeat earlier pages of the same walk before it is stopped. */
 export const REPEATED_PAGES_LIMIT = 5;
@@ -28,7 +29,7 @@ export class RepeatedPages {
     // A key is a few bytes; serialising a wide record costs about what parsing it did.
     let sample = String(records.length);
     for (const record of [records[0], records[records.length >> 1], records[records.length - 1]]) {
-      sample += '\0' + (this.#keyOf(record) ?? JSON.stringify(record) ?? '');
+      sample += '\0' + (this.#keyOf(record) ?? stringifyExact(record) ?? '');
     }
     // Keys make a short sample, kept as it is; whole records are hashed to bound the memory it takes.
     const fingerprint = keptOrDigest(sample, 128);

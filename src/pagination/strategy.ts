@@ -3,6 +3,7 @@
  * checkpoints as it is): the continuation(s) still to fetch. `null` means the walk is over.
  * Strategies read the payload (`payloadOf`), with paths relative to it.
  */
+import { stringifyExact } from '../exact-json.ts';
 
 export { isObject } from '../operations/extract.ts';
 
@@ -111,8 +112,12 @@ export interface Lookahead {
   within: number;
 }
 
-/** A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks for the first page, E3). */
-export function isCursor(value: unknown): value is string | number {
+/**
+ * A continuation value as the service sends it: a non-empty string, or a number other than 0 (0 asks
+ * for the first page, E3), or an integer past 2^53 (a `bigint`, sent back with the same digits).
+ */
+export function isCursor(value: unknown): value is string | number | bigint {
+  if (typeof value === 'bigint') return true;
   return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
 }
 
@@ -128,6 +133,6 @@ export function isStrange(value: unknown): boolean {
 /** `field = value`, for the report of a continuation the walk did not follow. */
 export function described(field: string, value: unknown): string {
   // A cursor may echo anything (the key included) and be megabytes long: a short prefix says enough.
-  const text = JSON.stringify(value) ?? String(value);
+  const text = stringifyExact(value) ?? String(value);
   return `${field} = ${text.length <= 10 ? text : `${text.slice(0, 9)}…`}`;
 }

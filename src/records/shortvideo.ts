@@ -115,8 +115,11 @@ export interface ShortvideoAuthor {
 
 /** The sound of a profile video (E3 `music`); SPEC lists these "and more". */
 export interface ShortvideoMusic {
-  /** Numeric on the platform; `id_str` holds the same value exactly. */
-  id: number;
+  /**
+   * Numeric on the platform, and past 2^53: a `bigint` with the same digits as `id_str` (README
+   * "Big integers"); a `number` when a service sends a smaller one.
+   */
+  id: number | bigint;
   id_str: string;
   title: string;
   author: string;

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Accounts } from './accounts.ts';
 import type { SandboxClock } from './clock.ts';
 import type { FaultInjector } from './faults.ts';
+import { toJson } from './json.ts';
 import { SandboxValidationError, type SandboxOperation } from './platform.ts';
 
 /** Counters kept for tests and benchmarks. */
@@ -154,7 +155,7 @@ export function createSandboxServer(config: ServerConfig): Server {
       return;
     }
 
-    let body = JSON.stringify(operation.settle === undefined ? result : operation.settle(result, credit.available - 1));
+    let body = toJson(operation.settle === undefined ? result : operation.settle(result, credit.available - 1));
     const delayMs = config.latencyMs + (operation.slow === true ? config.slowMs : 0);
     switch (faults.draw()) {
       case 'upstream':

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RowLayout } from '../../sinks/rows.ts';
-import { type Client, createClient, preview, RecordTable } from '../../src/index.ts';
+import { type Client, createClient, map, pipe, preview, RecordTable } from '../../src/index.ts';
 import { JUPYTER_DISPLAY } from '../../src/notebook/display.ts';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.ts';
 
@@ -79,6 +79,19 @@ describe('preview of a client stream', () => {
       if (column.type !== 'mixed') expect([column.name, column.type]).toEqual([column.name, kinds.get(column.name)]);
     }
     expect(table.columns.length).toBeGreaterThan(3);
+  });
+});
+
+describe('preview of integers past 2^53', () => {
+  it('shows a 19-digit music.id with every digit, in a bigint column', async () => {
+    const table = await preview(client.shortvideo.videos({ handle: 'preview-big-n40' }), { rows: 5 });
+    expect(table.columns.find((column) => column.name === 'music.id')?.type).toBe('bigint');
+    // Only the id is shown, so its digits cannot come from id_str.
+    const ids = await preview(pipe(client.shortvideo.videos({ handle: 'preview-big-n40' }), map((video) => ({ id: video.music.id, digits: video.music.id_str.length }))), { rows: 5 });
+    const text = ids[JUPYTER_DISPLAY]()['text/plain'];
+    const expected = table.records.map((video) => video.music.id_str);
+    expect(expected).toHaveLength(5);
+    for (const digits of expected) expect(text).toContain(digits);
   });
 });
 

@@ -107,6 +107,11 @@ function declaration(type: string, value: string): string {
   return `import type { ${name} } from ${JSON.stringify(recordsIndex)};\nexport const value: ${type} = ${value};\n`;
 }
 
+/** `value` as TypeScript source: JSON, with a bigint as a bigint literal (`7471256031625273857n`), so its field's type must allow one. */
+function typescriptLiteral(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? `\u0000bigint:${item}` : item)).replace(/"\\u0000bigint:(-?\d+)"/g, '$1n');
+}
+
 const pages: Array<{ status: number; body: string }> = [];
 const yielded: Record<SandboxDialect, Array<{ count: number; error: string }>> = { spec: [], service: [] };
 let errors: CompileError[] = [];
@@ -134,7 +139,7 @@ beforeAll(async () => {
       try {
         for await (const record of walk(client)) collected.push(record);
         yielded[dialect][index] = { count: collected.length, error: '' };
-        sources.set(recordsFile(index, dialect), declaration(`${type}[]`, JSON.stringify(collected)));
+        sources.set(recordsFile(index, dialect), declaration(`${type}[]`, typescriptLiteral(collected)));
       } catch (error) {
         yielded[dialect][index] = { count: collected.length, error: String(error) };
       }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectFields, expectSometimesNull } from './field-types.ts';
 import { fromKeyed, get, useSandboxes, walk, type Body } from './helpers.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
 
 const PROFILE = '/v1/scrape/shortvideo/profile';
 const VIDEOS = '/v1/scrape/shortvideo/videos';
@@ -90,6 +91,23 @@ describe('shortvideo videos', () => {
     expect(body.data.has_more).toBe(1);
   });
 
+  it('sends music.id as a 19-digit JSON number with the digits of the id_str beside it', async () => {
+    const service = await startSandbox({ port: 0, dialect: 'service' });
+    try {
+      for (const url of [sandboxes.sandbox.url, service.url]) {
+        const { text } = await get(url, VIDEOS, { handle: 'creator-n40' });
+        const pairs = [...text.matchAll(/"id":(-?\d+),"id_str":"(\d+)"/g)];
+        expect(pairs).toHaveLength(30);
+        for (const [, id, idStr] of pairs) {
+          expect(id).toHaveLength(19);
+          expect(id).toBe(idStr);
+        }
+      }
+    } finally {
+      await service.close();
+    }
+  });
+
   it('gives every video, author and avatar the fields SPEC lists', async () => {
     const { body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n40' });
     const videos = fromKeyed(body.data.aweme_list);
@@ -105,7 +123,7 @@ describe('shortvideo videos', () => {
       expectFields(authors.map((author) => author[name]), AVATAR);
     }
     expectFields(videos.map((video) => video.music), {
-      id: 'integer', id_str: 'string', title: 'string', author: 'string', album: 'string', cover_large: 'object', cover_medium: 'object',
+      id: 'number', id_str: 'string', title: 'string', author: 'string', album: 'string', cover_large: 'object', cover_medium: 'object',
     });
   });
 

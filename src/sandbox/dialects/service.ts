@@ -9,6 +9,7 @@
 import { cursorOffset, hash, moveCursor } from '../data.ts';
 import { SandboxValidationError, type SandboxOperation, type SandboxRequest } from '../platform.ts';
 import { decodeServiceCursor, encodeServiceCursor, type CursorForm } from './cursors.ts';
+import { toJson } from '../json.ts';
 
 type Json = Record<string, unknown>;
 
@@ -276,7 +277,7 @@ function fields(rule: ServiceRule, query: URLSearchParams, payload: Json): void 
   const records = rule.records === undefined ? [] : (get(payload, rule.records) as Json[]);
   for (const record of records) {
     // Chosen by content, not position, so a record is nulled alike on every page it appears on.
-    if (hash(JSON.stringify(record)) % 3 === 0) for (const field of rule.nulls ?? []) record[field] = null;
+    if (hash(toJson(record)) % 3 === 0) for (const field of rule.nulls ?? []) record[field] = null;
     Object.assign(record, rule.extras);
   }
   for (const field of rule.drop ?? []) delete payload[field];

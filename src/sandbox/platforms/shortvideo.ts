@@ -186,14 +186,16 @@ function videos(request: SandboxRequest) {
   const items = pageIndices(total, VIDEOS_PAGE, offset, request.duplicates, request.growth).map((index) => {
     const rng = new Rng(request.seed, resource, index);
     const awemeId = numericId(resource, index);
-    const musicId = rng.digits(19);
+    // 19 digits from 7…, as the platform's ids run: past 2^53 and within int64.
+    const musicId = `7${rng.digits(19).slice(1)}`;
     return {
       aweme_id: awemeId,
       desc: `${rng.sentence()} #${rng.words(1)}`,
       create_time: recordSeconds(request.clock, rng, index, () => newestFirstSeconds(rng, index, base, 3_600)),
       author: account,
       music: {
-        id: Number(musicId.slice(0, 15)),
+        // Sent as a JSON number, as the platform sends it: a JSON.parse reader rounds it.
+        id: BigInt(musicId),
         id_str: musicId,
         title: `original sound - ${handle}`,
         author: account.nickname,

@@ -1,7 +1,7 @@
 /** DuckDB as an independent reader of the files the sinks write. */
 import { DuckDBInstance, DuckDBTimestampValue } from '@duckdb/node-api';
 
-/** Runs `sql` in a fresh in-memory database; BIGINT comes back as number, TIMESTAMP as an ISO string. */
+/** Runs `sql` in a fresh in-memory database; BIGINT comes back as number (bigint past 2^53), TIMESTAMP as an ISO string. */
 export async function query(sql: string): Promise<Array<Record<string, unknown>>> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
@@ -20,8 +20,8 @@ export async function query(sql: string): Promise<Array<Record<string, unknown>>
 
 function toPlain(value: unknown): unknown {
   if (typeof value === 'bigint') {
-    if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError(`unsafe ${value}`);
-    return Number(value);
+    // Past 2^53 a number would round: the exact value stays a bigint, as the sinks were given it.
+    return value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER) ? value : Number(value);
   }
   if (value instanceof DuckDBTimestampValue) return new Date(Number(value.micros / 1000n)).toISOString();
   return value;

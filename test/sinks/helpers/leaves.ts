@@ -72,14 +72,19 @@ export function rebuild(
 export function leafDifferences(expected: Leaves, actual: Leaves): string[] {
   const lines: string[] = [];
   for (const [path, value] of expected) {
-    if (!actual.has(path)) lines.push(`missing ${path} = ${JSON.stringify(value)}`);
-    else if (!Object.is(actual.get(path), value)) lines.push(`${path}: expected ${JSON.stringify(value)}, got ${JSON.stringify(actual.get(path))}`);
+    if (!actual.has(path)) lines.push(`missing ${path} = ${shown(value)}`);
+    else if (!Object.is(actual.get(path), value)) lines.push(`${path}: expected ${shown(value)}, got ${shown(actual.get(path))}`);
   }
-  for (const [path, value] of actual) if (!expected.has(path)) lines.push(`unexpected ${path} = ${JSON.stringify(value)}`);
+  for (const [path, value] of actual) if (!expected.has(path)) lines.push(`unexpected ${path} = ${shown(value)}`);
   return lines;
 }
 
-/** CSV is text: every scalar leaf compares as the text JSON would give it (strings as they are). */
+/** CSV is text: every scalar leaf compares as the text JSON would give it (strings as they are, a bigint as its digits). */
 export function asText(leafMap: Leaves): Leaves {
-  return new Map([...leafMap].map(([path, value]) => [path, typeof value === 'string' ? value : JSON.stringify(value)]));
+  return new Map([...leafMap].map(([path, value]) => [path, typeof value === 'string' ? value : typeof value === 'bigint' ? String(value) : JSON.stringify(value)]));
+}
+
+/** A leaf in a message: a bigint with its `n`, so it cannot pass for a rounded number. */
+function shown(value: unknown): string {
+  return typeof value === 'bigint' ? `${value}n` : JSON.stringify(value);
 }

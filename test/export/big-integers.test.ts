@@ -1,0 +1,163 @@
+/**
+ * README "Big integers": the short-video platform sends `music.id` as a 19-digit JSON number with
+ * `id_str` beside it. Walked from the sandbox over loopback, exported through the engine's spool, it
+ * keeps every digit in NDJSON, in CSV read by python3's csv module, in Parquet read by DuckDB (a
+ * BIGINT) and in a dataset; a dataset that recorded the column as double is refused, not rounded.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, DatasetError, type Client } from '../../src/index.ts';
+import { exportTo, toDataset } from '../../src/export/index.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
+import { pythonCsvRows } from '../sinks/helpers/read-back.ts';
+
+const root = scratchDir();
+let counter = 0;
+const fresh = (name: string) => join(root, `${++counter}-${name}`);
+
+let sandbox: Sandbox;
+let client: Client;
+const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+});
+afterAll(async () => {
+  await client.close();
+  await sandbox.close();
+});
+
+/** Every `music.id` of a text file beside its `id_str`, as the raw digits the file holds. */
+function musicIdsIn(text: string): Array<[string, string]> {
+  return [...text.matchAll(/"id":(-?\d+),"id_str":"(\d+)"/g)].map(([, id, idStr]) => [id, idStr]);
+}
+
+describe('a 19-digit music.id from the sandbox', () => {
+  it('is yielded by the client as a bigint with the digits of id_str', async () => {
+    let count = 0;
+    for await (const video of client.shortvideo.videos({ handle: 'big-yield-n40' })) {
+      expect(typeof video.music.id).toBe('bigint');
+      expect(String(video.music.id)).toBe(video.music.id_str);
+      expect(video.music.id_str).toHaveLength(19);
+      count++;
+    }
+    expect(count).toBe(40);
+  });
+
+  it('reaches NDJSON through the spool with the same digits', async () => {
+    const out = fresh('videos.ndjson');
+    expect(await exportTo(client.shortvideo.videos({ handle: 'big-ndjson-n40' }), { out })).toMatchObject({ complete: true, records: 40 });
+    const pairs = musicIdsIn(readFileSync(out, 'utf8'));
+    expect(pairs).toHaveLength(40);
+    for (const [id, idStr] of pairs) expect(id).toBe(idStr);
+  });
+
+  it('reaches CSV with the same digits, as python3 csv reads them', async () => {
+    const out = fresh('videos.csv');
+    expect(await exportTo(client.shortvideo.videos({ handle: 'big-csv-n40' }), { out })).toMatchObject({ complete: true, records: 40 });
+    const rows = pythonCsvRows(out);
+    expect(rows).toHaveLength(40);
+    for (const row of rows) {
+      expect(row['music.id']).toMatch(/^\d{19}$/);
+      expect(row['music.id']).toBe(row['music.id_str']);
+    }
+  });
+
+  it('reaches Parquet as a BIGINT with the exact value, as DuckDB reads it', async () => {
+    const out = fresh('videos.parquet');
+    expect(await exportTo(client.shortvideo.videos({ handle: 'big-parquet-n40' }), { out })).toMatchObject({ complete: true, records: 40 });
+    const rows = await query(`SELECT typeof("music.id") AS type, "music.id" AS id, "music.id_str" AS id_str FROM read_parquet(${sqlPath(out)})`);
+    expect(rows).toHaveLength(40);
+    for (const row of rows) {
+      expect(row.type).toBe('BIGINT');
+      expect(typeof row.id).toBe('bigint');
+      expect(String(row.id)).toBe(row.id_str);
+    }
+  });
+
+  it('reaches a dataset as a BIGINT with the exact value, and keeps it when a later run merges into its parts', async () => {
+    const dir = fresh('dataset');
+    const params = { handle: 'big-dataset-n40' };
+    await toDataset(client.shortvideo.videos(params), dir);
+    // The same videos again: every part is read back and written anew around them.
+    await toDataset(client.shortvideo.videos(params), dir, { incremental: false });
+    const rows = await query(
+      `SELECT typeof("music.id") AS type, "music.id" AS id, "music.id_str" AS id_str FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true)`,
+    );
+    expect(rows).toHaveLength(40);
+    for (const row of rows) {
+      expect(row.type).toBe('BIGINT');
+      expect(String(row.id)).toBe(row.id_str);
+    }
+    const schema = JSON.parse(readFileSync(join(dir, '_dataset', 'shortvideo__videos', 'schema.json'), 'utf8')) as { columns: { name: string; kind: string }[] };
+    expect(schema.columns.find((column) => column.name === 'music.id')?.kind).toBe('bigint');
+  });
+});
+
+describe('a dataset written before integers were exact', () => {
+  let server: Server;
+  let old: Client;
+  /** The raw `music.id` literal the old service below sends. */
+  let literal = '';
+
+  beforeAll(async () => {
+    // One page of one video, its music.id written as `literal`: the body text a test wants, byte for byte.
+    server = createServer((_request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        `{"success":true,"data":{"aweme_list":[{"aweme_id":"7300000000000000001","desc":"old","create_time":1700000000,` +
+          `"author":{"uid":"1"},"music":{"id":${literal},"id_str":"7471256031625273857","title":"t"}}],"max_cursor":0,"has_more":0}}`,
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    old = createClient({ apiKey: 'sk_test_big_integers', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, retry: { retries: 0 } });
+  });
+  afterAll(async () => {
+    await old.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('is refused with a remedy when it recorded the column as double, and nothing rounds', async () => {
+    const dir = fresh('old-double');
+    // Earlier versions recorded a 19-digit id as double (they parsed it to a rounded number); a
+    // fraction puts the column there today.
+    literal = '7471.5';
+    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
+    const before = await query(`SELECT typeof("music.id") AS type FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
+    expect(before).toEqual([{ type: 'DOUBLE' }]);
+
+    const spent = charged();
+    const error = await toDataset(client.shortvideo.videos({ handle: 'big-refused-n40' }), dir).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DatasetError);
+    expect((error as DatasetError).code).toBe('DATASET');
+    expect((error as Error).message).toMatch(/recorded music\.id as double, which rounds integers past 2\^53/);
+    expect((error as Error).message).toMatch(/Export into a new dataset directory/);
+    // Refused at the first page that holds one, before another is bought.
+    expect(charged() - spent).toBe(1);
+    const after = await query(`SELECT typeof("music.id") AS type, count(*) AS n FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}) GROUP BY 1`);
+    expect(after).toEqual([{ type: 'DOUBLE', n: 1 }]);
+  });
+
+  it('widens a column recorded as integer to exact integers, its old values kept', async () => {
+    const dir = fresh('old-integer');
+    // The sandbox of earlier versions sent a 15-digit music.id: an integer column.
+    literal = '747125603162527';
+    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
+    await toDataset(client.shortvideo.videos({ handle: 'big-widened-n40' }), dir);
+    const rows = await query(
+      `SELECT typeof("music.id") AS type, "music.id" AS id, "music.id_str" AS id_str FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, union_by_name = true)`,
+    );
+    expect(rows).toHaveLength(41);
+    expect(new Set(rows.map((row) => row.type))).toEqual(new Set(['BIGINT']));
+    expect(rows.filter((row) => row.id === 747125603162527)).toHaveLength(1);
+    for (const row of rows.filter((row) => row.id !== 747125603162527)) expect(String(row.id)).toBe(row.id_str);
+    const schema = JSON.parse(readFileSync(join(dir, '_dataset', 'shortvideo__videos', 'schema.json'), 'utf8')) as { columns: { name: string; kind: string }[] };
+    expect(schema.columns.find((column) => column.name === 'music.id')?.kind).toBe('bigint');
+  });
+});
