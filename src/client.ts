@@ -16,7 +16,9 @@ import type { CreditBalance, PagesByOperation, RecordsByOperation } from './reco
 import { Requester, STOPPED } from './requester.ts';
 import { MAX_TIMER_MS, type RetryOptions, retryPolicy } from './retry.ts';
 import type { HeldPages } from './page-reader.ts';
-import { RecordStream, type StreamOptions, type WalkStart } from './stream.ts';
+import { RecordStream } from './stream.ts';
+import type { StreamOptions } from './stream-options.ts';
+import type { WalkStart } from './walk.ts';
 import { keyScrubber } from './scrub.ts';
 import { Transport } from './transport.ts';
 
