@@ -3,8 +3,10 @@
  *
  * @module socialstream
  */
-export { BaseUrlError, createClient } from './client.ts';
-export type { Client, ClientOptions, OperationGroups, OperationStream } from './client.ts';
+export { createClient } from './client.ts';
+export { BaseUrlError } from './client-options.ts';
+export type { Client, OperationGroups, OperationStream } from './client.ts';
+export type { ClientOptions } from './client-options.ts';
 export { RecordStream } from './stream.ts';
 export type { LookaheadMode, PageBatch, StreamOptions } from './stream.ts';
 export type { Checkpoint } from './checkpoint.ts';

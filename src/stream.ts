@@ -4,93 +4,21 @@
  * Iterating again continues where the last iteration stopped. The stream carries a
  * `StreamControl`, so operators can put gates (throttle, credit caps) in front of its requests.
  */
-import type { Observable } from 'rxjs';
 import type { Checkpoint } from './checkpoint.ts';
 import { type Controlled, type RequestGate, STREAM_CONTROL, type StreamControl } from './control.ts';
-import { PaginationLoopError, ResponseFormatError, SocialstreamError, StreamUsedError } from './errors.ts';
-import type { ClientEvent, Meter } from './metering.ts';
+import { SocialstreamError, StreamUsedError } from './errors.ts';
+import { lookaheadWindow, recordsWanted } from './lookahead.ts';
+import type { Meter } from './metering.ts';
 import type { OperationSpec } from './operations/spec.ts';
-import { keyOf } from './operations/record-meta.ts';
+import { PageGuards } from './page-guards.ts';
 import { PageReader, type HeldPages } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
-import { keptOrDigest, REPEATED_PAGES_LIMIT, RepeatedPages } from './pagination/repeats.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
+import { checkStreamOptions, type StreamOptions, type WalkSettings } from './stream-options.ts';
+import { WALK, type PageBatch, type Walk, type WalkStart, type WalkStream } from './walk.ts';
 
-export interface StreamOptions {
-  /** Yield at most this many records (pages stop being read once it is reached). */
-  limit?: number;
-  /** Read at most this many pages. */
-  maxPages?: number;
-  /** Aborting ends the walk at once, with the signal's reason, and every request of it in flight. */
-  signal?: AbortSignal;
-  /**
-   * Pages of this walk in flight at once, where its continuation rule knows them before the answers
-   * come: comment-tree branches, page numbers once a page tells the total. Records still come in the
-   * walk's order, and the client's `maxConcurrentRequests` still caps all requests. 1 reads one page
-   * at a time. Default 16 (`DEFAULT_PAGE_CONCURRENCY`).
-   */
-  concurrency?: number;
-  /**
-   * Web search (page numbers whose end shows only as an empty page): buy pages ahead up to the rule's
-   * last page anyway, paying for up to `concurrency - 1` empty pages past the end (`stats.overfetched`).
-   * Default false: one page at a time, no waste.
-   */
-  overfetch?: boolean;
-  /**
-   * How far ahead of its reader the walk buys the pages it knows. A page bought and never read is a
-   * credit paid for nothing (`stats.overfetchedPages`, the `overfetch` event). Pages in flight stay
-   * within `concurrency` either way.
-   * - `'cautious'` (default): for a `for await` loop, which may stop at any record. What is at risk
-   *   grows with what the reader has taken: pages bought and not yet read stay at most
-   *   ⌊pages read / 4⌋ + 2 (2 at the start, 4 after 8 pages read, 10 after 32; never more than
-   *   `'eager'` holds), so a `break` costs at most a quarter more pages than were read, plus 2. A
-   *   2,000-comment thread read to its end takes about 1.3× its critical path (eager: 1.1×).
-   * - `'eager'`: for readers that read every page (an export): up to `concurrency` pages in flight
-   *   from the first answer on, and up to 4 × `concurrency` bought and waiting to be read.
-   *
-   * Either way, `limit` and a `take(n)` below the stream tell the walk how many records will be
-   * read: it buys no page it knows to lie past them, and holds at most 2 that may.
-   * @example client.forum.postComments({ url }, { lookahead: 'eager' }) // read to the end, as fast as it goes
-   */
-  lookahead?: LookaheadMode;
-}
-
-/** How far ahead of its reader a walk buys pages (`StreamOptions.lookahead`). */
-export type LookaheadMode = 'eager' | 'cautious';
-
-/**
- * A forum thread's longest chain of dependent requests is about a tenth of all its requests (its
- * top-level `more` cursors, one after another), so a walk needs about ten pages in flight to go at
- * the speed of that chain rather than of its total; 16 leaves headroom, and reads a known-total walk
- * of up to 17 pages in two round trips. Pages of one walk never take more than the client's
- * `maxConcurrentRequests` (default 8) anyway; raise that to let a single walk use all 16.
- */
-const DEFAULT_PAGE_CONCURRENCY = 16;
-
-/**
- * Pages bought ahead may wait for their turn, at most this many per page in flight: enough for a tree
- * walk's top-level chain to run a few batches ahead of the records being read.
- */
-const HELD_PER_REQUEST = 4;
-
-/**
- * A cautious walk holds at most ⌊pages read / CAUTIOUS_GROWTH⌋ + CAUTIOUS_START pages bought and not
- * yet read (and no more than an eager one): a reader that stops at any record has paid for at most a
- * quarter more pages than it read, plus two, while one that reads on gets a window that grows by a
- * quarter of each round trip's pages. Its pages in flight stay within `concurrency` as ever; holding
- * only `concurrency` pages in all would cost a thread's frontier its lead (1.6-1.9x its critical path
- * rather than 1.3x in `bench/latency.ts`).
- */
-const CAUTIOUS_START = 2;
-const CAUTIOUS_GROWTH = 4;
-
-/** Where a walk starts: the beginning, or a checkpoint's position. */
-export interface WalkStart {
-  pending: unknown;
-  skip: number;
-  pagesDone: number;
-  recordsYielded: number;
-}
+export type { LookaheadMode, StreamOptions } from './stream-options.ts';
+export type { PageBatch } from './walk.ts';
 
 interface Page {
   /** The state that fetched it. */
@@ -119,59 +47,16 @@ export interface StreamParts {
   signal: AbortSignal | undefined;
 }
 
-/** One page of a walk as records, with where the walk stands once they are kept (`RecordStream.pageBatches`). */
-export interface PageBatch<R> {
-  /** The page's records not handed out before (all of them, unless a resumed walk had taken some). */
-  records: R[];
-  /** Where the walk stands once every one of `records` is kept. */
-  checkpoint: Checkpoint;
-  /** Where the walk stands once only the first `count` of `records` are kept (a limit cut the page). */
-  checkpointAfter(count: number): Checkpoint;
-  /** The walk has nothing left to fetch: its rule ended it. */
-  last: boolean;
-}
-
-/**
- * What the export engine needs of a client stream beyond iterating it, under a symbol so it stays
- * off the stream's public surface: which walk it is, whether it was iterated, and a way to walk it
- * again from a checkpoint with the engine's own options.
- */
-export const WALK: unique symbol = Symbol.for('socialstream.walk');
-
-export interface Walk {
-  readonly op: OperationSpec;
-  readonly params: Readonly<Record<string, string>>;
-  /** The stream has been iterated (in any way): its walk is no longer at its start. */
-  readonly used: boolean;
-  /** The client's events: pages, retries, errors and ignored continuations of every walk it runs. */
-  readonly events$: Observable<ClientEvent>;
-  /** The client's key out of a text: what an export stages never holds it. */
-  readonly scrub: (text: string) => string;
-  open(start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
-  /**
-   * Opens a walk of the same operation with `params` another stream of the same client was given
-   * (and checked): a wide export keeps one walk and the params of the others, not every stream.
-   */
-  openWith(params: Readonly<Record<string, string>>, start: Checkpoint | undefined, options: StreamOptions, held?: HeldPages): RecordStream<unknown>;
-}
-
-export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled {
+export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled, WalkStream {
   readonly [STREAM_CONTROL]: StreamControl;
   /** The operation id. */
   readonly operation: string;
 
   readonly #parts: StreamParts;
-  readonly #limit: number;
-  readonly #maxPages: number;
-  readonly #concurrency: number;
-  readonly #overfetch: boolean;
-  readonly #lookahead: LookaheadMode;
+  readonly #settings: WalkSettings;
   readonly #reader: PageReader;
+  readonly #guards: PageGuards;
   readonly #gates: RequestGate[] = [];
-  /** Digests of the continuation values this walk has spent (a cursor may be megabytes): one coming back means a loop. */
-  readonly #spent = new Set<string>();
-  /** Pages this walk read, by content: ever-new cursors over the same pages mean a loop too. */
-  readonly #repeats: RepeatedPages;
   /** State of the next page to fetch once `#page` is done; null when there is none. */
   #pending: unknown;
   #skip: number;
@@ -192,24 +77,12 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   #busy = false;
   /** Iterated at least once, in any way. */
   #started = false;
-  /** An ignored continuation is reported once per walk. */
-  #reportedIgnored = false;
 
   constructor(parts: StreamParts, start: WalkStart, options: StreamOptions = {}) {
-    const { limit = Infinity, maxPages = Infinity, concurrency = DEFAULT_PAGE_CONCURRENCY, overfetch = false, lookahead = 'cautious' } = options;
-    checkCount('limit', limit);
-    checkCount('maxPages', maxPages);
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new TypeError(`concurrency must be a positive integer, got ${String(concurrency)}`);
-    if (typeof overfetch !== 'boolean') throw new TypeError(`overfetch must be a boolean, got ${String(overfetch)}`);
-    if (lookahead !== 'eager' && lookahead !== 'cautious') throw new TypeError(`lookahead must be 'eager' or 'cautious', got ${String(lookahead)}`);
+    this.#settings = checkStreamOptions(options);
     this.#parts = parts;
-    this.#repeats = new RepeatedPages((record) => keyOf(parts.op, record));
-    this.#limit = limit;
-    this.#maxPages = maxPages;
-    this.#concurrency = concurrency;
-    this.#overfetch = overfetch;
-    this.#lookahead = lookahead;
-    const { op, requester, query, signal } = parts;
+    const { op, requester, query, signal, strategy, meter, scrub } = parts;
+    this.#guards = new PageGuards(op, strategy, meter, scrub);
     this.#reader = new PageReader(
       (page) => requester.send({ endpoint: op.id, path: op.path, query: { ...query, ...page }, chargeable: true }, this.#gates, signal),
       () => this.#planAhead(),
@@ -267,12 +140,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     const step = (): IteratorResult<R> | Promise<IteratorResult<R>> => {
       const page = this.#page;
       if (page !== undefined && this.#yieldedInPage < page.records.length) {
-        if (this.#recordsOut >= this.#limit) return this.#ended().then(finish);
+        if (this.#recordsOut >= this.#settings.limit) return this.#ended().then(finish);
         this.#parts.signal?.throwIfAborted();
-        const value = page.records[this.#yieldedInPage++] as R;
-        this.#recordsYielded++;
-        this.#recordsOut++;
-        this.#parts.meter.records(1);
+        const value = page.records[this.#yieldedInPage] as R;
+        this.#handOut(1);
         return { done: false, value };
       }
       if (page !== undefined) this.#finishPage(page);
@@ -331,11 +202,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       while (true) {
         const page = this.#page ?? (await this.#nextPage());
         if (page === undefined) return;
-        const fresh = page.records.length - this.#yieldedInPage;
-        this.#yieldedInPage = page.records.length;
-        this.#recordsYielded += fresh;
-        this.#recordsOut += fresh;
-        this.#parts.meter.records(fresh);
+        this.#handOut(page.records.length - this.#yieldedInPage);
         this.#finishPage(page, true);
         yield page.body as P;
       }
@@ -360,10 +227,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         const from = this.#yieldedInPage;
         const records = (from === 0 ? page.records : page.records.slice(from)) as R[];
         const before = { pagesDone: this.#pagesDone, recordsYielded: this.#recordsYielded };
-        this.#yieldedInPage = page.records.length;
-        this.#recordsYielded += records.length;
-        this.#recordsOut += records.length;
-        this.#parts.meter.records(records.length);
+        this.#handOut(records.length);
         this.#finishPage(page);
         const checkpoint = this.checkpoint();
         const checkpointAfter = (count: number): Checkpoint =>
@@ -396,19 +260,11 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   /** Reads the next page, or resolves undefined when the walk is over (end, limit, maxPages, or a gate said no). */
   async #nextPage(): Promise<Page | undefined> {
     const state = this.#pending;
-    if (state === null || this.#recordsOut >= this.#limit || this.#pagesRead >= this.#maxPages) return this.#ended();
+    if (state === null || this.#recordsOut >= this.#settings.limit || this.#pagesRead >= this.#settings.maxPages) return this.#ended();
     const { op, strategy, meter, signal } = this.#parts;
     signal?.throwIfAborted();
-    const value = strategy.spends(state);
-    const spends = value === undefined ? undefined : digestOf(value);
-    if (spends !== undefined && this.#spent.has(spends)) {
-      throw this.#failed(
-        new PaginationLoopError(
-          `${op.id}: the continuation value ${preview(value!)} came back after it was already used; stopping instead of reading the same pages again`,
-          { endpoint: op.id },
-        ),
-      );
-    }
+    const guards = this.#guards;
+    const spends = guards.beforeRead(state);
     let body;
     try {
       body = await this.#read(state);
@@ -418,41 +274,19 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       throw error;
     }
     if (body === STOPPED) return this.#ended();
-    if (typeof body !== 'object' || body === null || (body as { success?: unknown }).success !== true) {
-      throw this.#failed(new ResponseFormatError(`${op.id}: the response is not a success envelope`, { endpoint: op.id, status: 200 }));
-    }
+    guards.envelope(body);
     let read;
     try {
       read = strategy.read(body, state);
     } catch (error) {
-      throw error instanceof SocialstreamError ? this.#failed(error) : error;
+      throw error instanceof SocialstreamError ? guards.failed(error) : error;
     }
-    if (spends !== undefined) this.#spent.add(spends);
-    if (this.#repeats.repeated(read.records)) {
-      throw this.#failed(
-        new PaginationLoopError(
-          `${op.id}: ${REPEATED_PAGES_LIMIT} pages in a row repeated records of earlier pages under new continuation values; stopping instead of buying more of them`,
-          { endpoint: op.id },
-        ),
-      );
-    }
+    guards.afterRead(spends, read.records);
     this.#pagesRead++;
-    if (this.#parts.strategy.ahead !== undefined) this.#lastBody = body;
+    if (strategy.ahead !== undefined) this.#lastBody = body;
     meter.page(op.id, read.records.length, creditsOf(body, true));
-    let { next, ignored } = read;
     // A continuation is sent back and kept in checkpoints: one that echoes the key is refused, never stored.
-    if (next !== null && typeof next !== 'number' && holdsKey(next, this.#parts.scrub)) {
-      throw this.#failed(new ResponseFormatError(`${op.id}: the service sent a continuation value that holds the API key; refusing to send it back or store it`, { endpoint: op.id, status: 200 }));
-    }
-    const again = next !== null && read.followIfNew === true ? strategy.spends(next) : undefined;
-    if (again !== undefined && this.#spent.has(digestOf(again))) {
-      ignored ??= `${preview(again)} came back in a body without its has-more flag`;
-      next = null;
-    }
-    if (ignored !== undefined && !this.#reportedIgnored) {
-      this.#reportedIgnored = true;
-      meter.ignoredContinuation(op.id, ignored);
-    }
+    const next = guards.next(read.next, read.followIfNew, read.ignored);
     const page: Page = { state, body, records: read.records, next };
     this.#page = page;
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
@@ -472,33 +306,29 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
    */
   #planAhead(state: unknown = this.#page === undefined ? this.#pending : this.#page.next): void {
     const { strategy } = this.#parts;
-    const window = Math.min(this.#window(), this.#maxPages - this.#pagesRead);
-    const wanted = this.#wanted();
-    if (state !== null && this.#concurrency > 1 && window > 1 && wanted > 0 && strategy.ahead !== undefined) {
+    const { concurrency, lookahead, maxPages, limit, overfetch } = this.#settings;
+    const window = Math.min(lookaheadWindow(lookahead, concurrency, this.#pagesRead), maxPages - this.#pagesRead);
+    const page = this.#page;
+    const wanted = recordsWanted(Math.min(limit, this.#readUpTo), this.#recordsOut, page === undefined ? 0 : page.records.length - this.#yieldedInPage);
+    if (state !== null && concurrency > 1 && window > 1 && wanted > 0 && strategy.ahead !== undefined) {
       const look = {
         held: (query: Query) => this.#reader.held(query),
         last: this.#lastBody,
         wanted,
-        overfetch: this.#overfetch,
+        overfetch,
         max: window,
-        within: this.#maxPages - this.#pagesRead,
+        within: maxPages - this.#pagesRead,
       };
-      this.#reader.plan(strategy.ahead(state, look), this.#concurrency, window);
+      this.#reader.plan(strategy.ahead(state, look), concurrency, window);
     }
   }
 
-  /** Pages this walk may hold bought and not yet read, the page it is waiting for included. */
-  #window(): number {
-    if (this.#lookahead === 'eager') return this.#concurrency * HELD_PER_REQUEST;
-    return Math.min(this.#concurrency * HELD_PER_REQUEST, Math.floor(this.#pagesRead / CAUTIOUS_GROWTH) + CAUTIOUS_START);
-  }
-
-  /** Records the reader still wants from the pages after the one it is reading (`Lookahead.wanted`). */
-  #wanted(): number {
-    const stop = Math.min(this.#limit, this.#readUpTo);
-    if (stop === Infinity) return Infinity;
-    const page = this.#page;
-    return stop - this.#recordsOut - (page === undefined ? 0 : page.records.length - this.#yieldedInPage);
+  /** `count` more records of the current page are handed out: the counters every way of reading keeps. */
+  #handOut(count: number): void {
+    this.#yieldedInPage += count;
+    this.#recordsYielded += count;
+    this.#recordsOut += count;
+    this.#parts.meter.records(count);
   }
 
   /** The walk is over: pages still bought ahead will never be read, and what they cost is reported. */
@@ -510,12 +340,6 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
       this.#parts.meter.overfetched(this.operation, unread.length, credits);
     }
     return undefined;
-  }
-
-  /** Reports an error the walk itself found (the requester reports the ones from answers). */
-  #failed(error: SocialstreamError): SocialstreamError {
-    this.#parts.meter.error(this.operation, error);
-    return error;
   }
 
   /** `bodyTaken`: the caller took the raw body (`pages()`), so every record it holds counts as handed out. */
@@ -542,25 +366,3 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-
-/** Whether a continuation state (plain JSON) holds the key in any form `scrub` takes out. */
-function holdsKey(state: unknown, scrub: (text: string) => string): boolean {
-  const text = JSON.stringify(state);
-  return scrub(text) !== text;
-}
-
-/** What `#spent` keeps of a continuation value (a cursor may be megabytes). */
-function digestOf(value: string): string {
-  return keptOrDigest(value, 64);
-}
-
-/** A cursor in a message: a short prefix and its length, never the whole value (it may echo anything). */
-function preview(value: string): string {
-  return value.length <= 8 ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, 8) + '…')} (${value.length} characters)`;
-}
-
-function checkCount(name: string, value: number): void {
-  if (value !== Infinity && (!Number.isSafeInteger(value) || value < 0)) {
-    throw new TypeError(`${name} must be a non-negative integer, got ${String(value)}`);
-  }
-}

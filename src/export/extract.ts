@@ -10,7 +10,7 @@ import { STREAM_CONTROL, type RequestGate } from '../control.ts';
 import { keyOf } from '../operations/record-meta.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { AnyIterable } from '../operators/types.ts';
-import type { PageBatch } from '../stream.ts';
+import type { PageBatch } from '../walk.ts';
 import type { Destination } from './destination.ts';
 import type { Spool } from './durable.ts';
 import type { HeldPageFile } from './held.ts';

@@ -9,7 +9,8 @@ import { StreamUsedError } from '../errors.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { HeldPages } from '../page-reader.ts';
-import { WALK, type RecordStream, type StreamOptions, type Walk } from '../stream.ts';
+import type { StreamOptions } from '../stream-options.ts';
+import { WALK, type Walk, type WalkStream } from '../walk.ts';
 
 export interface ExportWalks {
   op: OperationSpec;
@@ -22,7 +23,7 @@ export interface ExportWalks {
   /** The client's key out of a text (`Walk.scrub`). */
   scrub: Walk['scrub'];
   /** Opens the walk of `params` from `start`. */
-  open(params: Record<string, string>, start: Checkpoint | undefined, options: StreamOptions, held: HeldPages): RecordStream<unknown>;
+  open(params: Record<string, string>, start: Checkpoint | undefined, options: StreamOptions, held: HeldPages): WalkStream;
 }
 
 /**
