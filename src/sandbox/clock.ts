@@ -14,7 +14,7 @@
 export const EPOCH_SECONDS = 1_763_769_600;
 
 /** How long a round lasts unless `advance()` says: an hour, as an hourly schedule sees it. */
-export const ROUND_SECONDS = 3_600;
+const ROUND_SECONDS = 3_600;
 
 /** One `advance()`: the records it added to every resource and the virtual time they were posted in. */
 interface Round {
