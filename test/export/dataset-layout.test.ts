@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetError } from '../../src/index.ts';
 import { compactDataset, datasetInfo, type ExportLocks } from '../../src/export/index.ts';
-import { fetchedLater, keyHash } from '../../src/export/dataset-buckets.ts';
+import { bucketFor, fetchedLater, keyHash } from '../../src/export/dataset-buckets.ts';
 import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
@@ -90,6 +90,20 @@ describe('the bucket layout', () => {
     expect(fetchedLater({ ...a, _fetched_at: '2025-01-01T00:00:00.001Z' }, b)).toBe(true);
     // A row without a fetch time (written before it was recorded) is older than any with one.
     expect(fetchedLater({ id: 'p1', title: 'z' }, a)).toBe(false);
+  });
+
+  it('gives a key whose half of a split was never written a part that overlaps no other', () => {
+    // b0 of 1 split into b0 and b1 of 2, then b1 of 2 into b1 and b3 of 4, of which only b1 of 4 holds rows.
+    const parts = [
+      { bucket: 0, of: 2 },
+      { bucket: 1, of: 4 },
+    ];
+    const owner = (hash: number) => bucketFor(parts, hash, 1);
+    expect(owner(6)).toEqual({ bucket: 0, of: 2 });
+    expect(owner(5)).toEqual({ bucket: 1, of: 4 });
+    // 7 mod 4 = 3: nobody holds it; a part of its own, b3 of 4, which no part overlaps.
+    expect(owner(7)).toEqual({ bucket: 3, of: 4 });
+    expect(bucketFor([], 7, 4)).toEqual({ bucket: 3, of: 4 });
   });
 
   it('splits a part written past splitBytes in two, by key hash, and later runs merge into the halves', async () => {
