@@ -36,7 +36,7 @@ async function run(lines: number): Promise<Run> {
   const inputs = join(dir, `inputs-${lines}.txt`);
   writeFileSync(inputs, Array.from({ length: lines }, (_, index) => `subforum=wide${index}-n30`).join('\n') + '\n');
   const report = join(dir, `rss-${lines}.txt`);
-  const args = ['--import', REPORT_RSS, BIN, 'export', 'forum/subforum', '--inputs', inputs, '--max-pages', '200', '--out', join(dir, `out-${lines}.ndjson`)];
+  const args = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', REPORT_RSS, BIN, 'export', 'forum/subforum', '--inputs', inputs, '--max-pages', '200', '--out', join(dir, `out-${lines}.ndjson`)];
   const env = { ...process.env, SOCIALSTREAM_BASE_URL: sandbox.url, SOCIALSTREAM_API_KEY: 'sk_live_sandbox_bench', BENCH_RSS_REPORT: report };
   const started = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
