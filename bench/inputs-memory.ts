@@ -6,6 +6,9 @@
  * the file beyond). The child reports its own peak (`process.resourceUsage().maxRSS`) as it exits.
  *
  *   npx tsx bench/inputs-memory.ts [lines ...]     (default 100000 1000000; `npm run bench` builds first)
+ *
+ * BENCH_NODE_FLAGS adds node flags to the child: `--max-old-space-size=120` shows how much of the
+ * peak is live data and how much garbage not yet collected.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
