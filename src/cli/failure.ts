@@ -65,7 +65,6 @@ const EXIT_OF_CODE: Record<string, number> = {
   SHARD_COUNT: EXIT.usage,
   // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
   DATASET: EXIT.usage,
-  SCHEMA_DRIFT: EXIT.usage,
 };
 
 export function exitCodeOf(error: unknown): number {
