@@ -6,6 +6,9 @@
  * the file beyond). The child reports its own peak (`process.resourceUsage().maxRSS`) as it exits.
  *
  *   npx tsx bench/inputs-memory.ts [lines ...]     (default 100000 1000000; `npm run bench` builds first)
+ *
+ * BENCH_NODE_FLAGS adds node flags to the child: `--max-old-space-size=120` shows how much of the
+ * peak is live data and how much garbage not yet collected.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -36,7 +39,7 @@ async function run(lines: number): Promise<Run> {
   const inputs = join(dir, `inputs-${lines}.txt`);
   writeFileSync(inputs, Array.from({ length: lines }, (_, index) => `subforum=wide${index}-n30`).join('\n') + '\n');
   const report = join(dir, `rss-${lines}.txt`);
-  const args = ['--import', REPORT_RSS, BIN, 'export', 'forum/subforum', '--inputs', inputs, '--max-pages', '200', '--out', join(dir, `out-${lines}.ndjson`)];
+  const args = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', REPORT_RSS, BIN, 'export', 'forum/subforum', '--inputs', inputs, '--max-pages', '200', '--out', join(dir, `out-${lines}.ndjson`)];
   const env = { ...process.env, SOCIALSTREAM_BASE_URL: sandbox.url, SOCIALSTREAM_API_KEY: 'sk_live_sandbox_bench', BENCH_RSS_REPORT: report };
   const started = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -52,8 +52,8 @@ ${describeFlags(EXPORT_FLAGS)}
 With --out -, a reader that stops early (| head) ends the export quietly, with exit code 0.
 
 exit codes: 0 done (also when --limit, --max-pages or --max-credits ended it: --resume with a higher
-one continues), 2 usage, invalid parameters, an output in use or state that does not verify,
-3 key refused, 4 out of credits, 5 service failure after retries, 6 disk full,
+one continues), 2 usage, invalid parameters, an output in use, state that does not verify or a
+dataset that refuses the run (another partitioning), 3 key refused, 4 out of credits, 5 service failure after retries, 6 disk full,
 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM.
 After 3, 4, 5, 6 and 129-143 the output so far is a valid file and --resume continues where it stopped.
 `;

@@ -106,12 +106,17 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   }
   const journal = StateJournal.start(destination.files.journal, state);
   try {
-    const outcome = await extractStaged(walks, destination, settings, state, journal, started).catch(async (error: unknown) => {
+    let outcome: ExtractOutcome;
+    let through: SpoolPrefix | undefined;
+    try {
+      outcome = await extractStaged(walks, destination, settings, state, journal, started);
+      through = await heldBack(destination, state, settings.limit);
+    } catch (error) {
+      // Publishing closes the journal; a run that cannot get there must too, or its file stays open.
       await journal.close().catch(() => undefined);
       throw error;
-    });
+    }
     const { failure, stoppedBy, balance } = stopOf(outcome, settings);
-    const through = await heldBack(destination, state, settings.limit);
     const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread, through };
     return await publish(destination, state, journal, failure, facts);
   } finally {
