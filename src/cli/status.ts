@@ -18,7 +18,7 @@ const HELP = `usage: socialstream status --queue redis://HOST:PORT/DB [--json]
 ${describeFlags(FLAGS)}
 
 exit codes: 2 a queue address that cannot work (not Redis, a password refused or missing, a database
-the server lacks, rediss:// to a Redis without TLS), 5 Redis cannot be reached.
+the server lacks, a TLS mismatch), 5 Redis cannot be reached.
 `;
 
 export async function runStatus(argv: string[]): Promise<number> {

@@ -27,7 +27,7 @@ ${describeFlags(FLAGS)}
 While Redis cannot be reached it waits, trying every 5 s (one line an attempt).
 
 exit codes: 2 a key that cannot be sent, or a queue address that cannot work (not Redis, a password
-refused or missing, a database the server lacks, rediss:// to a Redis without TLS), 3 the key was
+refused or missing, a database the server lacks, a TLS mismatch), 3 the key was
 refused, 4 its account is out of credits (its walks went back to the queue), 130/143 stopped by
 SIGINT/SIGTERM (its walks went back to the queue).
 `;

@@ -18,7 +18,7 @@ export const QUEUE_NAME = 'walks';
 export const PREFIX = 'socialstream';
 
 /** How long a worker waits between attempts while Redis cannot be reached (README "Beyond one machine"). */
-export const RETRY_MS = 5_000;
+const RETRY_MS = 5_000;
 /** How long an attempt waits for Redis to be ready. */
 const CONNECT_MS = 5_000;
 

@@ -4,6 +4,7 @@
  * Redis that did not answer this time (`QueueUnreachableError`, which a worker tries again).
  */
 import { connect } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { shownUrl } from './address.ts';
 import { QueueAuthError, QueueNotRedisError, QueueTlsError, QueueUnreachableError, type QueueError } from './errors.ts';
 
@@ -24,6 +25,10 @@ export async function diagnose(errors: readonly Error[], url: string): Promise<Q
     return new QueueTlsError(`${shown} asks for TLS, but the server there speaks plain Redis: use redis:// (or turn TLS on in Redis)`, { cause: error });
   }
   if (address.protocol === 'redis:' && answer !== undefined && !redisLike) return notRedis(shown, answer, error);
+  // A TLS server hangs up on plain text without a word; a handshake tells.
+  if (address.protocol === 'redis:' && answer === undefined && (await completesTls(address))) {
+    return new QueueTlsError(`${shown} is plain, but the server there speaks TLS: use rediss://`, { cause: error });
+  }
   return new QueueUnreachableError(`cannot reach Redis at ${shown}: ${error.message}`, { cause: error });
 }
 
@@ -49,14 +54,34 @@ function notRedis(shown: string, answer: string, cause: Error): QueueNotRedisErr
 /** The first bytes the server at `address` answers a plain-text PING with, within a second (undefined: none). */
 function plainAnswer(address: URL): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = connect({ host: address.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(address.port || 6379) });
+    const socket = connect(endpoint(address));
     const done = (answer: string | undefined): void => {
       socket.destroy();
       resolve(answer);
     };
     socket.setTimeout(1_000, () => done(undefined));
     socket.once('error', () => done(undefined));
+    socket.once('close', () => done(undefined));
     socket.once('connect', () => socket.write('PING\r\n'));
     socket.once('data', (chunk: Buffer) => done(chunk.toString('latin1')));
   });
+}
+
+/** Whether the server at `address` completes a TLS handshake within a second (its certificate unchecked: nothing is sent). */
+function completesTls(address: URL): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTls({ ...endpoint(address), rejectUnauthorized: false });
+    const done = (answer: boolean): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(1_000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('close', () => done(false));
+    socket.once('secureConnect', () => done(true));
+  });
+}
+
+function endpoint(address: URL): { host: string; port: number } {
+  return { host: address.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(address.port || 6379) };
 }

@@ -37,7 +37,7 @@ export class QueueDatabaseError extends QueueError {
   }
 }
 
-/** `rediss://` to a server that speaks no TLS. */
+/** `rediss://` to a server that speaks no TLS, or `redis://` to one that speaks only TLS. */
 export class QueueTlsError extends QueueError {
   override readonly code = 'QUEUE_TLS';
 }

@@ -13,5 +13,5 @@
  */
 export { enqueueExport, type EnqueueOptions, type EnqueueResult } from './enqueue.ts';
 export { runWorker, type WorkerOptions, type WorkerOutcome } from './worker.ts';
-export { describeStatus, queueStatus, type QueueStatus, type RunStatus, type WorkerReport } from './status.ts';
+export { describeStatus, queueStatus, type QueueStatus, type RunStatus, type StatusOptions, type WorkerReport } from './status.ts';
 export { QueueAuthError, QueueDatabaseError, QueueError, QueueNotRedisError, QueueTlsError, QueueUnreachableError } from './errors.ts';

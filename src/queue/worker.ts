@@ -71,7 +71,7 @@ export interface WorkerOutcome {
 /**
  * Takes walks until `signal` aborts (or the key is refused), then resolves once its walks are back in
  * the queue or done. While Redis cannot be reached it waits, trying again every 5 s; an address that
- * cannot work (not Redis, a refused password, a database the server lacks, TLS without a TLS server)
+ * cannot work (not Redis, a refused password, a database the server lacks, a TLS mismatch)
  * throws a `QueueError` subclass before any walk is taken.
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> {

@@ -7,9 +7,10 @@
  * SIGINT or SIGTERM.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,19 +24,20 @@ const PASSWORD = 'open-sesame-4711';
 const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
 if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
 
-const servers: { plain: ChildProcess | undefined; guarded: ChildProcess | undefined; http: Server | undefined; silent: NetServer | undefined } = {
+const servers: { plain: ChildProcess | undefined; guarded: ChildProcess | undefined; http: Server | undefined; silent: NetServer | undefined; tls: NetServer | undefined } = {
   plain: undefined,
   guarded: undefined,
   http: undefined,
   silent: undefined,
+  tls: undefined,
 };
-const at = { plain: 0, guarded: 0, http: 0, silent: 0, closed: 0 };
+const at = { plain: 0, guarded: 0, http: 0, silent: 0, tls: 0, closed: 0 };
 // The key is never read here: workers stop on their address before they take a walk.
 const env = { ...process.env, SOCIALSTREAM_API_KEY: KEY, SOCIALSTREAM_BASE_URL: 'http://127.0.0.1:9' };
 
 beforeAll(async () => {
   if (!haveRedis) return;
-  [at.plain, at.guarded, at.http, at.silent, at.closed] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  [at.plain, at.guarded, at.http, at.silent, at.tls, at.closed] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   servers.plain = await spawnRedis(at.plain, tempDir());
   servers.guarded = await spawnRedis(at.guarded, tempDir());
   const admin = new Redis(`redis://127.0.0.1:${at.guarded}/0`);
@@ -46,6 +48,12 @@ beforeAll(async () => {
   // Takes connections and never says a word.
   servers.silent = createNetServer(() => undefined);
   await new Promise<void>((resolve) => servers.silent!.listen(at.silent, '127.0.0.1', resolve));
+  // A TLS server (a certificate of its own, from openssl), as a Redis with TLS only would be.
+  const dir = tempDir();
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+  if (made.status !== 0) throw new Error(`openssl could not make a test certificate: ${made.stderr?.toString() ?? made.error?.message}`);
+  servers.tls = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (socket) => socket.end());
+  await new Promise<void>((resolve) => servers.tls!.listen(at.tls, '127.0.0.1', resolve));
 });
 afterAll(() => {
   for (const child of started) child.kill('SIGKILL');
@@ -53,6 +61,7 @@ afterAll(() => {
   servers.guarded?.kill('SIGKILL');
   servers.http?.close();
   servers.silent?.close();
+  servers.tls?.close();
 });
 
 function lines(text: string): string[] {
@@ -202,6 +211,14 @@ describe.skipIf(!haveRedis)('queue commands against an address that cannot work:
     }
   });
 
+  it('redis:// to a server that speaks only TLS', async () => {
+    const url = `redis://127.0.0.1:${at.tls}/0`;
+    for (const [name, result] of await allCommands(url)) {
+      expect(result.code, name).toBe(2);
+      expect(lines(result.stderr), name).toEqual([`socialstream: ${url} is plain, but the server there speaks TLS: use rediss://`]);
+    }
+  });
+
   it.each([99, 16])('a database index the server lacks (/%i of 16), with nothing written to database 0', async (database) => {
     const url = `redis://127.0.0.1:${at.plain}/${database}`;
     const zero = new Redis(`redis://127.0.0.1:${at.plain}/0`);
@@ -251,6 +268,7 @@ describe.skipIf(!haveRedis)('the library raises a typed error for each', () => {
     ['a missing password', () => `redis://127.0.0.1:${at.guarded}/0`, QueueAuthError, 'QUEUE_AUTH'],
     ['database 99 of 16', () => `redis://127.0.0.1:${at.plain}/99`, QueueDatabaseError, 'QUEUE_DATABASE'],
     ['rediss:// to a plain Redis', () => `rediss://127.0.0.1:${at.plain}/0`, QueueTlsError, 'QUEUE_TLS'],
+    ['redis:// to a TLS server', () => `redis://127.0.0.1:${at.tls}/0`, QueueTlsError, 'QUEUE_TLS'],
   ];
   it.each(cases)('%s', async (_case, url, type, code) => {
     const errors = await Promise.all(calls.map(([, call]) => call(url()).then(() => undefined, (failure: unknown) => failure)));
