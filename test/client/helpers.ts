@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { type Client, type ClientEvent, type ClientOptions, createClient } from '../../src/index.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { stringifyExact } from '../../src/exact-json.ts';
 
 /** A client of `sandbox` whose retries wait at most a few milliseconds. */
 export function clientOf(sandbox: Sandbox, options: ClientOptions = {}): Client {
@@ -68,7 +69,7 @@ export const SINGLE_WALKS: readonly Omit<Walk, 'count'>[] = [
 
 /** A stable identity of a record, for comparing walks. */
 export function identity(record: unknown): string {
-  return JSON.stringify(record);
+  return stringifyExact(record)!;
 }
 
 /** Fields that name a record, most specific first (a comment reply's `aweme_id` is its video's). */

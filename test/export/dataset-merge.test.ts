@@ -35,7 +35,7 @@ const CASES: Case[] = [
 ];
 
 /** The DuckDB type each recorded kind must read as. */
-const DUCKDB_TYPE: Record<string, string> = { integer: 'BIGINT', double: 'DOUBLE', boolean: 'BOOLEAN', string: 'VARCHAR', json: 'VARCHAR' };
+const DUCKDB_TYPE: Record<string, string> = { integer: 'BIGINT', bigint: 'BIGINT', double: 'DOUBLE', boolean: 'BOOLEAN', string: 'VARCHAR', json: 'VARCHAR' };
 
 const table = (dir: string) => `read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`;
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fromNdjson, toCsv, toNdjson, toParquet } from '../../sinks/index.ts';
+import { stopEncoderWorker } from '../../sinks/parquet-encoder.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
 import { pythonCsvRows } from './helpers/read-back.ts';
@@ -29,12 +30,14 @@ async function exactRows(path: string): Promise<Array<{ n: number; id: string; t
 
 describe('toParquet with bigints', () => {
   it.each(['thread', 'worker'] as const)('writes an exact BIGINT column on the %s encoder', async (encoder) => {
+    // A first group of 10,000 rows × 3 columns is large enough for the worker; the last 2,000 are not.
     const records = videos(12_000);
     const path = join(dir, `exact-${encoder}.parquet`);
-    await toParquet(records, path, { rowGroupSize: 5_000, encoder });
+    await toParquet(records, path, { rowGroupSize: 10_000, encoder });
     const rows = await exactRows(path);
     expect(rows.map((row) => row.type)).toEqual(records.map(() => 'BIGINT'));
     expect(rows.map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
+    expect(await stopEncoderWorker()).toBe(encoder === 'worker');
   });
 
   it('keeps safe integers and bigints in one exact column, and its statistics let DuckDB find the bounds', async () => {
