@@ -3,6 +3,11 @@
  *
  * @module socialstream
  */
+import { attachNotebookViews } from './notebook/export-views.ts';
+
+// The package's entry: export summaries and dataset infos render as notebook views (src/notebook/export-views.ts).
+attachNotebookViews();
+
 export { createClient } from './client.ts';
 export { BaseUrlError } from './client-options.ts';
 export type { Client, OperationGroups, OperationStream } from './client.ts';

@@ -5,6 +5,11 @@
  *
  * @module socialstream/export
  */
+import { attachNotebookViews } from '../notebook/export-views.ts';
+
+// The package's entry, not the engine: summaries, dataset infos and progress render as notebook views.
+attachNotebookViews();
+
 export { exportTo, toDataset } from './engine.ts';
 export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';

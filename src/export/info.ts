@@ -1,7 +1,8 @@
 /**
  * `datasetInfo`: what a dataset holds, read off its files without changing any (no lock, no
  * recovery): per operation its rows, partitions, part files, writers, marks, schema, last drift,
- * and anything staged or half done. It renders itself in Jupyter and as the CLI's text.
+ * and anything staged or half done. It is the CLI's text (`describeDatasetInfo`), and renders itself in
+ * Jupyter through the view `src/notebook/export-views.ts` attaches (`attachInfoView`).
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -11,7 +12,8 @@ import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, type SchemaColumn } from '../../sinks/dataset-schema.ts';
-import { JUPYTER_DISPLAY, escapeHtml, tableHtml, tableText, type Grid, type MediaBundle } from '../notebook/display.ts';
+import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
+import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
 import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './dataset-scan.ts';
 import type { PartitionBy } from './dataset-store.ts';
@@ -132,7 +134,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
     parts: sum(operations.map((operation) => operation.parts)),
     bytes: sum(operations.map((operation) => operation.bytes)),
   };
-  return Object.defineProperty(info, JUPYTER_DISPLAY, { value: () => ({ 'text/html': infoHtml(info), 'text/plain': describeDatasetInfo(info) }) }) as DatasetInfo;
+  return Object.defineProperty(info, JUPYTER_DISPLAY, { value: (): MediaBundle => infoView?.(info) ?? textBundle(describeDatasetInfo(info)) }) as DatasetInfo;
 }
 
 async function writerInfo(
@@ -217,6 +219,14 @@ function sum(values: readonly number[]): number {
   return values.reduce((total, value) => total + value, 0);
 }
 
+/** How a dataset's info shows itself in a notebook; text until a richer view is attached. */
+let infoView: ((info: DatasetInfoData) => MediaBundle) | undefined;
+
+/** Sets how dataset infos render in Jupyter (`src/notebook/export-views.ts` attaches its HTML). */
+export function attachInfoView(view: (info: DatasetInfoData) => MediaBundle): void {
+  infoView = view;
+}
+
 /** A dataset's info as data, without its Jupyter display. */
 export type DatasetInfoData = Omit<DatasetInfo, typeof JUPYTER_DISPLAY>;
 
@@ -230,7 +240,8 @@ export function describeDatasetInfo(info: DatasetInfoData): string {
   return lines.join('\n');
 }
 
-function operationLines(operation: OperationInfo): string[] {
+/** An operation's head line and its details, one a line (the text and the HTML views both list them). */
+export function operationLines(operation: OperationInfo): string[] {
   const { partitioning } = operation;
   const lines = [
     `${operation.operation}: ${counted(operation.rows, 'row')}, ${counted(operation.partitions.length, 'partition')} by ${partitioning.by} (${partitioning.column}=…), ` +
@@ -269,7 +280,7 @@ function paramsText(params: Record<string, string>): string {
 /** Partitions shown whole up to this many; past it the first and last few, the middle counted. */
 const PARTITIONS_SHOWN = 12;
 
-function partitionGrid(operation: OperationInfo): Grid {
+export function partitionGrid(operation: OperationInfo): Grid {
   const { partitions } = operation;
   const cut = partitions.length > PARTITIONS_SHOWN;
   const half = PARTITIONS_SHOWN / 2;
@@ -282,7 +293,7 @@ function partitionGrid(operation: OperationInfo): Grid {
   };
 }
 
-function schemaGrid(operation: OperationInfo): Grid {
+export function schemaGrid(operation: OperationInfo): Grid {
   return {
     caption: `schema: ${counted(operation.schema.length, 'column')}`,
     columns: [{ name: 'column' }, { name: 'kind' }],
@@ -290,22 +301,8 @@ function schemaGrid(operation: OperationInfo): Grid {
   };
 }
 
-function infoHtml(info: DatasetInfoData): string {
-  const head = `<p><b>dataset ${escapeHtml(info.dir)}</b>: ${counted(info.operations.length, 'operation')}, ${counted(info.rows, 'row')} in ${counted(info.parts, 'part file')} (${escapeHtml(size(info.bytes))})</p>`;
-  const sections = info.operations.map((operation) => {
-    const [title, ...rest] = operationLines(operation).filter((line) => !line.startsWith('  schema:'));
-    const details = rest.map((line) => `<li>${escapeHtml(line.trim())}</li>`).join('');
-    return (
-      `<div class="socialstream-dataset"><p><b>${escapeHtml(title)}</b></p>` +
-      (details === '' ? '' : `<ul>${details}</ul>`) +
-      `<details><summary>partitions</summary>${tableHtml(partitionGrid(operation))}</details>` +
-      `<details><summary>schema</summary>${tableHtml(schemaGrid(operation))}</details></div>`
-    );
-  });
-  return head + sections.join('');
-}
-
-function size(bytes: number): string {
+/** Bytes in the largest unit that keeps them above 1 (`12.3 MiB`). */
+export function size(bytes: number): string {
   if (bytes < 1024) return counted(bytes, 'byte');
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes / 1024;

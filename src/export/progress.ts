@@ -3,8 +3,18 @@
  * and once at the end, or with `progress: true` as a live line on a terminal's stderr. The engine
  * itself never prints.
  */
-import { progressView } from '../notebook/progress.ts';
 import type { ExportOptions, ExportProgress } from './types.ts';
+
+/** What `progress: true` shows: a terminal line unless a richer view is attached (`attachProgressView`). */
+let defaultView: () => ((progress: ExportProgress) => void) | undefined = () => terminalLine(process.stderr);
+
+/**
+ * Sets the view `progress: true` opens for each export. `src/notebook/export-views.ts` attaches
+ * `progressView`, which updates one display in place in Jupyter and draws a line on a terminal.
+ */
+export function attachProgressView(view: () => ((progress: ExportProgress) => void) | undefined): void {
+  defaultView = view;
+}
 
 export interface ProgressReporter {
   update(): void;
@@ -12,7 +22,7 @@ export interface ProgressReporter {
 }
 
 export function progressReporter(option: ExportOptions['progress'], snapshot: () => Omit<ExportProgress, 'finished' | 'stoppedBy'>): ProgressReporter {
-  const report = typeof option === 'function' ? option : option === true ? progressView() : undefined;
+  const report = typeof option === 'function' ? option : option === true ? defaultView() : undefined;
   if (report === undefined) return { update: () => undefined, finish: () => undefined };
   return {
     update: () => report({ ...snapshot(), finished: false }),

@@ -3,7 +3,7 @@
  * the end, why and what a resume would continue. The CLI prints it (naming its own flags); a script
  * or notebook reads it the same way.
  */
-import { JUPYTER_DISPLAY, tableHtml, type MediaBundle } from '../notebook/display.ts';
+import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { describeDrift } from '../../sinks/dataset-schema.ts';
 import { counted } from './progress.ts';
 import type { ExportSummary, StopReason } from './types.ts';
@@ -51,32 +51,22 @@ function describeStop(reason: StopReason, summary: ExportSummary, names: OptionN
   }
 }
 
+/** How a summary shows itself in a notebook; text until a richer view is attached (`attachSummaryView`). */
+let summaryView: ((summary: ExportSummary) => MediaBundle) | undefined;
+
 /**
- * Gives `summary` a Jupyter display (a table of what it says, and the same words as text), without
- * changing its JSON: the method sits under a symbol, which `JSON.stringify` leaves out.
+ * Sets how summaries render in Jupyter. `src/notebook/export-views.ts` attaches its HTML table when a
+ * package entry point loads, so the engine shows rich summaries without importing display code.
  */
-export function displayed(summary: ExportSummary): ExportSummary {
-  Object.defineProperty(summary, JUPYTER_DISPLAY, { value: (): MediaBundle => bundleOf(summary), enumerable: false });
-  return summary;
+export function attachSummaryView(view: (summary: ExportSummary) => MediaBundle): void {
+  summaryView = view;
 }
 
-function bundleOf(summary: ExportSummary): MediaBundle {
-  const facts: [string, string][] = [
-    ['complete', String(summary.complete) + (summary.stoppedBy === undefined ? '' : ` (stopped by ${summary.stoppedBy})`)],
-    ['output', summary.output + (summary.bytes === undefined ? '' : ` (${counted(summary.bytes, 'byte')})`)],
-    ['records', `${summary.records} written of ${summary.received} received; ${summary.duplicates} duplicates`],
-    ['pages', String(summary.pages)],
-    ['credits', `${summary.credits} this run, ${summary.exportCredits} in all`],
-    ['walks', `${summary.walks.done} of ${summary.walks.total} done`],
-    ['time', `${(summary.elapsedMs / 1000).toFixed(1)} s`],
-  ];
-  if (summary.repaired > 0) facts.push(['repaired', counted(summary.repaired, 'string')]);
-  if (summary.dataset !== undefined) {
-    const { added, updated, partitions, drift } = summary.dataset;
-    facts.push(['dataset', `${added} added, ${updated} updated, ${counted(partitions.length, 'partition')} rewritten`], ['schema', describeDrift(drift)]);
-  }
-  for (const { message } of summary.rejected) facts.push(['rejected', message]);
-  for (const warning of summary.ignoredContinuations) facts.push(['warning', warning]);
-  const html = tableHtml({ caption: 'export summary', columns: [{ name: 'what' }, { name: 'value' }], rows: facts });
-  return { 'text/html': html, 'text/plain': describeSummary(summary) };
+/**
+ * Gives `summary` a Jupyter display (the attached view, else its words as text), without changing its
+ * JSON: the method sits under a symbol, which `JSON.stringify` leaves out.
+ */
+export function displayed(summary: ExportSummary): ExportSummary {
+  Object.defineProperty(summary, JUPYTER_DISPLAY, { value: (): MediaBundle => summaryView?.(summary) ?? textBundle(describeSummary(summary)), enumerable: false });
+  return summary;
 }

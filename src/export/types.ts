@@ -5,7 +5,6 @@
  */
 import type { RequestGate } from '../control.ts';
 import type { SchemaDrift } from '../errors.ts';
-import type { ExportProgress } from '../notebook/progress.ts';
 import type { AnyIterable } from '../operators/types.ts';
 
 /** `'evolve'`: new fields become columns. `'freeze'`: the first drifting page stops the run, publishing nothing of it. */
@@ -124,7 +123,16 @@ export interface ExportLocks {
 }
 
 /** A snapshot of a running export, as `progress` receives it (the notebook's view draws it). */
-export type { ExportProgress } from '../notebook/progress.ts';
+export interface ExportProgress {
+  pages: number;
+  records: number;
+  credits: number;
+  walks: { done: number; total: number };
+  elapsedMs: number;
+  finished: boolean;
+  /** What ended it early (`maxCredits`, `signal`, an error's code…); absent when it ran to the end or still runs. */
+  stoppedBy?: string;
+}
 
 /** What a dataset publish changed. */
 export interface DatasetChanges {

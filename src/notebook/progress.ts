@@ -6,18 +6,11 @@
  * (`finished: true`) always is, at once.
  */
 
+import type { ExportProgress } from '../export/types.ts';
 import { escapeHtml, type MediaBundle } from './display.ts';
 
-export interface ExportProgress {
-  pages: number;
-  records: number;
-  credits: number;
-  walks: { done: number; total: number };
-  elapsedMs: number;
-  finished: boolean;
-  /** What ended it early (`maxCredits`, `signal`, an error's code…); absent when it ran to the end or still runs. */
-  stoppedBy?: string;
-}
+export type { ExportProgress } from '../export/types.ts';
+
 
 /** Where a terminal bar is written: `process.stderr` by default; any stream with `isTTY` set works. */
 export interface ProgressStream {
