@@ -85,6 +85,11 @@ export class SchemaTracker {
     return drift;
   }
 
+  /** The recorded `double` columns among `fields`: a page of that operation would give them bigints. */
+  doubles(fields: readonly string[]): string[] {
+    return fields.filter((name) => this.#recorded.has(name) && this.#columns.get(name) === 'double');
+  }
+
   /**
    * The recorded `double` columns to which `records` give a bigint (an integer past 2^53), which a
    * DOUBLE would round. A dataset refuses such a page (README "Big integers"): its parts may hold

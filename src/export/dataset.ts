@@ -176,6 +176,8 @@ export class DatasetDestination implements Destination {
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
+    const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
+    if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     const writer = (await readJsonFile(this.paths.state, `delete ${this.paths.state}: a resume of its last run then buys what is new`)) as MarksFile | undefined;
     this.#completedRun = writer?.completedRun;
     this.#marks = this.#incremental && this.op.newestFirst !== undefined ? await readWalkMarks(this.paths, this.#walks) : new Map<string, WalkMark>();
@@ -374,11 +376,14 @@ export class DatasetDestination implements Destination {
   /** Refuses a page whose bigints a column recorded as double would round (README "Big integers"). */
   #checkExact(records: readonly unknown[]): void {
     const [first] = this.#tracker.rounding(records);
-    if (first === undefined) return;
-    throw new DatasetError(
-      `${this.op.id}: ${this.output} recorded ${first.column} as double, which rounds integers past 2^53 such as ${first.value} from this page; ` +
-        `its parts may hold earlier values of ${first.column} rounded, and their digits cannot be recovered. ` +
-        `Export into a new dataset directory (or move ${this.output} aside first): it records ${first.column} as an exact integer. Nothing of this run was published.`,
+    if (first !== undefined) throw this.#roundingError(first.column, `integers past 2^53 such as ${first.value} from this page`);
+  }
+
+  #roundingError(column: string, what: string): DatasetError {
+    return new DatasetError(
+      `${this.op.id}: ${this.output} recorded ${column} as double, which rounds ${what}; ` +
+        `its parts may hold earlier values of ${column} rounded, and their digits cannot be recovered. ` +
+        `Export into a new dataset directory (or move ${this.output} aside first): it records ${column} as an exact integer. Nothing of this run was published.`,
       this.output,
       { endpoint: this.op.id },
     );

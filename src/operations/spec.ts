@@ -106,6 +106,12 @@ export interface OperationSpec {
    * is missing, null or an object): a dataset keys it by these, or sets it aside. Never counters.
    */
   readonly stableKey?: StableKeySpec;
+  /**
+   * Fields (dotted paths) the service sends as integers past 2^53, which come as `bigint`s (README
+   * "Big integers"); the record type says `number | bigint` there. A dataset that recorded one as
+   * double is refused before any request.
+   */
+  readonly bigIntegers?: readonly string[];
 }
 
 /**

@@ -31,6 +31,7 @@ export const OPERATIONS = [
     id: 'shortvideo/videos', group: 'shortvideo', method: 'videos', path: '/v1/scrape/shortvideo/videos',
     key: 'aweme_id', time: { at: 'create_time', unit: 's' }, newestFirst: { param: 'sort_by', values: ['latest'], byDefault: true },
     stableKey: { params: ['handle'], fields: [['author.uid', 'create_time'], ['create_time', 'desc']] },
+    bigIntegers: ['music.id'],
     params: { handle: required, user_id: str, sort_by: { type: 'string', values: ['latest', 'popular'] }, region: str, trim: flag },
     records: { kind: 'list', at: 'data.aweme_list' },
     continuation: { kind: 'cursor', from: 'data.max_cursor', param: 'max_cursor', while: 'data.has_more' },

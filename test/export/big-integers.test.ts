@@ -103,15 +103,18 @@ describe('a 19-digit music.id from the sandbox', () => {
 describe('a dataset written before integers were exact', () => {
   let server: Server;
   let old: Client;
-  /** The raw `music.id` literal the old service below sends. */
+  /** The raw `music.id` and `score` literals the old service below sends, and how many requests it answered. */
   let literal = '';
+  let score = '0';
+  let answered = 0;
 
   beforeAll(async () => {
     // One page of one video, its music.id written as `literal`: the body text a test wants, byte for byte.
     server = createServer((_request, response) => {
+      answered++;
       response.setHeader('content-type', 'application/json');
       response.end(
-        `{"success":true,"data":{"aweme_list":[{"aweme_id":"7300000000000000001","desc":"old","create_time":1700000000,` +
+        `{"success":true,"data":{"aweme_list":[{"aweme_id":"7300000000000000001","desc":"old","create_time":1700000000,"score":${score},` +
           `"author":{"uid":"1"},"music":{"id":${literal},"id_str":"7471256031625273857","title":"t"}}],"max_cursor":0,"has_more":0}}`,
       );
     });
@@ -123,8 +126,9 @@ describe('a dataset written before integers were exact', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it('is refused with a remedy when it recorded the column as double, and nothing rounds', async () => {
+  it('is refused before any request when it recorded a field the operation sends big as double', async () => {
     const dir = fresh('old-double');
+    score = '0';
     // Earlier versions recorded a 19-digit id as double (they parsed it to a rounded number); a
     // fraction puts the column there today.
     literal = '7471.5';
@@ -136,18 +140,33 @@ describe('a dataset written before integers were exact', () => {
     const error = await toDataset(client.shortvideo.videos({ handle: 'big-refused-n40' }), dir).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(DatasetError);
     expect((error as DatasetError).code).toBe('DATASET');
-    expect((error as Error).message).toMatch(/recorded music\.id as double, which rounds integers past 2\^53/);
+    expect((error as Error).message).toMatch(/recorded music\.id as double, which rounds integers past 2\^53, which this operation sends there/);
     expect((error as Error).message).toMatch(/Export into a new dataset directory/);
-    // Refused at the first page that holds one, before another is bought.
-    expect(charged() - spent).toBe(1);
+    expect(charged() - spent).toBe(0);
     const after = await query(`SELECT typeof("music.id") AS type, count(*) AS n FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}) GROUP BY 1`);
     expect(after).toEqual([{ type: 'DOUBLE', n: 1 }]);
+  });
+
+  it('is refused at the first page that gives a bigint to any other column recorded as double', async () => {
+    const dir = fresh('old-double-score');
+    literal = '1';
+    score = '2.5';
+    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
+    score = '12345678901234567890';
+    const before = answered;
+    const error = await toDataset(old.shortvideo.videos({ handle: 'old' }), dir).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(DatasetError);
+    expect((error as Error).message).toMatch(/recorded score as double, which rounds integers past 2\^53 such as 12345678901234567890 from this page/);
+    expect(answered - before).toBe(1);
+    const rows = await query(`SELECT typeof(score) AS type, score FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
+    expect(rows).toEqual([{ type: 'DOUBLE', score: 2.5 }]);
   });
 
   it('widens a column recorded as integer to exact integers, its old values kept', async () => {
     const dir = fresh('old-integer');
     // The sandbox of earlier versions sent a 15-digit music.id: an integer column.
     literal = '747125603162527';
+    score = '0';
     await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
     await toDataset(client.shortvideo.videos({ handle: 'big-widened-n40' }), dir);
     const rows = await query(
