@@ -267,6 +267,9 @@ async function publish(destination: Destination, state: ExportState, journal: St
     await destination.discard();
     if (failure !== undefined) throw asError(failure);
   }
+  // A run whose staging folder went took its spool with it: there is nothing to publish, and publishing
+  // would make the folder anew (a dataset's commit) to hold nothing.
+  if (failure !== undefined && state.spool.bytes > 0 && (await fileSize(destination.files.spool)) === undefined) throw asError(failure);
   let published: Published | undefined;
   if (state.run.records > 0 || (destination instanceof DatasetDestination && state.spool.bytes > 0)) {
     try {
