@@ -88,7 +88,7 @@ describe('socialstream dataset info', () => {
 
   it('fails with one line on a folder that is no dataset, and asks for the folder when none is given', async () => {
     const missing = await runCli(['dataset', 'info', tempDir()], process.env);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toMatch(/^socialstream: .* is not a dataset \(it has no _dataset folder\)/);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     const bare = await runCli(['dataset', 'info'], process.env);
