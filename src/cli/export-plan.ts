@@ -3,6 +3,7 @@
  * parameter set is validated here, before any connection is made.
  */
 import { readFile } from 'node:fs/promises';
+import { counted } from '../export/progress.ts';
 import { checkParams } from '../operations/params.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
@@ -276,4 +277,12 @@ function timeBounds(op: OperationSpec, since: unknown, until: unknown): { since?
     throw new UsageError(`--since (${bounds.since}) must be before --until (${bounds.until})`);
   }
   return bounds;
+}
+
+/** The summary's word on `--inputs` lines that were not walked because they repeat earlier ones. */
+export function repeatsNote(plan: ExportPlan): string {
+  const lines = plan.repeatedLines;
+  if (lines.length === 0) return '';
+  const shown = lines.length > 5 ? `${lines.slice(0, 5).join(', ')}, …` : lines.join(', ');
+  return `; ${counted(lines.length, 'input line')} (${shown}) repeated an earlier line and ${lines.length === 1 ? 'was' : 'were'} walked once`;
 }

@@ -13,7 +13,7 @@ import { walkName } from '../operations/walk-name.ts';
 import { ValidationError, InsufficientCreditsError } from '../errors.ts';
 import { parseArgs } from './args.ts';
 import { connect } from './connection.ts';
-import { EXPORT_FLAGS, EXPORT_HELP, planExport, type ExportPlan } from './export-plan.ts';
+import { EXPORT_FLAGS, EXPORT_HELP, planExport, repeatsNote, type ExportPlan } from './export-plan.ts';
 import { EXIT, InterruptedError, RejectedInputsError, stopWith } from './failure.ts';
 import { runController } from './run-controller.ts';
 import { exportToStdout } from './stdout-export.ts';
@@ -113,12 +113,4 @@ function lineOf(plan: ExportPlan, params: Record<string, string>): number | unde
   const name = walkName(params);
   const index = plan.inputs.findIndex((set) => walkName(set) === name);
   return plan.lines[index];
-}
-
-/** The summary's word on `--inputs` lines that were not walked because they repeat earlier ones. */
-export function repeatsNote(plan: ExportPlan): string {
-  const lines = plan.repeatedLines;
-  if (lines.length === 0) return '';
-  const shown = lines.length > 5 ? `${lines.slice(0, 5).join(', ')}, …` : lines.join(', ');
-  return `; ${counted(lines.length, 'input line')} (${shown}) repeated an earlier line and ${lines.length === 1 ? 'was' : 'were'} walked once`;
 }

@@ -14,9 +14,8 @@ import { findOperation } from '../operations/table.ts';
 import { keyReader } from '../operators/dedupe.ts';
 import { mergeMap } from '../operators/index.ts';
 import { connect } from './connection.ts';
-import type { ExportPlan } from './export-plan.ts';
+import { repeatsNote, type ExportPlan } from './export-plan.ts';
 import { EXIT, stopWith } from './failure.ts';
-import { repeatsNote } from './export.ts';
 import { runController } from './run-controller.ts';
 import { StdoutClosedError, writeStdout } from './stdout.ts';
 

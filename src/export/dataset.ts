@@ -30,7 +30,7 @@ import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitionin
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
-import type { Destination, Published } from './destination.ts';
+import type { Destination, DestinationCapabilities, Published } from './destination.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type MarksFile, type WalkMark } from './marks.ts';
 import { freshState, type ExportState, type WalkState } from './journal.ts';
@@ -86,6 +86,7 @@ interface Receipt {
 }
 
 export class DatasetDestination implements Destination {
+  readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: false, drift: 'record' };
   readonly paths: DatasetPaths;
   readonly folder: string;
   readonly files;

@@ -3,6 +3,7 @@
  * staging (journal, spool, held pages), the lock and the ledger, the same for both; a destination
  * says where those files live, checks a page before it is staged, and publishes the spool.
  */
+import type { SchemaDriftError } from '../errors.ts';
 import type { DatasetChanges } from './types.ts';
 import type { ExportState, WalkState } from './journal.ts';
 
@@ -33,6 +34,28 @@ export interface Published {
   repaired: number;
   /** The spool was taken into the output and a fresh one starts (a dataset after a partial publish). */
   spoolTaken: boolean;
+}
+
+/** What a destination declares about itself (as dlt's destinations declare what they can load). */
+export interface DestinationCapabilities {
+  /**
+   * A record whose key the export staged before: `'drop'` it while staging (a file holds each record
+   * once), or stage it and let publishing `'merge'` the versions by key (a dataset keeps the latest).
+   */
+  readonly duplicates: 'drop' | 'merge';
+  /**
+   * What a run that stopped early publishes: `'new-records'`, only when it staged records of its own
+   * (a file is rewritten whole, for nothing otherwise), or `'staged'`, whatever is staged (a dataset's
+   * marks and merged rows move even when the run added no record).
+   */
+  readonly partialPublish: 'new-records' | 'staged';
+  /**
+   * Can publish a prefix of the spool (`publish`'s `through`): a limit lowered on resume then holds,
+   * the records staged past it kept for the next run. Without it the whole spool is published.
+   */
+  readonly publishesPrefix: boolean;
+  /** A frozen schema's drift: `'record'` it (`recordFrozenDrift`), or `'none'` to handle (files keep no schema). */
+  readonly drift: 'record' | 'none';
 }
 
 export interface Destination {
@@ -74,11 +97,13 @@ export interface Destination {
    * scrubbed out, no transform whose values JSON would change). Resolves when the output's writer has room.
    */
   staged?(records: readonly unknown[], exact: boolean): Promise<void>;
+  /** What the destination does with what the engine stages: the engine asks this, never its class. */
+  readonly capabilities: DestinationCapabilities;
   /**
-   * Can publish a prefix of the spool (`publish`'s `through`): a limit lowered on resume then holds,
-   * the records staged past it kept for the next run. A destination without it takes the whole spool.
+   * A frozen schema's drift stopped the run (`capabilities.drift` is `'record'`): nothing of it is
+   * published, and the drift is recorded for whoever looks next.
    */
-  readonly publishesPrefix?: boolean;
+  recordFrozenDrift?(drift: SchemaDriftError): Promise<void>;
   /** Writes the spool into the output: whole (`complete`), or what there is so far, or only `through`. */
   publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published>;
   /** Drops a writer `follow` started that publishing did not finish. */

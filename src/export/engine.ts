@@ -199,7 +199,7 @@ async function extractStaged(
       held,
       seen,
       keyOf,
-      dropDuplicates: !(destination instanceof DatasetDestination),
+      dropDuplicates: destination.capabilities.duplicates === 'drop',
       limit: settings.limit,
       maxAttempts: minimum(settings.maxCredits, settings.maxPages),
       concurrency: settings.concurrency,
@@ -245,11 +245,11 @@ function stopOf({ halt, ledger, enough }: ExtractOutcome, settings: ExportSettin
  */
 async function publish(destination: Destination, state: ExportState, journal: StateJournal, failure: unknown, facts: RunFacts): Promise<ExportSummary> {
   for (const [index, error] of facts.rejected) state.walks[index].rejected = error.message;
-  if (failure instanceof SchemaDriftError && destination instanceof DatasetDestination) {
+  if (failure instanceof SchemaDriftError && destination.capabilities.drift === 'record') {
     // A frozen schema publishes nothing of a drifting run: the dataset stays as it was.
     await journal.close();
     await destination.discard();
-    await destination.recordFrozenDrift(failure);
+    await destination.recordFrozenDrift?.(failure);
     throw failure;
   }
   if (failure === undefined && facts.through === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
@@ -271,7 +271,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   // would make the folder anew (a dataset's commit) to hold nothing.
   if (failure !== undefined && state.spool.bytes > 0 && (await fileSize(destination.files.spool)) === undefined) throw asError(failure);
   let published: Published | undefined;
-  if (state.run.records > 0 || (destination instanceof DatasetDestination && state.spool.bytes > 0)) {
+  if (state.run.records > 0 || (destination.capabilities.partialPublish === 'staged' && state.spool.bytes > 0)) {
     try {
       published = await destination.publish(state, false, facts.through);
     } catch (error) {
@@ -302,7 +302,7 @@ async function endRun(path: string, unpublished: number | undefined): Promise<vo
  * after a kill): the records before the run and `limit` of its own. Those past it stay staged.
  */
 async function heldBack(destination: Destination, state: ExportState, limit: number | undefined): Promise<SpoolPrefix | undefined> {
-  if (limit === undefined || state.run.records <= limit || destination.publishesPrefix !== true) return undefined;
+  if (limit === undefined || state.run.records <= limit || !destination.capabilities.publishesPrefix) return undefined;
   const records = state.records - state.run.records + limit;
   return { records, bytes: await trusted(() => lineEnd(destination.files.spool, records), destination.remedy) };
 }

@@ -13,7 +13,7 @@ import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.t
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
 import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
-import type { Destination, Published, SpoolPrefix } from './destination.ts';
+import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, hashPrefix, isTemporaryNameOf, OPEN, removeIfPresent, temporaryName } from './durable.ts';
 import { LiveFile } from './live-file.ts';
 import type { ExportState } from './journal.ts';
@@ -36,7 +36,7 @@ export class FileDestination implements Destination {
   readonly folder: string;
   readonly files;
   readonly remedy: string;
-  readonly publishesPrefix = true;
+  readonly capabilities: DestinationCapabilities = { duplicates: 'drop', partialPublish: 'new-records', publishesPrefix: true, drift: 'none' };
   /** The output being written while pages are staged (CSV, Parquet). */
   readonly #livePath: string;
   #live: LiveFile | undefined;

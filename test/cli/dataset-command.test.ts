@@ -128,7 +128,8 @@ describe('socialstream dataset compact', () => {
 
   it('is refused (exit 2, LOCKED) while an export writes the dataset', async () => {
     const dir = copy();
-    sandbox.advance({ records: 100 });
+    // 80 new pages at 100 ms: the export still runs while the compaction starts, however slowly it starts.
+    sandbox.advance({ records: 2000 });
     const exporting = startCli(['export', 'forum/subforum', ...PARAMS, '--dataset', dir], sandboxEnv(sandbox));
     const exported = finished(exporting);
     await waitFor(join(dir, META, 'writer-all.lock'));
@@ -137,7 +138,7 @@ describe('socialstream dataset compact', () => {
     expect(refused.stderr).toMatch(/another export \(pid \d+\) is writing/);
     const done = await exported;
     expect(done.code, done.stderr).toBe(0);
-    expect(await counts(dir)).toEqual({ rows: 250, keys: 250 });
+    expect(await counts(dir)).toEqual({ rows: 2150, keys: 2150 });
     const info = JSON.parse((await runCli(['dataset', 'info', dir, '--json'], process.env)).stdout) as DatasetInfo;
     expect(info.operations[0].partitioning.by).toBe('day');
   });

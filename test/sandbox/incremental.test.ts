@@ -38,7 +38,7 @@ describe('an incremental dataset over rounds of sandbox time', () => {
   /** Per subforum, the mark the dataset records. */
   async function marks(): Promise<Map<string, number>> {
     const [operation] = (await datasetInfo(dir)).operations;
-    return new Map(operation.writers.flatMap((writer) => writer.marks).map((mark) => [mark.params.subforum, mark.mark]));
+    return new Map(operation.marks.map((mark) => [mark.params.subforum, mark.mark]));
   }
 
   /** Per subforum, the newest post the listing serves now, in Unix ms. */
