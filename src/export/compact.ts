@@ -28,6 +28,7 @@ import {
   type CompactionJournal,
 } from './compaction-journal.ts';
 import { DatasetDestination } from './dataset.ts';
+import { checkParts } from './dataset-state.ts';
 import { pathsOf, scanOperations, scanParts, scanWriters, shardOf, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
 import { PARTITION_BYS, partitionOf, UNDATED, UNPARTITIONED, withLock, writerName, type PartitionBy } from './dataset-store.ts';
 import { fileSize } from './durable.ts';
@@ -138,6 +139,7 @@ async function rewrite(
     );
   }
   const parts = await scanParts(dir, operation);
+  await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
   const writers = [...new Set(parts.map((part) => part.writer))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, writers };

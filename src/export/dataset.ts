@@ -31,6 +31,8 @@ import {
   type Partitioning,
 } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
+import { scanParts } from './dataset-scan.ts';
+import { checkParts, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
@@ -159,7 +161,7 @@ export class DatasetDestination implements Destination {
     if (await hasPendingCompaction(this.paths)) await withLock(this.paths, () => finishCompaction(this.paths));
     const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
     if (journal !== undefined) await this.#locked(() => this.#finishPublish(journal));
-    const schema = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    const schema = await readSchemaFile(this.paths);
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
     }
@@ -167,7 +169,10 @@ export class DatasetDestination implements Destination {
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
-    const marks = (await readJsonFile(this.paths.state, `delete ${this.paths.state} to walk every parameter set in full again`)) as MarksFile | undefined;
+    // Before any request: a part this run would merge into or read keys from must read back.
+    const parts = await scanParts(this.output, { operation: this.op.id, schema, format: this.#format, partitioning: this.#partitioning, paths: this.paths });
+    await checkParts(parts.map((part) => part.path), this.#format, this.paths);
+    const marks = await readMarksFile(this.paths);
     if (marks !== undefined) this.#marks = marks;
     this.#held = this.#incremental ? await heldKeys(this.paths, this.op, this.#marks, this.#partitioning, this.#format, STABLE_KEY) : new Set();
   }
@@ -293,7 +298,7 @@ export class DatasetDestination implements Destination {
 
   /** Reads every staged record, merges them into the partitions they touch, and writes the new parts (staged). */
   async #plan(state: ExportState, complete: boolean): Promise<PublishJournal> {
-    const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    const recorded = await readSchemaFile(this.paths);
     // A compaction since this run opened may have changed it (`compact.ts`): the recorded one is the dataset's.
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
     const tracker = new SchemaTracker(recorded?.columns ?? []);
@@ -347,7 +352,7 @@ export class DatasetDestination implements Destination {
    * orders them); undefined when the recorded partitioning is no longer the one it was planned on.
    */
   async #withRecordedSchema(planned: PublishJournal): Promise<PublishJournal | undefined> {
-    const recorded = (await readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`)) as SchemaFile | undefined;
+    const recorded = await readSchemaFile(this.paths);
     if (recorded === undefined) return planned;
     if (JSON.stringify(recorded.partitioning ?? LEGACY_PARTITIONING) !== JSON.stringify(planned.schema.partitioning)) return undefined;
     const columns = mergeSchemas(recorded.columns, planned.schema.columns);

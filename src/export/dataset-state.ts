@@ -1,0 +1,296 @@
+/**
+ * A dataset's state files checked as they are opened, so that state which is valid JSON but wrong (a
+ * column listed twice, a partitioning or kind this version does not know, `null` where a list
+ * belongs) is refused with `STATE_DAMAGED`, naming the file and what to do, before a run buys a page
+ * or writes a part, and before `dataset info` counts anything (README §8).
+ *
+ * The shapes are data: each file is a `shape` of rules, and the values a rule accepts come from where
+ * the dataset code defines them (`COLUMN_KINDS`, `PARTITION_BYS`, `DATASET_FORMATS`), so a kind or a
+ * partitioning added there is known here too. A field a rule does not name is let through: a newer
+ * version may add one. Part files are checked as far as a cheap read goes: a Parquet footer, the last
+ * line of NDJSON and CSV.
+ */
+import { open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
+import { StateDamagedError } from '../errors.ts';
+import { DATASET_FORMATS, PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { COLUMN_KINDS } from '../../sinks/rows.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN } from './dataset-store.ts';
+import { fileSize, readJsonFile } from './durable.ts';
+
+/** What is wrong with a value, and when a fix of its own is known, that fix. */
+interface Problem {
+  what: string;
+  remedy?: string;
+}
+
+/** One rule of a shape: what it expects (for messages) and the problem with a value at `at`, if any. */
+interface Rule<T> {
+  readonly expected: string;
+  readonly optional?: true;
+  problem(value: unknown, at: string): Problem | undefined;
+  /** Never set: carries the type a value that passes has. */
+  readonly type?: T;
+}
+
+type Infer<R> = R extends Rule<infer T> ? T : never;
+type Fields = Record<string, Rule<unknown>>;
+type Required_<F extends Fields> = { [K in keyof F as F[K] extends { optional: true } ? never : K]: Infer<F[K]> };
+type Optional_<F extends Fields> = { [K in keyof F as F[K] extends { optional: true } ? K : never]?: Infer<F[K]> };
+type ShapeOf<F extends Fields> = Required_<F> & Optional_<F>;
+
+function shown(value: unknown): string {
+  if (value === undefined) return 'missing';
+  const json = JSON.stringify(value);
+  return json.length > 40 ? `${json.slice(0, 37)}…` : json;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function rule<T>(expected: string, holds: (value: unknown) => boolean, remedy?: string): Rule<T> {
+  return {
+    expected,
+    problem: (value, at) => (holds(value) ? undefined : { what: `${at} is ${shown(value)}, not ${expected}`, ...(remedy === undefined ? {} : { remedy }) }),
+  };
+}
+
+const text = rule<string>('text', (value) => typeof value === 'string' && value !== '');
+const number = rule<number>('a number', (value) => typeof value === 'number' && Number.isFinite(value));
+const count = rule<number>('a whole number above 0', (value) => Number.isSafeInteger(value) && (value as number) > 0);
+
+function exactly<const T>(expected: T): Rule<T> {
+  return rule(JSON.stringify(expected), (value) => value === expected);
+}
+
+/** One of `values`, which come from the definition the dataset code writes by. */
+function oneOf<T extends string>(values: readonly T[], remedy?: string): Rule<T> {
+  return rule(`one of ${values.join(', ')}`, (value) => (values as readonly unknown[]).includes(value), remedy);
+}
+
+function optional<T>(inner: Rule<T>): Rule<T> & { optional: true } {
+  return { ...inner, optional: true, problem: (value, at) => (value === undefined ? undefined : inner.problem(value, at)) };
+}
+
+function shape<F extends Fields>(fields: F): Rule<ShapeOf<F>> {
+  const expected = `an object { ${Object.entries(fields).map(([name, field]) => `${name}${field.optional ? '?' : ''}: ${field.expected}`).join('; ')} }`;
+  return {
+    expected,
+    problem(value, at) {
+      // A whole file is named by its path; its fields are spelled out only for a part of it.
+      if (!isObject(value)) return { what: `${at} is ${shown(value)}, not ${at === '' ? 'an object' : expected}` };
+      for (const [name, field] of Object.entries(fields)) {
+        const problem = field.problem(value[name], at === '' ? name : `${at}.${name}`);
+        if (problem !== undefined) return problem;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** An object whose every value follows `each` (walks by name, a walk's parameters). */
+function recordOf<T>(each: Rule<T>): Rule<Record<string, T>> {
+  return {
+    expected: 'an object',
+    problem(value, at) {
+      if (!isObject(value)) return { what: `${at} is ${shown(value)}, not an object` };
+      for (const [name, item] of Object.entries(value)) {
+        const problem = each.problem(item, `${at}[${JSON.stringify(name)}]`);
+        if (problem !== undefined) return problem;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** A list whose items follow `each`; with `unique`, no two items have the same value of that field. */
+function listOf<T>(each: Rule<T>, unique?: { field: keyof T & string; noun: string; remedy: string }): Rule<T[]> {
+  return {
+    expected: 'a list',
+    problem(value, at) {
+      if (!Array.isArray(value)) return { what: `${at} is ${shown(value)}, not a list` };
+      const first = new Map<unknown, number>();
+      for (const [index, item] of value.entries()) {
+        const problem = each.problem(item, `${at}[${index}]`);
+        if (problem !== undefined) return problem;
+        if (unique === undefined) continue;
+        const key = (item as Record<string, unknown>)[unique.field];
+        const seen = first.get(key);
+        if (seen !== undefined) {
+          return { what: `${at} lists the ${unique.noun} ${JSON.stringify(key)} twice (${at}[${seen}] and ${at}[${index}])`, remedy: unique.remedy };
+        }
+        first.set(key, index);
+      }
+      return undefined;
+    },
+  };
+}
+
+/** The Hive keys a dataset's folders use: `_date`, or `date` in datasets of socialstream 0.1. */
+const PARTITION_COLUMNS = [PARTITION_COLUMN, LEGACY_PARTITIONING.column];
+
+/** `_dataset/<op>/schema.json` (`dataset.ts` writes it on every publish). */
+const SCHEMA_FILE = shape({
+  version: exactly(1),
+  operation: text,
+  format: oneOf(DATASET_FORMATS),
+  columns: listOf(
+    shape({
+      name: text,
+      kind: oneOf(COLUMN_KINDS, 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup'),
+    }),
+    // Two entries of a column put its values in the overflow column instead (issue 29 saw 112 of 1,000 ids go there).
+    { field: 'name', noun: 'column', remedy: 'remove the repeated entry (the first is the one the part files were written with)' },
+  ),
+  partitioning: optional(
+    shape({
+      by: oneOf(PARTITION_BYS, 'set it to the grain of the partition folders (_date=2025-11-21 is day, _date=2025-11 month, _date=2025 year, _date=all none)'),
+      column: oneOf(PARTITION_COLUMNS, 'set it to the name before "=" in the partition folders'),
+    }),
+  ),
+  shards: optional(count),
+});
+
+/** `_dataset/<op>/state-<writer>.json` (`marks.ts`). */
+const MARKS_FILE = shape({
+  version: exactly(1),
+  operation: text,
+  walks: recordOf(shape({ params: recordOf(rule<string>('text', (value) => typeof value === 'string')), mark: number, markTime: text })),
+  completedRun: optional(text),
+});
+
+/** `_dataset/<op>/drift-<writer>.json`: the last run's drift, a report for people and machines. */
+const DRIFT_FILE = shape({
+  operation: text,
+  at: text,
+  frozen: rule<boolean>('true or false', (value) => typeof value === 'boolean'),
+  drift: shape({
+    added: listOf(shape({ column: text, kind: text })),
+    missing: listOf(text),
+    conflicting: listOf(shape({ column: text, recorded: text, seen: text })),
+  }),
+});
+
+export type CheckedSchema = Infer<typeof SCHEMA_FILE>;
+export type CheckedMarks = Infer<typeof MARKS_FILE>;
+export type CheckedDrift = Infer<typeof DRIFT_FILE>;
+
+/** `value`, read from `path`, as `shape` wants it; else `STATE_DAMAGED` naming the file, the problem and the fix. */
+function checked<T>(path: string, value: unknown, file: Rule<T>, remedy: string, operation?: string): T {
+  const problem = file.problem(value, '');
+  const what = problem?.what.replace(/^ is /, 'holds ');
+  if (what !== undefined) throw new StateDamagedError(`${path} is damaged: ${what}; ${problem?.remedy ?? remedy}`, path);
+  const named = (value as { operation?: unknown }).operation;
+  if (operation !== undefined && named !== operation) {
+    throw new StateDamagedError(`${path} is damaged: it names the operation ${JSON.stringify(named)}, and its folder is ${operation}'s; ${remedy}`, path);
+  }
+  return value as T;
+}
+
+const SCHEMA_REMEDY = 'restore it from a backup, or export into a new directory (the part files cannot be merged into without it)';
+/** Without marks a run walks every parameter set in full, which writes every record again: nothing is lost. */
+const MARKS_REMEDY = 'delete it to walk every parameter set in full again';
+const DRIFT_REMEDY = "delete it (it only reports the last run's schema drift)";
+
+/**
+ * The schema of `paths.operation`, checked; undefined for an operation no run has published. A
+ * schema file missing while part files exist is damage, not a new operation: a run would record a
+ * schema afresh and type the old parts' columns anew, and `dataset info` would count nothing.
+ */
+export async function readSchemaFile(paths: DatasetPaths): Promise<CheckedSchema | undefined> {
+  const value = await readJsonFile(paths.schema, SCHEMA_REMEDY);
+  if (value !== undefined) return checked(paths.schema, value, SCHEMA_FILE, SCHEMA_REMEDY, paths.operation);
+  const part = await firstPart(paths);
+  if (part !== undefined && !(await publishing(paths))) {
+    throw new StateDamagedError(`${paths.schema} is missing, while ${paths.operation} has part files (${part}); ${SCHEMA_REMEDY}`, paths.schema);
+  }
+  return undefined;
+}
+
+/** A writer's marks (`paths.state`), checked; undefined when it has none. */
+export async function readMarksFile(paths: DatasetPaths): Promise<CheckedMarks | undefined> {
+  const value = await readJsonFile(paths.state, MARKS_REMEDY);
+  return value === undefined ? undefined : checked(paths.state, value, MARKS_FILE, MARKS_REMEDY, paths.operation);
+}
+
+/** A writer's last drift (`paths.drift`), checked; undefined when it has none. */
+export async function readDriftFile(paths: DatasetPaths): Promise<CheckedDrift | undefined> {
+  const value = await readJsonFile(paths.drift, DRIFT_REMEDY);
+  return value === undefined ? undefined : checked(paths.drift, value, DRIFT_FILE, DRIFT_REMEDY, paths.operation);
+}
+
+/**
+ * Refuses, naming the first, part files that cannot be read: a Parquet part whose footer does not
+ * parse (cut short, overwritten), an NDJSON or CSV part whose last line is cut short. A part gone
+ * meanwhile (a compaction removed it) is no damage.
+ */
+export async function checkParts(parts: readonly string[], format: DatasetFormat, paths: DatasetPaths): Promise<void> {
+  for (const part of parts) {
+    const problem = await partProblem(part, format);
+    if (problem === undefined) continue;
+    throw new StateDamagedError(
+      `the part file ${part} cannot be read (${problem}); restore it from a backup, or move it out of ${paths.dir} and delete ${join(paths.meta, 'state-*.json')}: ` +
+        'the next export then walks every parameter set in full and writes its records again',
+      part,
+    );
+  }
+}
+
+async function partProblem(path: string, format: DatasetFormat): Promise<string | undefined> {
+  try {
+    if (format === 'parquet') {
+      await parquetMetadataAsync(await asyncBufferFromFile(path));
+      return undefined;
+    }
+    return (await endsInNewline(path)) ? undefined : 'its last line is cut short';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** Whether a text part is empty or ends with a line break, as the sinks end every line. */
+async function endsInNewline(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return true;
+    const last = Buffer.alloc(1);
+    await handle.read(last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The first part file of any format under a Hive folder of the operation (at any depth below it), if there is one. */
+async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
+  const root = join(paths.dir, ...paths.operation.split('/'));
+  const extensions = DATASET_FORMATS.map((format) => PART_EXTENSION[format]);
+  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const folder of folders) {
+    // Only this operation's own folders: `shortvideo/videos/popular` lives inside `shortvideo/videos`.
+    if (!folder.isDirectory() || !PARTITION_COLUMNS.some((column) => folder.name.startsWith(`${column}=`))) continue;
+    const names = (await readdir(join(root, folder.name), { recursive: true }).catch(() => [])) as string[];
+    const part = names.find((name) => /(^|\/)part-[^/]*$/.test(name) && extensions.some((extension) => name.endsWith(extension)));
+    if (part !== undefined) return join(root, folder.name, part);
+  }
+  return undefined;
+}
+
+/**
+ * Whether a writer's publish is under way or was killed half done: the first publish of an
+ * operation renames its parts into place before it writes the schema, and its journal says so until
+ * the schema is written.
+ */
+async function publishing(paths: DatasetPaths): Promise<boolean> {
+  const names = await readdir(paths.meta).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith('staging-')) continue;
+    const writer = new DatasetPaths(paths.dir, paths.operation, name.slice('staging-'.length));
+    if ((await fileSize(writer.journal)) !== undefined) return true;
+  }
+  return false;
+}
