@@ -209,6 +209,18 @@ export async function readSchemaFile(paths: DatasetPaths): Promise<CheckedSchema
   return undefined;
 }
 
+/**
+ * Checks the schema of every other operation of the dataset: an operation new to it takes its Hive
+ * key from theirs (`partitioningFor`), which must then be one this version writes.
+ */
+export async function checkOtherSchemas(paths: DatasetPaths): Promise<void> {
+  const folders = await readdir(join(paths.dir, '_dataset'), { withFileTypes: true }).catch(() => []);
+  for (const folder of folders) {
+    const operation = folder.name.replaceAll('__', '/');
+    if (folder.isDirectory() && operation !== paths.operation) await readSchemaFile(new DatasetPaths(paths.dir, operation, paths.writer));
+  }
+}
+
 /** A writer's marks (`paths.state`), checked; undefined when it has none. */
 export async function readMarksFile(paths: DatasetPaths): Promise<CheckedMarks | undefined> {
   const value = await readJsonFile(paths.state, MARKS_REMEDY);

@@ -32,7 +32,7 @@ import {
 } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { scanParts } from './dataset-scan.ts';
-import { checkParts, readMarksFile, readSchemaFile } from './dataset-state.ts';
+import { checkOtherSchemas, checkParts, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
@@ -165,6 +165,7 @@ export class DatasetDestination implements Destination {
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
     }
+    if (schema === undefined) await checkOtherSchemas(this.paths);
     this.#checkShards(schema);
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);

@@ -4,7 +4,7 @@
  * `dataset info` and `dataset compact` as subprocesses refuse with STATE_DAMAGED (exit 2) naming the
  * file and a remedy, before any request; DuckDB still reads every record.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, truncateSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -149,10 +149,13 @@ describe('a state-<writer>.json that is valid JSON but wrong', () => {
     const state = join(dir, META, 'state-all.json');
     editJson(state, edit);
     await expectRefusedExport(dir, state, reason);
-    expect(readFileSync(join(dir, META, 'state-all.json'), 'utf8')).toMatch(/./);
     const refused = await runCli(['dataset', 'info', dir], process.env);
     expectRefused(refused, state, reason);
     expect(refused.stderr).toMatch(/delete it to walk every parameter set in full again/);
+    rmSync(state);
+    const again = await runCli(exportArgs(dir), sandboxEnv(sandbox));
+    expect(again.code, again.stderr).toBe(0);
+    expect(await counts(dir)).toEqual({ rows: 1000, keys: 1000, ids: 1000 });
   });
 });
 
@@ -171,11 +174,17 @@ describe('a part file cut short', () => {
     expect(existsSync(join(dir, META, 'compact.json'))).toBe(false);
   });
 
-  it('is named by an export before any request', async () => {
+  it('is named by an export before any request, and what the message says to do brings every record back', async () => {
     const dir = copy();
     const part = cutShort(dir);
     const before = charged();
-    expectRefused(await runCli(exportArgs(dir), sandboxEnv(sandbox)), part, /cannot be read/);
+    const refused = await runCli(exportArgs(dir), sandboxEnv(sandbox));
+    expectRefused(refused, part, /cannot be read.*move it out of .* and delete .*state-\*\.json/);
     expect(charged() - before).toBe(0);
+    renameSync(part, join(tempDir(), 'cut-short.parquet'));
+    rmSync(join(dir, META, 'state-all.json'));
+    const again = await runCli(exportArgs(dir), sandboxEnv(sandbox));
+    expect(again.code, again.stderr).toBe(0);
+    expect(await counts(dir)).toEqual({ rows: 1000, keys: 1000, ids: 1000 });
   });
 });
