@@ -161,21 +161,29 @@ const MARKS_FILE = shape({
   completedRun: optional(text),
 });
 
-/** `_dataset/<op>/drift-<writer>.json`: the last run's drift, a report for people and machines. */
-const DRIFT_FILE = shape({
-  operation: text,
-  at: text,
-  frozen: rule<boolean>('true or false', (value) => typeof value === 'boolean'),
-  drift: shape({
-    added: listOf(shape({ column: text, kind: text })),
-    missing: listOf(text),
-    conflicting: listOf(shape({ column: text, recorded: text, seen: text })),
-  }),
+const DRIFT = shape({
+  added: listOf(shape({ column: text, kind: text })),
+  missing: listOf(text),
+  conflicting: listOf(shape({ column: text, recorded: text, seen: text })),
 });
+
+/** `_dataset/<op>/drift-<writer>.json`: the last run's drift, a report for people and machines. */
+const DRIFT_FILE = shape({ operation: text, at: text, frozen: rule<boolean>('true or false', (value) => typeof value === 'boolean'), drift: DRIFT });
+
+/** A rename of a journal: from, to. */
+const RENAME = rule<[string, string]>('a pair of paths', (value) => Array.isArray(value) && value.length === 2 && value.every((path) => typeof path === 'string' && path !== ''));
+
+/** `staging-<writer>/publish.json`: what a publish killed half done still has to write (`dataset.ts`); `changes` and `next` are the engine's. */
+const PUBLISH_JOURNAL = shape({ renames: listOf(RENAME), schema: SCHEMA_FILE, marks: MARKS_FILE, drift: DRIFT, repaired: number });
+
+/** `_dataset/<op>/compact.json` (`compaction-journal.ts`). */
+const COMPACTION_JOURNAL = shape({ version: exactly(1), operation: text, renames: listOf(RENAME), removes: listOf(text), schema: SCHEMA_FILE });
 
 export type CheckedSchema = Infer<typeof SCHEMA_FILE>;
 export type CheckedMarks = Infer<typeof MARKS_FILE>;
 export type CheckedDrift = Infer<typeof DRIFT_FILE>;
+export type CheckedPublishJournal = Infer<typeof PUBLISH_JOURNAL>;
+export type CheckedCompactionJournal = Infer<typeof COMPACTION_JOURNAL>;
 
 /** `value`, read from `path`, as `shape` wants it; else `STATE_DAMAGED` naming the file, the problem and the fix. */
 function checked<T>(path: string, value: unknown, file: Rule<T>, remedy: string, operation?: string): T {
@@ -237,6 +245,18 @@ export async function readDriftFile(paths: DatasetPaths): Promise<CheckedDrift |
 const CHECKS_AT_ONCE = 8;
 /** Bytes read from a part's end at first: a footer of ours is a few KiB; hyparquet reads more when it is larger. */
 const FOOTER_FETCH = 16 * 1024;
+
+/** A writer's publish journal (`paths.journal`), checked; undefined when no publish is pending. `remedy`: the export's. */
+export async function readPublishJournal(paths: DatasetPaths, remedy: string): Promise<CheckedPublishJournal | undefined> {
+  const value = await readJsonFile(paths.journal, remedy);
+  return value === undefined ? undefined : checked(paths.journal, value, PUBLISH_JOURNAL, remedy);
+}
+
+/** The operation's compaction journal at `path`, checked; undefined when no compaction is pending. */
+export async function readCompactionJournal(path: string, paths: DatasetPaths, remedy: string): Promise<CheckedCompactionJournal | undefined> {
+  const value = await readJsonFile(path, remedy);
+  return value === undefined ? undefined : checked(path, value, COMPACTION_JOURNAL, remedy, paths.operation);
+}
 
 /**
  * Refuses, naming the first, part files that cannot be read: a Parquet part whose footer does not

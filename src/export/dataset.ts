@@ -32,11 +32,11 @@ import {
 } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { scanParts } from './dataset-scan.ts';
-import { checkOtherSchemas, checkParts, readMarksFile, readSchemaFile } from './dataset-state.ts';
+import { checkOtherSchemas, checkParts, readMarksFile, readPublishJournal, readSchemaFile } from './dataset-state.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, Published } from './destination.ts';
-import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
+import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, heldKeys, MARK_LAG_MS, nextMarks, type MarksFile } from './marks.ts';
 import { freshState, writeState, type ExportState, type WalkState } from './journal.ts';
 import type { DatasetChanges, SchemaPolicy } from './types.ts';
@@ -159,7 +159,7 @@ export class DatasetDestination implements Destination {
     }
     // A compaction changes the schema (its partitioning): finished first, before the schema is read.
     if (await hasPendingCompaction(this.paths)) await withLock(this.paths, () => finishCompaction(this.paths));
-    const journal = (await readJsonFile(this.paths.journal, this.remedy)) as PublishJournal | undefined;
+    const journal = (await readPublishJournal(this.paths, this.remedy)) as PublishJournal | undefined;
     if (journal !== undefined) await this.#locked(() => this.#finishPublish(journal));
     const schema = await readSchemaFile(this.paths);
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {

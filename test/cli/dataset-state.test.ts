@@ -4,7 +4,7 @@
  * `dataset info` and `dataset compact` as subprocesses refuse with STATE_DAMAGED (exit 2) naming the
  * file and a remedy, before any request; DuckDB still reads every record.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -155,6 +155,24 @@ describe('a state-<writer>.json that is valid JSON but wrong', () => {
     rmSync(state);
     const again = await runCli(exportArgs(dir), sandboxEnv(sandbox));
     expect(again.code, again.stderr).toBe(0);
+    expect(await counts(dir)).toEqual({ rows: 1000, keys: 1000, ids: 1000 });
+  });
+});
+
+describe('a journal a kill left that is valid JSON but wrong', () => {
+  it('of a publish is refused by the next export before any request, naming it', async () => {
+    const dir = copy();
+    const journal = join(dir, META, 'staging-all', 'publish.json');
+    mkdirSync(join(dir, META, 'staging-all'));
+    writeFileSync(journal, JSON.stringify({ renames: null, schema: JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) }));
+    await expectRefusedExport(dir, journal, /renames is null, not a list; restart the export \(--restart\)/);
+  });
+
+  it('of a compaction is refused by dataset compact, naming it', async () => {
+    const dir = copy();
+    const journal = join(dir, META, 'compact.json');
+    writeFileSync(journal, JSON.stringify({ version: 1, operation: 'forum/subforum', renames: [], removes: [], schema: { version: 1 } }));
+    expectRefused(await runCli(['dataset', 'compact', dir], process.env), journal, /schema\.operation is missing, not text; delete .*compact\.json/);
     expect(await counts(dir)).toEqual({ rows: 1000, keys: 1000, ids: 1000 });
   });
 });
