@@ -58,7 +58,7 @@ function rule<T>(expected: string, holds: (value: unknown) => boolean, remedy?: 
 }
 
 const text = rule<string>('text', (value) => typeof value === 'string' && value !== '');
-/** A parameter's value may be empty. */
+/** Text that may be empty: a parameter's value, a column's name. */
 const anyText = rule<string>('text', (value) => typeof value === 'string');
 const number = rule<number>('a number', (value) => typeof value === 'number' && Number.isFinite(value));
 const count = rule<number>('a whole number above 0', (value) => Number.isSafeInteger(value) && (value as number) > 0);
@@ -140,7 +140,8 @@ const SCHEMA_FILE = shape({
   format: oneOf(DATASET_FORMATS),
   columns: listOf(
     shape({
-      name: text,
+      // A record's field may be named "" (`{"": 1}`), and its column so.
+      name: anyText,
       kind: oneOf(COLUMN_KINDS, 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup'),
     }),
     // Two entries of a column put its values in the overflow column instead (README §8: 112 of 1,000 ids went there).
@@ -164,9 +165,9 @@ const MARKS_FILE = shape({
 });
 
 const DRIFT = shape({
-  added: listOf(shape({ column: text, kind: text })),
-  missing: listOf(text),
-  conflicting: listOf(shape({ column: text, recorded: text, seen: text })),
+  added: listOf(shape({ column: anyText, kind: text })),
+  missing: listOf(anyText),
+  conflicting: listOf(shape({ column: anyText, recorded: text, seen: text })),
 });
 
 /** `_dataset/<op>/drift-<writer>.json`: the last run's drift, a report for people and machines. */

@@ -6,6 +6,7 @@
 import { cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeServed, recordsIntoDataset } from './helpers/served-records.ts';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { datasetInfo, StateDamagedError, toDataset } from '../../src/export/index.ts';
@@ -49,6 +50,7 @@ beforeAll(async () => {
   await toDataset(posts(client), template);
 }, 60_000);
 afterAll(async () => {
+  await closeServed();
   await client.close();
   await sandbox.close();
 });
@@ -87,6 +89,14 @@ describe('dataset state checked on open', () => {
       writeFileSync(paths.schema, JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, partitioning: { by, column: '_date' } }));
       expect(await readSchemaFile(paths)).toMatchObject({ columns, partitioning: { by } });
     }
+  });
+
+  it('takes a column named "" for no damage: a record may have such a field', async () => {
+    const dir = fresh('empty-name');
+    await recordsIntoDataset([{ id: 'e1', created_utc: 1_700_000_000, '': 1 }], dir, { params: { subforum: 'empty-name' } });
+    await recordsIntoDataset([{ id: 'e2', created_utc: 1_700_000_001, '': 2 }], dir, { params: { subforum: 'empty-name' } });
+    expect((schemaOf(dir).columns as { name: string }[]).map((column) => column.name)).toContain('');
+    expect((await datasetInfo(dir)).rows).toBe(2);
   });
 
   it('takes a schema not yet written beside the parts of a publish under way for no damage', async () => {
