@@ -198,11 +198,12 @@ export class DatasetDestination implements Destination {
 
   /**
    * Checks, before any request, what this run's publish will read of other writers: a group publish
-   * a kill left (whoever publishes next finishes it) and the commits waiting (a publish takes them).
+   * a kill left (whoever publishes next finishes it) and the commits waiting (a publish takes them;
+   * this writer's own, a kill left, is dropped unread).
    */
   async #checkWaiting(): Promise<void> {
     await readGroupJournal(this.paths, groupJournalRemedy(this.paths));
-    for (const path of await commitsWaiting(this.paths)) await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
+    for (const path of await commitsWaiting(this.paths)) if (path !== this.paths.commit()) await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
   }
 
   /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
@@ -340,7 +341,7 @@ export class DatasetDestination implements Destination {
 
   async #receipt(): Promise<Receipt> {
     const path = this.paths.receipt();
-    const receipt = await readReceiptFile(path, `delete ${path} and resume the export: its pages are in the dataset, and the summary of that publish is lost`);
+    const receipt = await readReceiptFile(path, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
     await rm(path, { force: true });
     if (receipt === undefined) throw new DatasetError(`${this.output}: the publish of ${this.paths.writer}'s pages left no receipt (${path}); resume the export`, this.output);
     return receipt;
