@@ -22,6 +22,7 @@ import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { finishGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
 import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
+import { checkParts } from './dataset-state.ts';
 import { PARTITION_BYS, withLock, type PartitionBy } from './dataset-store.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
 
@@ -125,6 +126,7 @@ async function rewrite(
     );
   }
   const parts = await scanParts(dir, operation);
+  await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
   const writers = [...new Set(parts.flatMap((part) => part.writer ?? []))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, writers };

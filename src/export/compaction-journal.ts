@@ -13,7 +13,8 @@ import { dirname, join } from 'node:path';
 import { walkName } from '../operations/walk-name.ts';
 import { DatasetPaths } from './dataset-store.ts';
 import type { MarksFile, WalkMark } from './marks.ts';
-import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
+import { readCompactionJournal } from './dataset-state.ts';
+import { fileSize, writeJsonAtomic } from './durable.ts';
 
 export interface CompactionJournal {
   version: 1;
@@ -54,9 +55,7 @@ export async function writeCompactionJournal(paths: DatasetPaths, journal: Compa
  */
 export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
   const path = compactionJournalPath(paths);
-  const journal = (await readJsonFile(path, `delete ${path} and ${compactionStaging(paths)}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`)) as
-    | CompactionJournal
-    | undefined;
+  const journal = await readCompactionJournal(path, paths, `delete ${path} and ${compactionStaging(paths)}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`);
   if (journal === undefined) {
     // Parts staged by a compaction killed before its journal: the dataset never saw them.
     await rm(compactionStaging(paths), { recursive: true, force: true });

@@ -33,6 +33,9 @@ export interface Layout {
  */
 export const DEFAULT_LAYOUT: Layout = { buckets: 1, splitBytes: 32 * 1024 * 1024 };
 
+/** The most buckets a layout may start with. */
+export const MAX_BUCKETS = 1 << 16;
+
 /** The column every row keeps its fetch time in. */
 export const FETCHED_AT = '_fetched_at';
 

@@ -22,7 +22,8 @@ import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHas
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
 import { DatasetPaths, partitionOf, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
-import { readJsonFile, writeJsonAtomic } from './durable.ts';
+import { readGroupJournal, readMarksFile, readPublishJournal, readWalkMarkFile } from './dataset-state.ts';
+import { writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
 import { laterMark, type MarksFile, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from './types.ts';
@@ -62,15 +63,18 @@ export interface GroupJournal {
   drift: SchemaDrift;
 }
 
+/** What to do with a group publish journal that is damaged. */
+export function groupJournalRemedy(paths: DatasetPaths): string {
+  return `delete ${paths.publishJournal} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`;
+}
+
 /**
  * Finishes the publish its journal describes, if there is one (the caller holds the publish
  * lock): renames, removals, schema, walk states, then each member's files and staging. Every step
  * is idempotent, so a journal is replayed from the start by whoever finds it. Returns whether there was one.
  */
 export async function finishGroup(paths: DatasetPaths): Promise<boolean> {
-  const journal = (await readJsonFile(paths.publishJournal, `delete ${paths.publishJournal} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`)) as
-    | GroupJournal
-    | undefined;
+  const journal = await readGroupJournal(paths, groupJournalRemedy(paths));
   if (journal === undefined) {
     // Parts staged by a publish killed before its journal: the dataset never saw them.
     await rm(paths.publishing, { recursive: true, force: true });
@@ -92,7 +96,7 @@ export async function finishGroup(paths: DatasetPaths): Promise<boolean> {
 async function finishMember(paths: DatasetPaths, member: GroupMember, at: string): Promise<void> {
   const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
   const state: MarksFile = { version: 1, operation: paths.operation, walks: {}, ...(member.completedRun === undefined ? {} : { completedRun: member.completedRun }) };
-  const recorded = (await readJsonFile(own.state, `delete ${own.state}`).catch(() => undefined)) as MarksFile | undefined;
+  const recorded = await readMarksFile(own);
   // A partial publish keeps the run the writer last completed.
   if (member.completedRun === undefined && recorded?.completedRun !== undefined) state.completedRun = recorded.completedRun;
   await Promise.all([writeJsonAtomic(own.state, state), writeJsonAtomic(own.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift })]);
@@ -132,21 +136,12 @@ export async function removeIfEmpty(folder: string): Promise<void> {
   if (left !== undefined && left.length === 0) await rmdir(folder).catch(() => undefined);
 }
 
-/** The journal of a writer's own publish, as versions before group commit wrote it. */
-interface LegacyJournal {
-  renames: [string, string][];
-  schema: RecordedSchema;
-  marks: MarksFile;
-  drift: SchemaDrift;
-  next: ExportState | null;
-}
-
 /** Finishes every writer's own publish a kill left (versions before group commit); the caller holds the publish lock. */
 export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> {
   const names = await readdir(paths.meta).catch(() => [] as string[]);
   for (const name of names.filter((each) => each.startsWith('staging-')).sort()) {
     const own = new DatasetPaths(paths.dir, paths.operation, name.slice('staging-'.length));
-    const journal = (await readJsonFile(own.journal, `delete ${own.journal} and resume that writer with the version that wrote it`)) as LegacyJournal | undefined;
+    const journal = await readPublishJournal(own, `restart the export (--restart) of writer ${own.writer} to discard ${own.staging}; the published dataset stays`);
     if (journal === undefined) continue;
     await replace(paths.dir, journal.renames.map(([from, to]) => [relative(paths.dir, from), relative(paths.dir, to)]), []);
     await writeJsonAtomic(paths.schema, journal.schema);
@@ -277,8 +272,7 @@ async function walksOfWriters(paths: DatasetPaths): Promise<Pick<CompactionJourn
   const walks = new Map<string, WalkMark>();
   const writers: Record<string, MarksFile> = {};
   for (const name of names.filter((each) => /^state-.+\.json$/.test(each))) {
-    const path = join(paths.meta, name);
-    const file = (await readJsonFile(path, `delete ${path}: its walks are then walked in full once`)) as MarksFile | undefined;
+    const file = await readMarksFile(new DatasetPaths(paths.dir, paths.operation, name.slice('state-'.length, -'.json'.length)));
     if (file === undefined || Object.keys(file.walks ?? {}).length === 0) continue;
     for (const [walk, { params, mark }] of Object.entries(file.walks)) {
       walks.set(walk, laterMark(walks.get(walk), { version: 1, params, mark, markTime: new Date(mark).toISOString(), near: [] }));
@@ -286,7 +280,7 @@ async function walksOfWriters(paths: DatasetPaths): Promise<Pick<CompactionJourn
     writers[name.slice('state-'.length, -'.json'.length)] = { ...file, walks: {} };
   }
   for (const [walk, mark] of walks) {
-    const own = (await readJsonFile(paths.walkMark(walk), `delete ${paths.walkMark(walk)}`).catch(() => undefined)) as WalkMark | undefined;
+    const own = await readWalkMarkFile(paths, walk);
     if (own !== undefined) walks.set(walk, laterMark(own, mark));
   }
   return { walks: [...walks.values()], writers };

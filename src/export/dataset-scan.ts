@@ -10,7 +10,7 @@ import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts
 import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { bucketOfName, type Layout } from './dataset-buckets.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, type Partitioning } from './dataset-store.ts';
-import { readJsonFile } from './durable.ts';
+import { readSchemaFile } from './dataset-state.ts';
 
 /** `schema.json` as the dataset destination records it. */
 export interface RecordedSchema {
@@ -59,15 +59,15 @@ export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
   }
   const operations: ScannedOperation[] = [];
   for (const folder of folders.sort()) {
-    const schemaPath = join(dir, '_dataset', folder, 'schema.json');
-    const schema = (await readJsonFile(schemaPath, `delete ${schemaPath} to record the schema afresh`)) as RecordedSchema | undefined;
-    const operation = schema?.operation ?? folder.replaceAll('__', '/');
+    const operation = folder.replaceAll('__', '/');
+    const paths = new DatasetPaths(dir, operation, 'all');
+    const schema = await readSchemaFile(paths);
     operations.push({
       operation,
       schema,
       format: schema?.format ?? 'parquet',
       partitioning: schema === undefined ? LEGACY_PARTITIONING : (schema.partitioning ?? LEGACY_PARTITIONING),
-      paths: new DatasetPaths(dir, operation, 'all'),
+      paths,
     });
   }
   return operations;

@@ -16,23 +16,24 @@
  * time, and each part is replaced whole, so a reader sees each record exactly once at every moment.
  */
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, hasDrift, mergeSchemas, SchemaTracker } from '../../sinks/dataset-schema.ts';
-import { bucketFor, bucketPath, bucketsIn, DEFAULT_LAYOUT, FETCHED_AT, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
-import { BucketMerge, finishGroup, finishLegacyPublishes, keyOfRow, rewriteIntoBuckets, rowHash, STABLE_KEY, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
-import type { RecordedSchema } from './dataset-scan.ts';
+import { bucketFor, bucketPath, bucketsIn, DEFAULT_LAYOUT, FETCHED_AT, keyHash, MAX_BUCKETS, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { BucketMerge, finishGroup, finishLegacyPublishes, groupJournalRemedy, keyOfRow, rewriteIntoBuckets, rowHash, STABLE_KEY, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
+import { scanParts, type RecordedSchema } from './dataset-scan.ts';
+import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readReceiptFile, readSchemaFile } from './dataset-state.ts';
 import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, tryLock, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, DestinationCapabilities, Published } from './destination.ts';
-import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
-import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type MarksFile, type WalkMark } from './marks.ts';
+import { fileSize, writeJsonAtomic } from './durable.ts';
+import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import { freshState, type ExportState, type WalkState } from './journal.ts';
 import type { DatasetChanges, SchemaPolicy } from './types.ts';
 
@@ -164,6 +165,7 @@ export class DatasetDestination implements Destination {
     }
     let schema = await this.#recordedSchema();
     this.#checkLocks(schema);
+    await this.#checkWaiting();
     if (await this.#unsettled(schema)) {
       await this.#locked(async () => {
         await this.#settle();
@@ -175,19 +177,37 @@ export class DatasetDestination implements Destination {
     if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
       throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
     }
+    if (schema === undefined) await checkOtherSchemas(this.paths);
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
     this.#tracker = new SchemaTracker(schema?.columns ?? []);
     const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
     if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
-    const writer = (await readJsonFile(this.paths.state, `delete ${this.paths.state}: a resume of its last run then buys what is new`)) as MarksFile | undefined;
+    // Before any request: a part this run would merge into must read back.
+    await this.#checkParts(schema, this.#format, this.#partitioning);
+    const writer = await readMarksFile(this.paths);
     this.#completedRun = writer?.completedRun;
     this.#marks = this.#incremental && this.op.newestFirst !== undefined ? await readWalkMarks(this.paths, this.#walks) : new Map<string, WalkMark>();
     this.#near = new Map([...this.#marks].map(([name, mark]) => [name, new Set(mark.near.map(([key]) => key))]));
   }
 
   #recordedSchema(): Promise<RecordedSchema | undefined> {
-    return readJsonFile(this.paths.schema, `delete ${this.paths.schema} to record the schema afresh`) as Promise<RecordedSchema | undefined>;
+    return readSchemaFile(this.paths);
+  }
+
+  async #checkParts(schema: RecordedSchema | undefined, format: DatasetFormat, partitioning: Partitioning): Promise<void> {
+    const parts = await scanParts(this.output, { operation: this.op.id, schema, format, partitioning, paths: this.paths });
+    await checkParts(parts.map((part) => part.path), format, this.paths);
+  }
+
+  /**
+   * Checks, before any request, what this run's publish will read of other writers: a group publish
+   * a kill left (whoever publishes next finishes it) and the commits waiting (a publish takes them;
+   * this writer's own, a kill left, is dropped unread).
+   */
+  async #checkWaiting(): Promise<void> {
+    await readGroupJournal(this.paths, groupJournalRemedy(this.paths));
+    for (const path of await commitsWaiting(this.paths)) if (path !== this.paths.commit()) await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
   }
 
   /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
@@ -216,6 +236,8 @@ export class DatasetDestination implements Destination {
     const schema = await this.#recordedSchema();
     if (schema === undefined || schema.layout !== undefined) return;
     const partitioning = schema.partitioning ?? LEGACY_PARTITIONING;
+    // The migration reads every part: one cut short is named, not met half way.
+    await this.#checkParts(schema, schema.format, partitioning);
     await rewriteIntoBuckets(this.op, { operation: this.op.id, schema, format: schema.format, partitioning, paths: this.paths }, partitioning.by, true);
   }
 
@@ -326,7 +348,7 @@ export class DatasetDestination implements Destination {
 
   async #receipt(): Promise<Receipt> {
     const path = this.paths.receipt();
-    const receipt = (await readJsonFile(path, `delete ${path}`)) as Receipt | undefined;
+    const receipt = await readReceiptFile(path, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
     await rm(path, { force: true });
     if (receipt === undefined) throw new DatasetError(`${this.output}: the publish of ${this.paths.writer}'s pages left no receipt (${path}); resume the export`, this.output);
     return receipt;
@@ -340,7 +362,7 @@ export class DatasetDestination implements Destination {
     const others: Commit[] = [];
     for (const path of await commitsWaiting(this.paths)) {
       if (path === this.paths.commit()) continue;
-      const commit = (await readJsonFile(path, `delete ${path}; its writer publishes on resume`).catch(() => undefined)) as Commit | undefined;
+      const commit = await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
       if (commit !== undefined) others.push(commit);
     }
     if (others.length === 0) return this.#plan([own]);
@@ -527,14 +549,23 @@ export class DatasetDestination implements Destination {
 }
 
 /** The commits waiting, by path. */
+function commitRemedy(path: string): string {
+  return `delete ${path}; its writer publishes on resume`;
+}
+
+/** The writer whose commit is at `path` (`DatasetPaths.commit`). */
+function writerOfCommit(path: string): string {
+  return basename(path, '.json');
+}
+
 async function commitsWaiting(paths: DatasetPaths): Promise<string[]> {
   const names = await readdir(paths.commits).catch(() => [] as string[]);
   return names.filter((name) => name.endsWith('.json') && !name.endsWith('.done.json')).sort().map((name) => join(paths.commits, name));
 }
 
 function checkLayout(layout: Layout): Layout {
-  if (!Number.isSafeInteger(layout.buckets) || layout.buckets < 1 || layout.buckets > 1 << 16) {
-    throw new TypeError(`layout.buckets must be an integer from 1 to 65536, got ${String(layout.buckets)}`);
+  if (!Number.isSafeInteger(layout.buckets) || layout.buckets < 1 || layout.buckets > MAX_BUCKETS) {
+    throw new TypeError(`layout.buckets must be an integer from 1 to ${MAX_BUCKETS}, got ${String(layout.buckets)}`);
   }
   if (!(layout.splitBytes >= 1)) throw new TypeError(`layout.splitBytes must be a positive number of bytes, got ${String(layout.splitBytes)}`);
   return layout;

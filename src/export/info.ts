@@ -17,7 +17,8 @@ import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
 import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './dataset-scan.ts';
 import type { PartitionBy } from './dataset-store.ts';
-import { fileSize, isAlive, readJsonFile } from './durable.ts';
+import { checkParts, readDriftFile, readMarksFile } from './dataset-state.ts';
+import { fileSize, isAlive } from './durable.ts';
 import { allWalkMarks } from './marks.ts';
 import { loadState } from './journal.ts';
 import { counted } from './progress.ts';
@@ -98,6 +99,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
   const operations: OperationInfo[] = [];
   for (const operation of await scanOperations(dir)) {
     const parts = await scanParts(dir, operation);
+    await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
     const rows = new Map<ScannedPart, number>();
     for (const part of parts) rows.set(part, await rowsIn(part.path, operation.format));
     const partitions = new Map<string, PartitionInfo>();
@@ -143,9 +145,8 @@ async function writerInfo(
   parts: readonly ScannedPart[],
   rows: ReadonlyMap<ScannedPart, number>,
 ): Promise<WriterInfo> {
-  const remedy = 'it is read again by the next export of this writer';
-  const marks = (await readJsonFile(paths.state, remedy).catch(() => undefined)) as { walks?: Record<string, MarkInfo> } | undefined;
-  const drift = (await readJsonFile(paths.drift, remedy).catch(() => undefined)) as WriterInfo['drift'] | undefined;
+  const marks = await readMarksFile(paths);
+  const drift = await readDriftFile(paths);
   const info: WriterInfo = {
     name,
     rows: sum(parts.map((part) => rows.get(part)!)),

@@ -15,7 +15,7 @@ import { FUTURE_SKEW_MS, keyOf, plausibleTimeOf, stableKeyOf } from '../operatio
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { DatasetPaths } from './dataset-store.ts';
-import { readJsonFile } from './durable.ts';
+import { readWalkMarkFile } from './dataset-state.ts';
 import type { WalkState } from './journal.ts';
 
 /** A key the walk met near its mark, and that record's believable time (null: none). */
@@ -85,8 +85,7 @@ export async function readWalkMarks(paths: DatasetPaths, walks: readonly Readonl
   const marks = new Map<string, WalkMark>();
   for (const params of walks) {
     const name = walkName(params);
-    const path = paths.walkMark(name);
-    const mark = (await readJsonFile(path, `delete ${path} to walk this parameter set in full again`)) as WalkMark | undefined;
+    const mark = await readWalkMarkFile(paths, name);
     if (mark !== undefined) marks.set(name, mark);
   }
   return marks;
@@ -97,7 +96,8 @@ export async function allWalkMarks(paths: DatasetPaths): Promise<WalkMark[]> {
   const names = await readdir(join(paths.meta, 'walks')).catch(() => [] as string[]);
   const marks: WalkMark[] = [];
   for (const name of names.filter((each) => each.endsWith('.json')).sort()) {
-    const mark = (await readJsonFile(join(paths.meta, 'walks', name), 'it is written again by the next run of its walk').catch(() => undefined)) as WalkMark | undefined;
+    // `dataset info` names a damaged one rather than leaving its walk out.
+    const mark = await readWalkMarkFile(paths, name.slice(0, -'.json'.length));
     if (mark !== undefined) marks.push(mark);
   }
   return marks;

@@ -203,6 +203,21 @@ describe('a dataset of per-writer parts', () => {
     expect((await titles(copy, format)).get('p25')).toBe('writer two 25');
   });
 
+  it("whose writer's file holds a mark that is not a number is refused on its first open, naming that file, before the migration moves a part", async () => {
+    const { dir } = await legacyDataset('parquet');
+    const state = join(dir, META, 'state-walk-1234.json');
+    const file = JSON.parse(readFileSync(state, 'utf8')) as { walks: Record<string, { mark: unknown }> };
+    for (const walk of Object.values(file.walks)) walk.mark = 'soon';
+    writeFileSync(state, JSON.stringify(file));
+    const parts = partFiles(dir);
+    const refusal = await toDataset(posts(60, 5, 'new'), dir, { params: { subforum: 'fresh' } }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'STATE_DAMAGED', path: state });
+    expect((refusal as Error).message).toMatch(/\.mark is "soon", not a number; delete it: the next run walks in full every parameter set whose mark only it held/);
+    await expect(compactDataset(dir)).rejects.toMatchObject({ code: 'STATE_DAMAGED', path: state });
+    expect(partFiles(dir)).toEqual(parts);
+    expect(await counts(dir)).toEqual({ rows: 80, keys: 60 });
+  });
+
   it('tells in dataset info that many small parts slow readers, and what to run', async () => {
     const dir = freshDir();
     await toDataset(posts(0, 10, 'x'), dir, { params: { subforum: 'a' } });

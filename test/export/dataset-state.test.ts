@@ -1,0 +1,116 @@
+/**
+ * The dataset state checks of `dataset-state.ts` through the library: damage is a `StateDamagedError`
+ * naming the file, before any request; every kind and partitioning the dataset code defines is
+ * known; a schema not yet written beside the parts of a publish under way is no damage.
+ */
+import { cpSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeServed, recordsIntoDataset } from './helpers/served-records.ts';
+import { createClient, type Client } from '../../src/index.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { datasetInfo, StateDamagedError, toDataset } from '../../src/export/index.ts';
+import { DatasetPaths, PARTITION_BYS } from '../../src/export/dataset-store.ts';
+import { readSchemaFile } from '../../src/export/dataset-state.ts';
+import { COLUMN_KINDS } from '../../sinks/rows.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
+
+const root = scratchDir();
+let counter = 0;
+const fresh = (name: string) => join(root, `${++counter}-${name}`);
+const META = '_dataset/forum__subforum';
+
+let sandbox: Sandbox;
+let client: Client;
+/** 200 subforum posts by month. */
+let template: string;
+const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
+const posts = (on: Client) => on.forum.subforum({ subforum: 'state-lib-n200', sort: 'new', trim: true });
+
+function copy(name: string): string {
+  const dir = fresh(name);
+  cpSync(template, dir, { recursive: true });
+  return dir;
+}
+
+function schemaOf(dir: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as Record<string, unknown>;
+}
+
+async function rows(dir: string): Promise<number> {
+  const [{ n }] = await query(`SELECT count(DISTINCT id) AS n FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
+  return n as number;
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+  template = fresh('template');
+  await toDataset(posts(client), template);
+}, 60_000);
+afterAll(async () => {
+  await closeServed();
+  await client.close();
+  await sandbox.close();
+});
+
+describe('dataset state checked on open', () => {
+  it('refuses a schema with a column listed twice with a StateDamagedError whose path is the file, buying nothing', async () => {
+    const dir = copy('twice');
+    const schema = schemaOf(dir);
+    const columns = schema.columns as unknown[];
+    writeFileSync(join(dir, META, 'schema.json'), JSON.stringify({ ...schema, columns: [...columns, columns[1]] }));
+    const before = charged();
+    const error = await toDataset(posts(client), dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect(error).toMatchObject({ code: 'STATE_DAMAGED', path: join(dir, META, 'schema.json') });
+    expect(charged()).toBe(before);
+    expect(await rows(dir)).toBe(200);
+  });
+
+  it("refuses an operation new to a dataset whose other operation's schema is null, naming that file", async () => {
+    const dir = copy('sibling');
+    writeFileSync(join(dir, META, 'schema.json'), 'null');
+    const before = charged();
+    const comments = client.videosite.videoComments({ url: 'https://video.example/watch?v=state-n30' });
+    const error = await toDataset(comments, dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect((error as Error).message).toMatch(/forum__subforum\/schema\.json is damaged: holds null, not an object/);
+    expect(charged()).toBe(before);
+  });
+
+  it('knows every column kind and partitioning the dataset code defines', async () => {
+    const dir = fresh('kinds');
+    const paths = new DatasetPaths(dir, 'forum/subforum', 'all');
+    mkdirSync(paths.meta, { recursive: true });
+    const columns = COLUMN_KINDS.map((kind) => ({ name: `a_${kind}`, kind }));
+    for (const by of PARTITION_BYS) {
+      writeFileSync(paths.schema, JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, partitioning: { by, column: '_date' } }));
+      expect(await readSchemaFile(paths)).toMatchObject({ columns, partitioning: { by } });
+    }
+  });
+
+  it('takes a column named "" for no damage: a record may have such a field', async () => {
+    const dir = fresh('empty-name');
+    await recordsIntoDataset([{ id: 'e1', created_utc: 1_700_000_000, '': 1 }], dir, { params: { subforum: 'empty-name' } });
+    await recordsIntoDataset([{ id: 'e2', created_utc: 1_700_000_001, '': 2 }], dir, { params: { subforum: 'empty-name' } });
+    expect((schemaOf(dir).columns as { name: string }[]).map((column) => column.name)).toContain('');
+    expect((await datasetInfo(dir)).rows).toBe(2);
+  });
+
+  it('takes a schema not yet written beside the parts of a publish under way for no damage', async () => {
+    const dir = copy('publishing');
+    // As the first publish leaves it between its renames and its schema: parts in place, the journal naming the schema.
+    const journal = { renames: [], schema: schemaOf(dir), marks: JSON.parse(readFileSync(join(dir, META, 'state-all.json'), 'utf8')) as unknown, drift: { added: [], missing: [], conflicting: [] } };
+    mkdirSync(join(dir, META, 'staging-all'));
+    writeFileSync(join(dir, META, 'staging-all', 'publish.json'), JSON.stringify({ ...journal, changes: {}, repaired: 0, next: null }));
+    renameSync(join(dir, META, 'schema.json'), join(root, `${counter}-schema.json`));
+    const info = await datasetInfo(dir);
+    expect(info.operations[0].writers[0].staged?.publishing).toBe(true);
+    const summary = await toDataset(posts(client), dir);
+    expect(summary.complete).toBe(true);
+    expect(schemaOf(dir).columns).toEqual(journal.schema.columns);
+    expect(await rows(dir)).toBe(200);
+  });
+});
