@@ -54,8 +54,10 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
 
   readonly #parts: StreamParts;
   readonly #settings: WalkSettings;
-  readonly #reader: PageReader;
-  readonly #guards: PageGuards;
+  // Made when the walk first reads a page: an export of a 100,000-line `--inputs` file makes a stream
+  // a line only to learn its walk, and reads few of them in one process.
+  #readerMade: PageReader | undefined;
+  #guardsMade: PageGuards | undefined;
   readonly #gates: RequestGate[] = [];
   /** State of the next page to fetch once `#page` is done; null when there is none. */
   #pending: unknown;
@@ -81,13 +83,6 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
   constructor(parts: StreamParts, start: WalkStart, options: StreamOptions = {}) {
     this.#settings = checkStreamOptions(options);
     this.#parts = parts;
-    const { op, requester, query, signal, strategy, meter, scrub } = parts;
-    this.#guards = new PageGuards(op, strategy, meter, scrub);
-    this.#reader = new PageReader(
-      (page) => requester.send({ endpoint: op.id, path: op.path, query: { ...query, ...page }, chargeable: true }, this.#gates, signal),
-      () => this.#planAhead(),
-      parts.held,
-    );
     this.operation = parts.op.id;
     this.#pending = start.pending;
     this.#skip = start.skip;
@@ -103,6 +98,23 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
         this.#readUpTo = Math.min(this.#readUpTo, this.#recordsOut + records);
       },
     };
+  }
+
+  get #reader(): PageReader {
+    if (this.#readerMade === undefined) {
+      const { op, requester, query, signal, held } = this.#parts;
+      this.#readerMade = new PageReader(
+        (page) => requester.send({ endpoint: op.id, path: op.path, query: { ...query, ...page }, chargeable: true }, this.#gates, signal),
+        () => this.#planAhead(),
+        held,
+      );
+    }
+    return this.#readerMade;
+  }
+
+  get #guards(): PageGuards {
+    const { op, strategy, meter, scrub } = this.#parts;
+    return (this.#guardsMade ??= new PageGuards(op, strategy, meter, scrub));
   }
 
   get [WALK](): Walk {
