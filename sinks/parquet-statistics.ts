@@ -34,13 +34,14 @@ export interface Statistics {
 
 export class NumberStatistics implements Statistics {
   nulls = 0;
-  min = Infinity;
-  max = -Infinity;
+  /** A bound is a bigint when an INT64 value beyond ±(2^53−1) set it (`<` compares the two kinds exactly). */
+  min: number | bigint = Infinity;
+  max: number | bigint = -Infinity;
 
   constructor(private readonly physical: 'INT64' | 'DOUBLE') {}
 
   /** NaN is no bound: the specification leaves it out of min and max. */
-  observe(value: number): void {
+  observe(value: number | bigint): void {
     if (value < this.min) this.min = value;
     if (value > this.max) this.max = value;
   }
@@ -53,10 +54,10 @@ export class NumberStatistics implements Statistics {
     return { null_count: this.nulls, min_value: min, max_value: max, min, max };
   }
 
-  private encodeNumber(value: number): Buffer {
+  private encodeNumber(value: number | bigint): Buffer {
     const bytes = Buffer.allocUnsafe(8);
     if (this.physical === 'INT64') writeInt64(bytes, value, 0);
-    else bytes.writeDoubleLE(value, 0);
+    else bytes.writeDoubleLE(value as number, 0);
     return bytes;
   }
 }

@@ -28,8 +28,11 @@ export interface Column {
   readonly kind: ColumnKind | undefined;
 }
 
-/** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds. */
-export type Cell = string | number | boolean | null;
+/**
+ * A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; an integer
+ * column's cell is a bigint where the record held one (beyond ±(2^53−1), within int64).
+ */
+export type Cell = string | number | bigint | boolean | null;
 
 export interface RowOptions {
   /** Column names (escaped, dotted), in order. Default: every leaf path seen in the sample, in order of first appearance. */
@@ -47,9 +50,17 @@ export interface RowOptions {
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
 export const DEFAULT_MAX_DEPTH = 3;
-const OVERFLOW_NAME = '_extra';
+export const OVERFLOW_NAME = '_extra';
 
-type PlainObject = Record<string, unknown>;
+export type PlainObject = Record<string, unknown>;
+
+/** The int64 range: a bigint within it is an integer cell (Parquet INT64); one beyond it is its digits as text. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+function isInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}
 
 function escapeKey(key: string): string {
   // `__proto__` as a plain property name would set a prototype in the writers' lookup objects.
@@ -73,25 +84,25 @@ export function splitColumnName(name: string): string[] {
   return keys;
 }
 
-function isPlainObject(value: unknown): value is PlainObject {
+export function isPlainObject(value: unknown): value is PlainObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
 
 /** `{"0": …, "1": …}`: the API's list encoding (SPEC 2.2). One value, not columns named 0, 1, 2…. */
-function isKeyedCollection(keys: string[]): boolean {
+export function isKeyedCollection(keys: string[]): boolean {
   return keys.length > 0 && keys.every((key, i) => key === String(i));
 }
 
-function joinName(prefix: string, key: string): string {
+export function joinName(prefix: string, key: string): string {
   return prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
 }
 
 /** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-function timestampOf(text: string): number | undefined {
+export function timestampOf(text: string): number | undefined {
   if (text.length !== 24 || !ISO_INSTANT.test(text)) return undefined;
   // Read the fields straight from the character codes: this runs once per cell of every timestamp
   // column, and building a Date to format it back was the Parquet sink's costliest step.
@@ -120,21 +131,26 @@ function daysIn(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/** Throws for a value JSON cannot carry (bigint, function, symbol), naming its field. */
-function checkJsonValue(value: unknown, path: string): void {
+/**
+ * Throws for a value JSON cannot carry (function, symbol), naming its field. A bigint is a value
+ * (an integer the parser could not hold in a number): it is written with its exact digits.
+ */
+export function checkJsonValue(value: unknown, path: string): void {
   const type = typeof value;
-  if (type === 'bigint' || type === 'function' || type === 'symbol') {
+  if (type === 'function' || type === 'symbol') {
     throw new TypeError(`Field ${path} holds a ${type}, which JSON cannot carry`);
   }
 }
 
-function kindOf(value: unknown, path: string): ColumnKind {
+export function kindOf(value: unknown, path: string): ColumnKind {
   checkJsonValue(value, path);
   switch (typeof value) {
     case 'boolean':
       return 'boolean';
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
+    case 'bigint':
+      return isInt64(value) ? 'integer' : 'string';
     case 'string':
       return timestampOf(value) === undefined ? 'string' : 'timestamp';
     default:
@@ -143,34 +159,59 @@ function kindOf(value: unknown, path: string): ColumnKind {
 }
 
 /** Whether a column of `kind` can hold `value` unchanged (timestamps are checked where they are parsed). */
-function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
+export function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
   switch (kind) {
     case 'json':
       return true;
     case 'string':
-      return typeof value === 'string';
+      // A bigint beyond int64 is kept as its digits (no Parquet integer holds it).
+      return typeof value === 'string' || (typeof value === 'bigint' && !isInt64(value));
     case 'double':
       return typeof value === 'number';
     case 'integer':
-      return Number.isSafeInteger(value);
+      return Number.isSafeInteger(value) || (typeof value === 'bigint' && isInt64(value));
     case 'boolean':
       return typeof value === 'boolean';
   }
 }
 
 /** The cell for a value that fits a column of `kind` other than timestamp. */
-function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
-  if (kind === 'json') return wellFormedJson(JSON.stringify(value), repairs);
-  return kind === 'string' ? wellFormed(value as string, repairs) : (value as Cell);
+export function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
+  if (kind === 'json') return wellFormedJson(jsonText(value), repairs);
+  if (kind !== 'string') return value as Cell;
+  return typeof value === 'bigint' ? String(value) : wellFormed(value as string, repairs);
 }
 
 function untypedCell(value: unknown, repairs: Repairs): Cell {
   if (typeof value === 'string') return wellFormed(value, repairs);
-  return value !== null && typeof value === 'object' ? wellFormedJson(JSON.stringify(value), repairs) : (value as Cell);
+  if (typeof value === 'bigint') return String(value);
+  return value !== null && typeof value === 'object' ? wellFormedJson(jsonText(value), repairs) : (value as Cell);
+}
+
+/**
+ * JSON text of a value, a bigint written as its exact digits. `JSON.stringify` refuses a bigint, so
+ * only a value that holds one takes the slower way.
+ */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError) || !/BigInt/i.test(error.message)) throw error;
+    return jsonWithBigints(value);
+  }
+}
+
+function jsonWithBigints(value: unknown): string {
+  if (typeof value === 'bigint') return String(value);
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : jsonWithBigints(item))).join(',')}]`;
+  const fields: string[] = [];
+  for (const [key, item] of Object.entries(value)) if (item !== undefined) fields.push(`${JSON.stringify(key)}:${jsonWithBigints(item)}`);
+  return `{${fields.join(',')}}`;
 }
 
 /** Numbers share a DOUBLE column and every timestamp is a string; otherwise the commonest kind wins. */
-function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
+export function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
   if (counts.size === 0) return 'string';
   if (counts.has('json')) return 'json';
   const merged = new Map(counts);
@@ -363,7 +404,7 @@ class RowFiller implements Visitor {
   }
 
   finish(): Cell[] {
-    if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(JSON.stringify(this.spilled), this.repairs);
+    if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(jsonText(this.spilled), this.repairs);
     return this.row;
   }
 }
@@ -390,11 +431,11 @@ export function checkJsonRecord(record: unknown): void {
 /** Deepest nesting a record may have: far beyond real data, well within what recursion and `JSON.stringify` handle. */
 const MAX_NESTING = 1000;
 
-function tooDeep(): TypeError {
+export function tooDeep(): TypeError {
   return new TypeError(`A record nests arrays or objects deeper than ${MAX_NESTING} levels`);
 }
 
-function checkRecord(record: unknown): PlainObject {
+export function checkRecord(record: unknown): PlainObject {
   if (!isPlainObject(record)) {
     const what = record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record;
     throw new TypeError(`A record must be a plain object, got ${what}`);
