@@ -2,6 +2,7 @@
  * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
  * error, raised before anything is touched) and given their defaults.
  */
+import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { inspect } from 'node:util';
 import type { RequestGate } from '../control.ts';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
@@ -32,6 +33,7 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
+  layout: ParquetLayout | undefined;
   gates: readonly RequestGate[];
   locks: ExportOptions['locks'];
   signal: AbortSignal | undefined;
@@ -68,6 +70,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates = false,
     dedupe,
     escapeFormulae = false,
+    layout,
     gates = [],
     locks,
     signal,
@@ -107,6 +110,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   }
   if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
+  if (layout !== undefined && !PARQUET_LAYOUTS.includes(layout)) throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${String(layout)}`);
+  if (layout !== undefined && dataset !== undefined) throw new TypeError('layout applies to a Parquet file: dataset parts are flat');
   for (const [name, value] of [
     ['resume', resume],
     ['restart', restart],
@@ -156,6 +161,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates,
     dedupe,
     escapeFormulae,
+    layout,
     gates,
     locks,
     signal,

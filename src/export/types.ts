@@ -7,6 +7,7 @@ import type { RequestGate } from '../control.ts';
 import type { SchemaDrift } from '../errors.ts';
 import type { ExportProgress } from '../notebook/progress.ts';
 import type { AnyIterable } from '../operators/types.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 
 /** `'evolve'`: new fields become columns. `'freeze'`: the first drifting page stops the run, publishing nothing of it. */
 export type SchemaPolicy = 'evolve' | 'freeze';
@@ -87,6 +88,8 @@ export interface ExportOptions {
   dedupe?: string;
   /** CSV: prefix `'` to text a spreadsheet would run as a formula. Default false. */
   escapeFormulae?: boolean;
+  /** A Parquet file's layout: `'nested'` (STRUCT and LIST, the default) or `'flat'` (dotted columns). README § 3. */
+  layout?: ParquetLayout;
   /**
    * More gates every request attempt of every walk passes before it is sent, after the engine's own
    * and before its credit ledger: e.g. a budget shared by several machines. A gate that refuses ends
