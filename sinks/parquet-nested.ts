@@ -133,8 +133,6 @@ export const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; converte
 
 /** A field of the shape, compiled for shredding: which columns it spans and its levels. */
 interface Node {
-  /** The field's own key (raw); the schema's name for it. */
-  readonly key: string;
   /** The escaped, dotted path: its name in `_extra`. */
   readonly name: string;
   /** Definition level of an entry whose value is present at this node. */
@@ -142,7 +140,6 @@ interface Node {
   /** Leaf columns under this node: `first` up to (not including) `end`. */
   readonly first: number;
   end: number;
-  readonly shape: Shape;
   /** Leaves: the column. */
   readonly column?: number;
   readonly kind?: ColumnKind;
@@ -185,7 +182,7 @@ export class NestedLayout {
     this.overflowName = overflow;
     // Field names are the records' own keys, repaired (a lone surrogate cannot be written): counted once, here.
     this.fields = fields.map(({ name, shape }) => ({ name: wellFormed(name, repairs), shape: repairShape(shape, repairs) }));
-    this.root = this.compile('', '', { struct: fields }, 0, 0, []);
+    this.root = this.compile('', { struct: fields }, 0, 0, []);
     this.overflowColumn = this.columns.length;
     this.columns.push({ path: [overflow], kind: 'json', maxDefinition: 1, maxRepetition: 0 });
   }
@@ -237,9 +234,9 @@ export class NestedLayout {
     group.endRow();
   }
 
-  private compile(key: string, name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
+  private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
-    const node: Node = { key, name, definition, first, end: first, shape, stamp: 0 };
+    const node: Node = { name, definition, first, end: first, stamp: 0 };
     const mutable = node as { -readonly [K in keyof Node]: Node[K] };
     if ('kind' in shape) {
       mutable.column = first;
@@ -250,13 +247,13 @@ export class NestedLayout {
       mutable.fields = new Map(
         shape.struct.map((field) => {
           const fieldPath = [...path, field.name.toWellFormed()];
-          return [field.name, this.compile(field.name, joinName(name, field.name), field.shape, definition + 1, repetition, fieldPath)];
+          return [field.name, this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, fieldPath)];
         }),
       );
     } else {
       // The repeated group `list` and its optional `element` each add a definition level.
       mutable.repetition = repetition + 1;
-      mutable.element = this.compile('element', name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
+      mutable.element = this.compile(name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
     }
     node.end = this.columns.length;
     return node;
