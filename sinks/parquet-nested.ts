@@ -131,7 +131,10 @@ export const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; converte
   json: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
 };
 
-/** A field of the shape, compiled for shredding: which columns it spans and its levels. */
+/**
+ * A field of the shape, compiled for shredding: which columns it spans and its levels. Every node
+ * has every property (unused ones null), so the shredder's reads see one object shape.
+ */
 interface Node {
   /** The escaped, dotted path: its name in `_extra`. */
   readonly name: string;
@@ -140,16 +143,16 @@ interface Node {
   /** Leaf columns under this node: `first` up to (not including) `end`. */
   readonly first: number;
   end: number;
-  /** Leaves: the column. */
-  readonly column?: number;
-  readonly kind?: ColumnKind;
-  /** Structs: fields by key. */
-  readonly fields?: Map<string, Node>;
-  /** The visit at which each field was last written (so the missing ones are written NULL). */
+  /** Leaves: the kind (its column is `first`); null for a struct or list. */
+  kind: ColumnKind | null;
+  /** Structs: fields by key, and the same in order. */
+  fields: Map<string, Node> | null;
+  fieldList: Node[];
+  /** The visit at which this field was last written (so the missing ones are written NULL). */
   stamp: number;
   /** Lists: the element, and the repetition level of an element after the first. */
-  readonly element?: Node;
-  readonly repetition?: number;
+  element: Node | null;
+  repetition: number;
 }
 
 /** One leaf column: its path through the schema, its kind and levels. */
@@ -236,24 +239,20 @@ export class NestedLayout {
 
   private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
-    const node: Node = { name, definition, first, end: first, stamp: 0 };
-    const mutable = node as { -readonly [K in keyof Node]: Node[K] };
+    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0 };
     if ('kind' in shape) {
-      mutable.column = first;
-      mutable.kind = shape.kind;
+      node.kind = shape.kind;
       this.columns.push({ path, kind: shape.kind, maxDefinition: definition, maxRepetition: repetition });
     } else if ('struct' in shape) {
       // Matched by the records' raw keys; named in the schema as repaired (`repairShape` counted those).
-      mutable.fields = new Map(
-        shape.struct.map((field) => {
-          const fieldPath = [...path, field.name.toWellFormed()];
-          return [field.name, this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, fieldPath)];
-        }),
+      node.fieldList = shape.struct.map((field) =>
+        this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
       );
+      node.fields = new Map(shape.struct.map((field, i) => [field.name, node.fieldList[i]]));
     } else {
       // The repeated group `list` and its optional `element` each add a definition level.
-      mutable.repetition = repetition + 1;
-      mutable.element = this.compile(name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
+      node.repetition = repetition + 1;
+      node.element = this.compile(name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
     }
     node.end = this.columns.length;
     return node;
@@ -270,11 +269,11 @@ export class NestedLayout {
       return;
     }
     const { kind } = node;
-    if (kind !== undefined) {
+    if (kind !== null) {
       const cell = this.leafCell(kind, value, node.name);
       if (cell === undefined) this.mismatch(node, value, repetition);
-      else this.group.push(node.column!, node.definition, repetition, cell);
-    } else if (node.fields !== undefined) {
+      else this.group.push(node.first, node.definition, repetition, cell);
+    } else if (node.fields !== null) {
       if (isPlainObject(value)) this.writeStruct(node, value, repetition, inList);
       else this.mismatch(node, value, repetition);
     } else if (!Array.isArray(value) || (!inList && !conforms(node, value))) {
@@ -283,7 +282,7 @@ export class NestedLayout {
       for (let c = node.first; c < node.end; c++) this.group.push(c, node.definition, repetition);
     } else {
       const element = node.element!;
-      for (let i = 0; i < value.length; i++) this.write(element, value[i], i === 0 ? repetition : node.repetition!, true);
+      for (let i = 0; i < value.length; i++) this.write(element, value[i], i === 0 ? repetition : node.repetition, true);
     }
   }
 
@@ -304,7 +303,8 @@ export class NestedLayout {
       field.stamp = stamp;
       this.write(field, value, repetition, inList);
     }
-    for (const field of fields.values()) if (field.stamp !== stamp) this.writeNull(field, repetition);
+    const list = node.fieldList;
+    for (let i = 0; i < list.length; i++) if (list[i].stamp !== stamp) this.writeNull(list[i], repetition);
   }
 
   /** The cell of a leaf value, or undefined when the column cannot hold it. */
@@ -326,12 +326,12 @@ export class NestedLayout {
 /** Whether a list's value fits its shape all the way down: only then is it shredded (lists go whole or not at all). */
 function conforms(node: Node, value: unknown): boolean {
   if (value === null || value === undefined) return true;
-  if (node.kind !== undefined) {
+  if (node.kind !== null) {
     if (node.kind === 'json') return typeof value !== 'function' && typeof value !== 'symbol';
     if (node.kind === 'timestamp') return typeof value === 'string' && timestampOf(value) !== undefined;
     return fits(node.kind, value);
   }
-  if (node.fields !== undefined) {
+  if (node.fields !== null) {
     if (!isPlainObject(value)) return false;
     for (const key in value) {
       const field = node.fields.get(key);
