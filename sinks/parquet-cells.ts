@@ -78,16 +78,35 @@ export class RowGroupCells {
   /** Columns of groups already encoded, to be filled again. */
   private readonly spare: CellColumn[][] = [];
   /** Per column, its entries and its text waiting to be joined when the current row began. */
-  private readonly marks: Uint32Array;
-  private readonly pendingMarks: Uint32Array;
+  private marks: Uint32Array;
+  private pendingMarks: Uint32Array;
 
   constructor(
-    private readonly types: readonly CellColumnType[],
+    private types: readonly CellColumnType[],
     readonly capacity: number,
   ) {
     this.marks = new Uint32Array(types.length);
     this.pendingMarks = new Uint32Array(types.length);
     this.reset();
+  }
+
+  /**
+   * Adds columns (a field first seen after the sample, in the nested layout), NULL in the rows
+   * gathered so far; groups filled again later get them too. May be called within a row.
+   */
+  addColumns(types: readonly CellColumnType[]): void {
+    const first = this.types.length;
+    this.types = [...this.types, ...types];
+    this.marks = grown(this.marks, new Uint32Array(this.types.length));
+    this.pendingMarks = grown(this.pendingMarks, new Uint32Array(this.types.length));
+    types.forEach((type, i) => {
+      // Zeroed levels are definition level 0: NULL at the top, in every row so far.
+      const column = newColumn(type, Math.max(this.rows, Math.min(this.capacity, FIRST_ROWS)));
+      column.entries = this.rows;
+      this.columns.push(column);
+      this.pending.push([]);
+      this.marks[first + i] = this.rows;
+    });
   }
 
   get full(): boolean {
@@ -195,17 +214,20 @@ export class RowGroupCells {
         column.bigints = undefined;
         if (column.runs !== undefined) column.runs = [];
       }
+      // A group taken before columns were added lacks them.
+      for (const type of this.types.slice(spare.length)) spare.push(newColumn(type, Math.min(this.capacity, FIRST_ROWS)));
       this.columns = spare;
       return;
     }
-    const rows = Math.min(this.capacity, FIRST_ROWS);
-    this.columns = this.types.map(({ physical, repeated }) => {
-      const levels = { entries: 0, defined: new Uint8Array(rows), repeated: repeated ? new Uint8Array(rows) : undefined };
-      return physical === 'BYTE_ARRAY'
-        ? { ...levels, lengths: new Uint32Array(rows), runs: [], text: Buffer.allocUnsafe(Math.min(TEXT_BYTES, rows * 64)) }
-        : { ...levels, numbers: new Float64Array(rows) };
-    });
+    this.columns = this.types.map((type) => newColumn(type, Math.min(this.capacity, FIRST_ROWS)));
   }
+}
+
+function newColumn({ physical, repeated }: CellColumnType, rows: number): CellColumn {
+  const levels = { entries: 0, defined: new Uint8Array(rows), repeated: repeated ? new Uint8Array(rows) : undefined };
+  return physical === 'BYTE_ARRAY'
+    ? { ...levels, lengths: new Uint32Array(rows), runs: [], text: Buffer.allocUnsafe(Math.min(TEXT_BYTES, rows * 64)) }
+    : { ...levels, numbers: new Float64Array(rows) };
 }
 
 /** Doubles a column's room for entries, keeping what it holds. */

@@ -168,18 +168,26 @@ export interface NestedColumn {
  * a row group's columns. The overflow column is the last.
  */
 export class NestedLayout {
-  readonly fields: ReadonlyArray<{ readonly name: string; readonly shape: Shape }>;
+  /** The fields: the sample's (the first `sampled`), then those first seen later. */
+  readonly fields: Array<{ readonly name: string; readonly shape: Shape }>;
   readonly overflowName: string;
   readonly columns: NestedColumn[] = [];
   private readonly root: Node;
   private readonly overflowColumn: number;
+  private readonly sampled: number;
   private visit = 0;
   /** The record being shredded: what overflows, and where it goes. */
   private spilled: PlainObject | undefined;
   private group!: RowGroupCells;
   private repairs!: Repairs;
 
-  private constructor(fields: Array<{ name: string; shape: Shape }>, repairs: Repairs) {
+  private constructor(
+    fields: Array<{ name: string; shape: Shape }>,
+    repairs: Repairs,
+    /** Whether a top-level field first seen after the sample becomes a column (not when `columns` chose them). */
+    private readonly evolves: boolean,
+    private readonly maxDepth: number,
+  ) {
     let overflow = OVERFLOW_NAME;
     while (fields.some((field) => field.name === overflow)) overflow = '_' + overflow;
     this.overflowName = overflow;
@@ -188,6 +196,7 @@ export class NestedLayout {
     this.root = this.compile('', { struct: fields }, 0, 0, []);
     this.overflowColumn = this.columns.length;
     this.columns.push({ path: [overflow], kind: 'json', maxDefinition: 1, maxRepetition: 0 });
+    this.sampled = fields.length;
   }
 
   /** Plans the layout from the sample: the fields the records have (or those `columns` names), and their shapes. */
@@ -202,14 +211,18 @@ export class NestedLayout {
     return new NestedLayout(
       names.map((name) => ({ name, shape: settle(fields.get(name) ?? seen()) })),
       repairs,
+      options.columns === undefined,
+      maxDepth,
     );
   }
 
   /** The schema elements (depth first) for the file's footer. */
   schema(): unknown[] {
     const elements: unknown[] = [new parquetTypes.SchemaElement({ name: 'root', num_children: this.fields.length + 1 })];
-    for (const { name, shape } of this.fields) schemaOf(name, shape, elements);
+    // In the columns' order: the sample's fields, the overflow column, then fields added later.
+    for (const { name, shape } of this.fields.slice(0, this.sampled)) schemaOf(name, shape, elements);
     schemaOf(this.overflowName, JSON_SHAPE, elements);
+    for (const { name, shape } of this.fields.slice(this.sampled)) schemaOf(name, shape, elements);
     return elements;
   }
 
@@ -292,7 +305,8 @@ export class NestedLayout {
     for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
-      const field = fields.get(key);
+      let field = fields.get(key);
+      if (field === undefined && node === this.root && this.evolves && value !== null && key !== this.overflowName) field = this.addField(key, value);
       if (field === undefined) {
         // Only outside a list: a list with a field its shape lacks went to `_extra` whole (`conforms`).
         const name = joinName(node.name, key);
@@ -305,6 +319,25 @@ export class NestedLayout {
     }
     const list = node.fieldList;
     for (let i = 0; i < list.length; i++) if (list[i].stamp !== stamp) this.writeNull(list[i], repetition);
+  }
+
+  /**
+   * A top-level field first seen after the sample becomes a column (or a struct or list, by its
+   * first value), NULL in the rows before: the footer, written last, declares it, and the row
+   * groups written before get an all-NULL chunk for it (`parquet.ts`).
+   */
+  private addField(key: string, value: unknown): Node {
+    const observed = seen();
+    observe(value, observed, joinName('', key), 1, this.maxDepth);
+    const shape = settle(observed);
+    const first = this.columns.length;
+    const node = this.compile(joinName('', key), shape, 1, 0, [key.toWellFormed()]);
+    this.fields.push({ name: wellFormed(key, this.repairs), shape: repairShape(shape, this.repairs) });
+    this.root.fields!.set(key, node);
+    this.root.fieldList.push(node);
+    const added = this.columns.slice(first);
+    this.group.addColumns(added.map(({ kind, maxRepetition }) => ({ physical: PARQUET_TYPE[kind].physical, repeated: maxRepetition > 0 })));
+    return node;
   }
 
   /** The cell of a leaf value, or undefined when the column cannot hold it. */

@@ -126,7 +126,9 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     if (group!.rows === 0) return;
     rows += group!.rows;
     const cells = group!.take();
-    const encoding = plain.then((columns) => (offThread ? encodeRowGroupOffThread : encodeRowGroup)(specs, cells, columns));
+    // The columns as of this group: a later field may add some before it is encoded.
+    const groupSpecs = specs;
+    const encoding = plain.then((columns) => (offThread ? encodeRowGroupOffThread : encodeRowGroup)(groupSpecs, cells, columns));
     plain = encoding.then((encoded) => encoded.plain);
     plain.catch(() => undefined);
     const before = writing;
@@ -143,9 +145,14 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     await before;
   };
 
+  /** The nested layout's: re-reads its schema and metadata, which fields added after the sample change. */
+  let describe: (() => void) | undefined;
+
   const end = async (): Promise<void> => {
     await flush();
     await writing;
+    describe?.();
+    await completeRowGroups();
     const footer = serializeThrift(
       new parquetTypes.FileMetaData({
         version: 1,
@@ -161,6 +168,23 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     const length = Buffer.alloc(4);
     length.writeUInt32LE(footer.length);
     await write(Buffer.concat([footer, length, MAGIC]));
+  };
+
+  /** Gives each row group written before a column was added an all-NULL chunk of it, so every group has every column. */
+  const completeRowGroups = async (): Promise<void> => {
+    for (const rowGroup of rowGroups as Array<{ columns: unknown[]; num_rows: number }>) {
+      const missing = specs.slice(rowGroup.columns.length);
+      if (missing.length === 0) continue;
+      const entries = rowGroup.num_rows;
+      const columns = missing.map((spec) => ({
+        entries,
+        defined: new Uint8Array(entries),
+        repeated: spec.maxRepetition > 0 ? new Uint8Array(entries) : undefined,
+      }));
+      const placed = placeRowGroup(await encodeRowGroup(missing, { rows: entries, columns }, []), offset);
+      rowGroup.columns.push(...(placed.metadata as { columns: unknown[] }).columns);
+      for (const chunk of placed.chunks) await write(chunk);
+    }
   };
 
   if (options.layout === 'flat') {
@@ -195,20 +219,26 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     {
       async begin(sample, repairs) {
         const layout = NestedLayout.plan(sample, options, repairs);
-        specs = layout.columns.map(({ path, kind, maxDefinition, maxRepetition }) => ({
-          path,
-          physical: PARQUET_TYPE[kind].physical,
-          maxDefinition,
-          maxRepetition,
-          compression,
-        }));
-        schema = layout.schema();
+        const specsOf = (): ColumnSpec[] =>
+          layout.columns.map(({ path, kind, maxDefinition, maxRepetition }) => ({
+            path,
+            physical: PARQUET_TYPE[kind].physical,
+            maxDefinition,
+            maxRepetition,
+            compression,
+          }));
+        specs = specsOf();
         group = new RowGroupCells(specs.map(({ physical, maxRepetition }) => ({ physical, repeated: maxRepetition > 0 })), rowGroupSize);
         // Each field's shape (which VARCHAR leaves hold JSON text), and which column overflows: what a reader needs to rebuild records.
-        metadata = { [COLUMNS_METADATA_KEY]: JSON.stringify(layout.describe()) };
+        describe = () => {
+          schema = layout.schema();
+          metadata = { [COLUMNS_METADATA_KEY]: JSON.stringify(layout.describe()) };
+        };
         await write(MAGIC);
         return (record) => {
           layout.shred(record, group!, repairs);
+          // A field first seen now added columns: later groups are encoded with them.
+          if (layout.columns.length !== specs.length) specs = specsOf();
           return group!.full ? flush() : undefined;
         };
       },

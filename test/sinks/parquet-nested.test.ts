@@ -2,7 +2,11 @@
  * The nested Parquet layout (sinks/README.md "How a record becomes a nested row"), read back by
  * DuckDB: structs, lists, JSON text where kinds vary, `_extra` for what the shape lacks, bigints.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import pl from 'nodejs-polars';
+import { readParquet } from 'parquet-wasm/node';
 import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/errors.ts';
 import { toParquet } from '../../sinks/index.ts';
@@ -46,10 +50,14 @@ describe('nested Parquet of hostile records', () => {
     });
   });
 
-  it('keeps a field first seen after the sample in _extra', async () => {
+  it('adds a top-level field first seen after the sample as a column, NULL in the rows before', async () => {
     await written;
-    const rows = await query(`SELECT _extra FROM ${sqlPath(path)} WHERE seq = ${LATE_FIELD_AT}`);
-    expect(JSON.parse(rows[0]._extra as string)).toMatchObject({ late: { field: LATE_FIELD_AT, list: [LATE_FIELD_AT, 'x'] } });
+    const rows = await query(`SELECT seq, late.field AS field, late.list AS list FROM ${sqlPath(path)} WHERE seq IN (0, ${LATE_FIELD_AT - 1}, ${LATE_FIELD_AT})`);
+    expect(rows).toEqual([
+      { seq: 0, field: null, list: null },
+      { seq: LATE_FIELD_AT - 1, field: null, list: null },
+      { seq: LATE_FIELD_AT, field: LATE_FIELD_AT, list: `[${LATE_FIELD_AT},"x"]` },
+    ]);
   });
 
   it('moves a value whose kind conflicts with its field to _extra and leaves the field NULL', async () => {
@@ -61,6 +69,29 @@ describe('nested Parquet of hostile records', () => {
 });
 
 describe('nested Parquet', () => {
+  it('gives every row group a field first seen in a later one, and DuckDB, Polars and arrow-rs read it', async () => {
+    const path = join(dir, 'evolving.parquet');
+    const records = Array.from({ length: 7 }, (_, i) => (i < 5 ? { id: i } : { id: i, added: { tags: [`t${i}`] } }));
+    await toParquet(records, path, { sampleSize: 2, rowGroupSize: 2 });
+    const expected = [null, null, null, null, null, ['t5'], ['t6']];
+    expect((await queryJS(`SELECT added.tags AS tags FROM ${sqlPath(path)}`)).map((row) => row.tags)).toEqual(expected);
+    const frame = pl.readParquet(path);
+    expect(frame.height).toBe(7);
+    expect((JSON.parse(String(frame.writeJSON({ format: 'json' }))) as Array<{ added: { tags: string[] } | null }>).map((row) => row.added?.tags ?? null)).toEqual(expected);
+    const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(path))).intoIPCStream());
+    expect(table.schema.fields.map((field) => field.name)).toEqual(['id', '_extra', 'added']);
+    const added = [...table.getChild('added')!] as Array<{ toJSON(): { tags: Iterable<string> } } | null>;
+    expect(added.map((row) => (row === null ? null : [...row.toJSON().tags]))).toEqual(expected);
+  });
+
+  it('keeps a field first seen after the sample in _extra when columns chose the fields', async () => {
+    const path = join(dir, 'chosen-nested.parquet');
+    await toParquet([{ a: 1, b: { c: 'x' } }, { a: 2, b: { c: 'y' }, late: true }], path, { columns: ['b', 'a'], sampleSize: 1 });
+    const rows = await query(`SELECT * FROM ${sqlPath(path)}`);
+    expect(Object.keys(rows[0])).toEqual(['b', 'a', '_extra']);
+    expect(JSON.parse(rows[1]._extra as string)).toEqual({ late: true });
+  });
+
   const video = (i: number) => ({
     id: i,
     author: { nickname: `nick ${i}`, avatar: { url_list: [`https://a/${i}.webp`, `https://a/${i}.jpeg`], width: 100 } },
