@@ -12,9 +12,10 @@
  * - A field only ever null or only ever an empty array is VARCHAR (a LIST of VARCHAR).
  * - A top-level field first seen after the sample is added as a field (`addField`), NULL before.
  * - No value is lost: a field the shape lacks inside a struct (or any, when `columns` chose the
- *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`, a JSON object keyed by the dotted path, as in the flat
- *   layout) and reads NULL there. A list is written whole or not at all: if any element does not fit
- *   (a new field in one of its objects, say), the whole list goes to `_extra`.
+ *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`,
+ *   a JSON object keyed by the dotted path, as in the flat layout) and reads NULL there. A list is
+ *   written whole or not at all: if any element does not fit (a new field in one of its objects,
+ *   say), the whole list goes to `_extra`.
  * - An empty array is an empty list; an empty object is a struct whose fields are all NULL.
  *
  * Records are shredded straight into the row group's columns with Dremel's repetition and
