@@ -102,7 +102,8 @@ function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKi
 }
 
 function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {
-  if (typeof cell === 'bigint') return Number(cell);
+  // An integer beyond ±(2^53−1) (a record's bigint, written exactly) stays a bigint, so a merge keeps its digits.
+  if (typeof cell === 'bigint') return Number.isSafeInteger(Number(cell)) ? Number(cell) : cell;
   if (cell instanceof Date) return cell.toISOString();
   if (kind === 'json' && typeof cell === 'string') return JSON.parse(cell) as unknown;
   return cell;
