@@ -88,7 +88,7 @@ export function toParquet(
 }
 
 /** Checks `layout`, and that a nested layout is not given what only the flat one takes. */
-export function checkLayout(options: ParquetOptions): void {
+function checkLayout(options: ParquetOptions): void {
   const { layout } = options;
   if (layout !== undefined && !PARQUET_LAYOUTS.includes(layout)) {
     throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${String(layout)}`);
