@@ -8,16 +8,20 @@
  * `COPY (SELECT * FROM read_json(…)) TO … (FORMAT parquet)` for Parquet (both run three times; the
  * speed ratio compares the medians).
  *
- * Then Parquet on real sandbox records: 100,000 `forum/subforum` posts walked through the client
- * into NDJSON, converted both by `toParquet` (lines parsed with `JSON.parse`) and by DuckDB's `COPY`
- * from that file: file sizes (both snappy, each tool's default), speed, and which columns carry
- * statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
+ * Parquet is measured in both layouts (`nested`, the default, and `flat`).
+ *
+ * Then Parquet on real sandbox records: 100,000 `forum/subforum` posts and 20,000
+ * `shortvideo/videos` (nested objects and lists) walked through the client into NDJSON, converted
+ * both by `toParquet` in each layout (lines parsed with `JSON.parse`) and by DuckDB's `COPY` from
+ * that file (median of three runs each): file sizes (both snappy, each tool's default), speed, and
+ * which columns carry statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
  *
  *   npx tsx bench/sinks.ts [records]     (default 1,000,000)
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -29,6 +33,8 @@ import { startSandbox } from '../src/sandbox/index.ts';
 
 /** How many sandbox subforum posts the Parquet size comparison walks (issue 13's figure). */
 const SANDBOX_POSTS = 100_000;
+/** How many sandbox short videos (nested objects and lists) it walks. */
+const SANDBOX_VIDEOS = 20_000;
 
 const WORDS = 'data stream record page cursor river mountain coffee signal market launch review weekly guide'.split(' ');
 
@@ -103,7 +109,9 @@ async function child(kind: string, count: number, path: string): Promise<void> {
   else if (kind === 'ndjson') await built.toNdjson(posts(count), path);
   else if (kind === 'csv') await built.toCsv(posts(count), path);
   else if (kind === 'parquet') await built.toParquet(posts(count), path);
+  else if (kind === 'parquet-flat') await built.toParquet(posts(count), path, { layout: 'flat' });
   else if (kind === 'parquet-from-ndjson') await built.toParquet(ndjsonLines(`${path}.ndjson`), path);
+  else if (kind === 'parquet-flat-from-ndjson') await built.toParquet(ndjsonLines(`${path}.ndjson`), path, { layout: 'flat' });
   else if (kind === 'generate') for (const record of posts(count)) void record;
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
@@ -147,36 +155,51 @@ async function parquetSummary(path: string): Promise<{ columns: number; statisti
   return { columns: Number(row.columns), statistics: Number(row.statistics), dictionary: Number(row.dictionary) };
 }
 
-/** Walks `count` posts of one sandbox subforum through the client into an NDJSON file. */
-async function sandboxPosts(count: number, path: string): Promise<void> {
+/** Walks `count` records of one sandbox operation through the client into an NDJSON file. */
+async function sandboxRecords(walk: SandboxWalk, count: number, path: string): Promise<void> {
   const sandbox = await startSandbox({ port: 0, slowMs: 0 });
   try {
     const client = createClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey });
-    await toNdjson(client.forum.subforum({ subforum: `typescript-n${count}` }), path);
+    await toNdjson(walk(client, count), path);
   } finally {
     await sandbox.close();
   }
 }
 
-/** toParquet against DuckDB's COPY on the same sandbox posts: size, speed, statistics, dictionaries. */
-async function benchSandboxParquet(dir: string): Promise<void> {
-  const ours = join(dir, 'sandbox.parquet');
-  const theirs = join(dir, 'sandbox-duck.parquet');
-  await sandboxPosts(SANDBOX_POSTS, `${ours}.ndjson`);
-  const posts = SANDBOX_POSTS.toLocaleString('en-US');
-  console.log(`\nParquet from ${posts} sandbox forum/subforum posts (NDJSON ${mb(statSync(`${ours}.ndjson`).size)}), snappy both`);
-  const parquet = measure('parquet-from-ndjson', SANDBOX_POSTS, ours);
-  const duck = await duckdbCopy(`${ours}.ndjson`, theirs);
-  const rate = (seconds: number): string => `${Math.round(SANDBOX_POSTS / seconds).toLocaleString('en-US')} records/s`;
-  for (const [label, path, seconds] of [['toParquet (JSON.parse)', ours, parquet.seconds], ['DuckDB COPY', theirs, duck]] as const) {
+type SandboxWalk = (client: ReturnType<typeof createClient>, count: number) => AsyncIterable<unknown>;
+
+/** toParquet in both layouts against DuckDB's COPY on the same sandbox records: size, speed, statistics, dictionaries. */
+async function benchSandboxParquet(dir: string, name: string, count: number, walk: SandboxWalk): Promise<void> {
+  const slug = name.replace(/[^a-z]+/g, '-');
+  const ours = join(dir, `${slug}.parquet`);
+  const flat = join(dir, `${slug}-flat.parquet`);
+  const theirs = join(dir, `${slug}-duck.parquet`);
+  await sandboxRecords(walk, count, `${ours}.ndjson`);
+  await copyFile(`${ours}.ndjson`, `${flat}.ndjson`);
+  const label = `${count.toLocaleString('en-US')} sandbox ${name}`;
+  console.log(`\nParquet from ${label} (NDJSON ${mb(statSync(`${ours}.ndjson`).size)}), snappy both, median of ${RATIO_RUNS} runs each`);
+  const nested = medianOf(RATIO_RUNS, () => measure('parquet-from-ndjson', count, ours), (m) => m.seconds);
+  const flatRun = medianOf(RATIO_RUNS, () => measure('parquet-flat-from-ndjson', count, flat), (m) => m.seconds);
+  const ducks: number[] = [];
+  for (let run = 0; run < RATIO_RUNS; run++) ducks.push(await duckdbCopy(`${ours}.ndjson`, theirs));
+  const duck = medianOf(RATIO_RUNS, (run) => ducks[run], (seconds) => seconds);
+  const rate = (seconds: number): string => `${Math.round(count / seconds).toLocaleString('en-US')} records/s`;
+  const rows = [
+    ['toParquet nested', ours, nested.seconds, nested.rssMb],
+    ['toParquet flat', flat, flatRun.seconds, flatRun.rssMb],
+    ['DuckDB COPY', theirs, duck, undefined],
+  ] as const;
+  for (const [what, path, seconds, rssMb] of rows) {
     const summary = await parquetSummary(path);
     console.log(
-      `${label.padEnd(24)} ${seconds.toFixed(2).padStart(7)} s  ${rate(seconds).padStart(20)}  ${mb(statSync(path).size).padStart(9)}  ` +
-        `statistics on ${summary.statistics}/${summary.columns} columns, dictionary pages on ${summary.dictionary}`,
+      `${what.padEnd(24)} ${seconds.toFixed(2).padStart(7)} s  ${rate(seconds).padStart(20)}  ${mb(statSync(path).size).padStart(9)}  ` +
+        `statistics on ${summary.statistics}/${summary.columns} leaf columns, dictionary pages on ${summary.dictionary}` +
+        (rssMb === undefined ? '' : `, peak RSS ${rssMb.toFixed(0)} MB`),
     );
   }
-  console.log(`size toParquet / DuckDB:               ${(statSync(ours).size / statSync(theirs).size).toFixed(3)} (target ≤ 1)`);
-  console.log(`ratio toParquet / DuckDB COPY:         ${(duck / parquet.seconds).toFixed(2)}x`);
+  console.log(`size toParquet nested / flat / DuckDB: ${[ours, flat, theirs].map((path) => mb(statSync(path).size)).join(' / ')}`);
+  console.log(`ratio toParquet nested / DuckDB COPY:  ${(duck / nested.seconds).toFixed(2)}x (target ≥ 0.5x)`);
+  console.log(`ratio toParquet flat / DuckDB COPY:    ${(duck / flatRun.seconds).toFixed(2)}x (target ≥ 0.5x)`);
 }
 
 /** Runs of toParquet and of DuckDB's COPY behind the speed ratio; the medians are compared. */
@@ -212,18 +235,22 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     // The speed ratio against DuckDB is the figure with a target: take the median of three runs of
     // each side, since one run of either can land on a busy moment of the machine.
     const parquet = medianOf(RATIO_RUNS, () => measure('parquet', count, join(dir, 'out.parquet')), (m) => m.seconds);
-    line(`toParquet (median of ${RATIO_RUNS})`, parquet);
+    line(`toParquet nested (median)`, parquet);
+    const parquetFlat = medianOf(RATIO_RUNS, () => measure('parquet-flat', count, join(dir, 'flat.parquet')), (m) => m.seconds);
+    line(`toParquet flat (median)`, parquetFlat);
     const ducks: number[] = [];
     for (let run = 0; run < RATIO_RUNS; run++) ducks.push(await duckdbCopy(join(dir, 'out.ndjson'), join(dir, 'duck.parquet')));
     const duck = medianOf(RATIO_RUNS, (run) => ducks[run], (seconds) => seconds);
     console.log(`${`DuckDB COPY (median of ${RATIO_RUNS})`.padEnd(24)} ${duck.toFixed(2).padStart(7)} s  ${rate(duck).padStart(20)}`);
     console.log(`ratio toNdjson / plain JSON.stringify: ${(plain.seconds / ndjson.seconds).toFixed(2)}x (target ≥ 0.8x)`);
-    console.log(`ratio toParquet / DuckDB COPY:         ${(duck / parquet.seconds).toFixed(2)}x (target ≥ 0.3x)`);
-    const sizes = [join(dir, 'out.parquet'), join(dir, 'duck.parquet')].map((file) => mb(statSync(file).size));
-    console.log(`Parquet size toParquet / DuckDB:       ${sizes.join(' / ')}`);
-    const worst = Math.max(ndjson.rssMb, csv.rssMb, parquet.rssMb);
+    console.log(`ratio toParquet nested / DuckDB COPY:  ${(duck / parquet.seconds).toFixed(2)}x`);
+    console.log(`ratio toParquet flat / DuckDB COPY:    ${(duck / parquetFlat.seconds).toFixed(2)}x`);
+    const sizes = [join(dir, 'out.parquet'), join(dir, 'flat.parquet'), join(dir, 'duck.parquet')].map((file) => mb(statSync(file).size));
+    console.log(`Parquet size nested / flat / DuckDB:   ${sizes.join(' / ')}`);
+    const worst = Math.max(ndjson.rssMb, csv.rssMb, parquet.rssMb, parquetFlat.rssMb);
     console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
-    await benchSandboxParquet(dir);
+    await benchSandboxParquet(dir, 'forum/subforum posts', SANDBOX_POSTS, (client, n) => client.forum.subforum({ subforum: `typescript-n${n}` }));
+    await benchSandboxParquet(dir, 'shortvideo/videos', SANDBOX_VIDEOS, (client, n) => client.shortvideo.videos({ handle: `creator-n${n}` }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

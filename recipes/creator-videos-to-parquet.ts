@@ -32,11 +32,16 @@ const videos = pipe(
 const written = await toParquet(videos, OUT);
 console.log(`${written.records} videos → ${written.path} (${written.bytes} bytes, ${client.stats.credits} credits)`);
 
+// The file keeps each video's shape (README § 3): `author` and `statistics` are structs, URL lists are lists.
 const duckdb = await (await DuckDBInstance.create(':memory:')).connect();
 const perHandle = await duckdb.runAndReadAll(`
-  SELECT handle, count(*)::INTEGER AS videos, to_timestamp(min(create_time)) AS first_video
+  SELECT handle, any_value(author.nickname) AS nickname, count(*)::INTEGER AS videos,
+    sum(statistics.play_count)::BIGINT AS plays, to_timestamp(min(create_time)) AS first_video
   FROM read_parquet('${OUT}') GROUP BY handle ORDER BY videos DESC`);
 console.table(perHandle.getRowObjectsJS());
+const avatars = await duckdb.runAndReadAll(`
+  SELECT handle, unnest(author.avatar_thumb.url_list) AS avatar FROM read_parquet('${OUT}') LIMIT 2`);
+console.table(avatars.getRowObjectsJS());
 
 await client.close();
 await sandbox?.close();

@@ -45,7 +45,8 @@ export function writePart(records: AnyIterable<unknown>, path: string, format: D
       ? {}
       : { columns: schema.map((column) => column.name), kinds: Object.fromEntries(schema.map((column) => [column.name, column.kind])) };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
-  return runSink(records, path, (destination) => parquetWriter(destination, pinned));
+  // A dataset's parts are flat: its recorded schema pins dotted columns (sinks/README.md).
+  return runSink(records, path, (destination) => parquetWriter(destination, { ...pinned, layout: 'flat' }));
 }
 
 /** The records of a part file, as a run merges them. */

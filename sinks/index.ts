@@ -5,7 +5,7 @@
  */
 export { toNdjson } from './ndjson.ts';
 export { toCsv, type CsvOptions } from './csv.ts';
-export { toParquet, type ParquetOptions, type ParquetCompression, type ParquetEncoder } from './parquet.ts';
+export { toParquet, type ParquetOptions, type ParquetCompression, type ParquetEncoder, type ParquetLayout } from './parquet.ts';
 export { writeRecords, type WriteRecordsOptions } from './write-records.ts';
 export { fromNdjson } from './from-ndjson.ts';
 export { partialOf, type SinkResult } from './run.ts';

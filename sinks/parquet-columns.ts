@@ -8,8 +8,8 @@
  *
  * Why not `ParquetWriter.appendRow`: its general Dremel shredding allocates per field per row and
  * measured about 10,000 rows/s on sandbox-shaped records, under a tenth of DuckDB's conversion. Our
- * rows are flat (no repetition, definition level 0 or 1), so each column is just a list of values
- * plus a null bitmap. A chunk is a dictionary page (when the column is dictionary-encoded) and one
+ * rows arrive already shredded (`RowGroupCells`: flat rows, or records shredded by
+ * `parquet-nested.ts`), so each column is a list of values plus its levels. A chunk is a dictionary page (when the column is dictionary-encoded) and one
  * data page (v1); a PLAIN integer chunk whose values lie within ±2^51 is DELTA_BINARY_PACKED.
  *
  * Dictionaries: INT64, DOUBLE and BYTE_ARRAY columns start dictionary-encoded; every 1,024 values
@@ -31,9 +31,13 @@ import type { Cell } from './rows.ts';
 export type PhysicalType = 'INT64' | 'DOUBLE' | 'BOOLEAN' | 'BYTE_ARRAY';
 
 export interface ColumnSpec {
-  /** The column's name in the schema. */
-  readonly name: string;
+  /** The column's path in the schema: one name in the flat layout, the fields down to the leaf in the nested one. */
+  readonly path: readonly string[];
   readonly physical: PhysicalType;
+  /** The definition level of an entry that has a value (1 in the flat layout). */
+  readonly maxDefinition: number;
+  /** The greatest repetition level: how many lists the column lies inside (0 in the flat layout). */
+  readonly maxRepetition: number;
   /** An INT64 column whose cells are kept as bigints (`RowGroupCells`), so integers past 2^53 stay exact. */
   readonly exact?: boolean;
   /** Parquet compression name: `SNAPPY`, `GZIP`, `UNCOMPRESSED`. */
@@ -63,27 +67,22 @@ function plainCapacity(physical: PhysicalType, rows: number, plain: boolean): nu
   return physical === 'BYTE_ARRAY' ? 16 * 1024 : rows * 8;
 }
 
-/** Feeds a column's cells to its encoder, rows `0 … rows - 1`. */
-function pushCells(column: ColumnBuffer, cells: CellColumn, physical: PhysicalType, rows: number): void {
-  const { defined, numbers, integers, lengths } = cells;
-  if (integers !== undefined) {
-    for (let row = 0; row < rows; row++) {
-      if (defined[row] === 0) column.pushNull();
-      else column.push(row, integers[row]);
-    }
-    return;
-  }
+/** Feeds a column's cells to its encoder, entry by entry. */
+function pushCells(column: ColumnBuffer, cells: CellColumn, spec: ColumnSpec): void {
+  const { entries, defined, numbers, integers, lengths } = cells;
+  const { physical, maxDefinition } = spec;
   if (lengths === undefined) {
-    for (let row = 0; row < rows; row++) {
-      if (defined[row] === 0) column.pushNull();
-      else column.push(row, physical === 'BOOLEAN' ? numbers![row] !== 0 : numbers![row]);
+    for (let at = 0; at < entries; at++) {
+      if (defined[at] !== maxDefinition) column.pushNull();
+      else if (physical === 'BOOLEAN') column.push(numbers![at] !== 0);
+      else column.push(integers === undefined ? numbers![at] : integers[at]);
     }
     return;
   }
   const texts = new TextValues(cells);
-  for (let row = 0; row < rows; row++) {
-    if (defined[row] === 0) column.pushNull();
-    else column.push(row, texts.next(lengths[row]));
+  for (let at = 0; at < entries; at++) {
+    if (defined[at] !== maxDefinition) column.pushNull();
+    else column.push(texts.next(lengths[at]));
   }
 }
 
@@ -98,7 +97,6 @@ export interface EncodedRowGroup {
  * dictionary indices or PLAIN-encoded.
  */
 class ColumnBuffer {
-  private defined: Uint8Array;
   private plain: Bytes;
   /** Non-null values so far (BOOLEAN values are bit-packed in that order). */
   private count = 0;
@@ -114,10 +112,9 @@ class ColumnBuffer {
 
   constructor(
     private readonly spec: ColumnSpec,
-    capacity: number,
+    private readonly capacity: number,
     plain: boolean,
   ) {
-    this.defined = new Uint8Array(capacity);
     this.plain = new Bytes(plainCapacity(spec.physical, capacity, plain));
     if (spec.physical === 'BOOLEAN') this.plain.buffer.fill(0);
     else if (!plain) this.dictionary = new Map();
@@ -131,8 +128,7 @@ class ColumnBuffer {
     return this.dictionary === undefined;
   }
 
-  push(row: number, cell: Exclude<Cell, null>): void {
-    this.defined[row] = 1;
+  push(cell: Exclude<Cell, null>): void {
     if (this.dictionary === undefined) {
       this.pushPlain(cell);
       this.count++;
@@ -167,8 +163,7 @@ class ColumnBuffer {
         return;
       }
       case 'INT64':
-        if (typeof cell === 'bigint') bytes.bigInt64(cell);
-        else bytes.int64(cell as number);
+        bytes.int64(cell as number | bigint);
         break;
       default:
         bytes.double(cell as number);
@@ -186,7 +181,7 @@ class ColumnBuffer {
       this.addEntry(cell);
     }
     if (this.count === this.indices.length) {
-      const grown = new Uint32Array(Math.min(this.indices.length * 2, this.defined.length));
+      const grown = new Uint32Array(Math.min(this.indices.length * 2, this.capacity));
       grown.set(this.indices);
       this.indices = grown;
     }
@@ -222,11 +217,13 @@ class ColumnBuffer {
   }
 
   /** This row group's column chunk, its pages not yet compressed. */
-  finish(rows: number): LaidOutChunk {
+  finish(cells: CellColumn): LaidOutChunk {
     if (this.dictionary !== undefined && this.count > 0 && !this.dictionaryPays()) this.dropDictionary();
-    const { physical } = this.spec;
-    const body = new Bytes(this.plain.length + rows / 4 + 64);
-    encodeDefinitionLevels(body, this.defined, rows);
+    const { physical, maxDefinition, maxRepetition } = this.spec;
+    const entries = cells.entries;
+    const body = new Bytes(this.plain.length + entries / 2 + 64);
+    if (maxRepetition > 0) encodeLevels(body, cells.repeated!, entries, bitWidth(maxRepetition));
+    encodeLevels(body, cells.defined, entries, bitWidth(maxDefinition));
     const pages: LaidOutPage[] = [];
     let encoding = Encoding.PLAIN;
     if (this.dictionary !== undefined && this.count > 0) {
@@ -241,14 +238,14 @@ class ColumnBuffer {
     } else {
       body.copy(this.plain.buffer, 0, this.plain.length);
     }
-    pages.push({ dictionary: false, values: rows, encoding, data: body.view() });
-    return { spec: this.spec, rows, encoding, pages, statistics: this.statistics.encode() };
+    pages.push({ dictionary: false, values: entries, encoding, data: body.view() });
+    return { spec: this.spec, entries, encoding, pages, statistics: this.statistics.encode() };
   }
 
   /** Whether DELTA_BINARY_PACKED can take this chunk's integers exactly. */
   private deltaFits(): boolean {
     const { min, max } = this.statistics as NumberStatistics;
-    return min >= -MAX_DELTA_VALUE && max <= MAX_DELTA_VALUE;
+    return Number(min) >= -MAX_DELTA_VALUE && Number(max) <= MAX_DELTA_VALUE;
   }
 
   /** The PLAIN-encoded INT64 values read back. */
@@ -272,7 +269,8 @@ interface LaidOutPage {
 /** One column's chunk of a row group: a dictionary page (when it has one), then its data page. */
 interface LaidOutChunk {
   spec: ColumnSpec;
-  rows: number;
+  /** Entries (levels) in the chunk: its rows, or more in a list column. */
+  entries: number;
   encoding: number;
   pages: LaidOutPage[];
   statistics: StatisticsFields;
@@ -302,9 +300,9 @@ export interface CompressedRowGroup {
 export async function encodeRowGroup(specs: readonly ColumnSpec[], cells: CellColumns, plain: PlainColumns): Promise<CompressedRowGroup> {
   const { rows, columns } = cells;
   const laidOut = specs.map((spec, c) => {
-    const column = new ColumnBuffer(spec, rows, plain[c] ?? false);
-    pushCells(column, columns[c], spec.physical, rows);
-    return { chunk: column.finish(rows), plain: column.isPlain };
+    const column = new ColumnBuffer(spec, columns[c].entries, plain[c] ?? false);
+    pushCells(column, columns[c], spec);
+    return { chunk: column.finish(columns[c]), plain: column.isPlain };
   });
   const chunks = await Promise.all(
     laidOut.map(async ({ chunk }) => {
@@ -368,16 +366,16 @@ export function placeRowGroup(group: CompressedRowGroup, offset: number): Encode
       if (page.dictionary) dictionaryPageBytes = head.length + data.length;
     }
     totalUncompressed += uncompressed;
-    const { physical, name, compression } = chunk.spec;
+    const { physical, path, compression } = chunk.spec;
     columns.push(
       new parquetTypes.ColumnChunk({
         file_offset: start,
         meta_data: new parquetTypes.ColumnMetaData({
           type: parquetTypes.Type[physical],
           encodings: [Encoding.RLE, chunk.encoding],
-          path_in_schema: [name],
+          path_in_schema: path,
           codec: parquetTypes.CompressionCodec[compression],
-          num_values: chunk.rows,
+          num_values: chunk.entries,
           total_uncompressed_size: uncompressed,
           total_compressed_size: at - start,
           data_page_offset: start + dictionaryPageBytes,
@@ -391,11 +389,11 @@ export function placeRowGroup(group: CompressedRowGroup, offset: number): Encode
   return { chunks, metadata };
 }
 
-/** Definition levels (bit width 1) in the RLE/bit-packed hybrid, behind the 4-byte length a v1 page wants. */
-function encodeDefinitionLevels(out: Bytes, defined: Uint8Array, rows: number): void {
+/** Repetition or definition levels in the RLE/bit-packed hybrid, behind the 4-byte length a v1 page wants. */
+function encodeLevels(out: Bytes, levels: Uint8Array, entries: number, width: number): void {
   const lengthAt = out.length;
   out.reserve(4);
   out.length += 4;
-  writeHybrid(out, defined, rows, 1);
+  writeHybrid(out, levels, entries, width);
   out.buffer.writeUInt32LE(out.length - lengthAt - 4, lengthAt);
 }

@@ -1,7 +1,7 @@
 /**
  * The byte-level encodings Parquet pages are made of: a growable byte buffer, PLAIN INT64 without
- * BigInt, ULEB128 varints, and the RLE/bit-packed hybrid that carries definition levels and
- * dictionary indices.
+ * BigInt (but for an exact `bigint` column's values, which are bigints), ULEB128 varints, and the
+ * RLE/bit-packed hybrid that carries definition levels and dictionary indices.
  */
 
 const TWO_32 = 4294967296;
@@ -48,17 +48,10 @@ export class Bytes {
     this.byte(value);
   }
 
-  /** A safe integer as PLAIN INT64 (little-endian two's complement), split into 32-bit words. */
-  int64(value: number): void {
+  /** An integer as PLAIN INT64 (little-endian two's complement): a safe integer split into 32-bit words, a bigint (within int64) as it is. */
+  int64(value: number | bigint): void {
     this.reserve(8);
     writeInt64(this.buffer, value, this.length);
-    this.length += 8;
-  }
-
-  /** An integer within int64 exactly, as PLAIN INT64. */
-  bigInt64(value: bigint): void {
-    this.reserve(8);
-    this.buffer.writeBigInt64LE(value, this.length);
     this.length += 8;
   }
 
@@ -89,7 +82,11 @@ export class Bytes {
   }
 }
 
-export function writeInt64(buffer: Buffer, value: number, offset: number): void {
+export function writeInt64(buffer: Buffer, value: number | bigint, offset: number): void {
+  if (typeof value === 'bigint') {
+    buffer.writeBigInt64LE(value, offset);
+    return;
+  }
   const high = Math.floor(value / TWO_32);
   buffer.writeUInt32LE(value - high * TWO_32, offset);
   buffer.writeInt32LE(high, offset + 4);

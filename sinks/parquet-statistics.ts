@@ -56,9 +56,8 @@ export class NumberStatistics implements Statistics {
 
   private encodeNumber(value: number | bigint): Buffer {
     const bytes = Buffer.allocUnsafe(8);
-    if (typeof value === 'bigint') bytes.writeBigInt64LE(value, 0);
-    else if (this.physical === 'INT64') writeInt64(bytes, value, 0);
-    else bytes.writeDoubleLE(value, 0);
+    if (this.physical === 'INT64') writeInt64(bytes, value, 0);
+    else bytes.writeDoubleLE(value as number, 0);
     return bytes;
   }
 }

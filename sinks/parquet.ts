@@ -1,31 +1,42 @@
 /**
  * Parquet written with parquetjs-lite's thrift structures (rows are laid out into column chunks, with
  * statistics and dictionaries, by `parquet-columns.ts`, in a worker thread for large row groups:
- * `parquet-encoder.ts`): one optional column per
- * row-mapping column, typed so DuckDB reads them naturally — integers BIGINT (INT64; a `bigint`
- * column keeps integers past 2^53 exact, and one past int64 is JSON text: `rows.ts`), other numbers
- * DOUBLE, booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when
- * every sampled value is one), and arrays, deep objects and mixed values JSON text. A value that does
- * not fit its column's type goes to the overflow column (`rows.ts`). Rows are flushed every
- * `rowGroupSize` rows, so memory stays bounded.
- * The file's key-value metadata `socialstream.columns` lists each column's kind and the overflow name.
+ * `parquet-encoder.ts`), in one of two layouts:
+ * - `nested` (the default): records keep their shape, objects as STRUCT groups and arrays as LIST
+ *   (`parquet-nested.ts`);
+ * - `flat`: one optional column per dotted leaf path (`rows.ts`), arrays and deep objects as JSON text.
+ * Leaves are typed so DuckDB reads them naturally — integers BIGINT (INT64; a `bigint` column keeps
+ * integers past 2^53 exact, and one past int64 is JSON text: `rows.ts`), other numbers DOUBLE,
+ * booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when every
+ * sampled value is one), mixed values JSON text. A value that does not fit its column's type goes to
+ * the overflow column. Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
+ * The file's key-value metadata `socialstream.columns` describes the layout, each column's kind and
+ * the overflow name.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupCells } from './parquet-cells.ts';
 import { encodeRowGroup, placeRowGroup, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
 import { encodeRowGroupOffThread } from './parquet-encoder.ts';
+import { NestedLayout, PARQUET_TYPE } from './parquet-nested.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, type ColumnKind, type RowOptions } from './rows.ts';
+import { checkRowOptions, DEFAULT_SAMPLE_SIZE, type ColumnKind, type RowOptions } from './rows.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
-import { tableWriter } from './table.ts';
+import { sampledWriter, tableWriter } from './table.ts';
 
 export const PARQUET_EXTENSIONS = ['.parquet'] as const;
 
 export type ParquetCompression = 'snappy' | 'gzip' | 'none';
 
 export interface ParquetOptions extends RowOptions {
+  /**
+   * `'nested'` (default): objects are STRUCT groups and arrays LIST, as the records hold them;
+   * `columns` then names top-level fields, `kinds` is not taken, and `maxDepth` (default 6) is how
+   * deep objects and arrays nest before the rest is JSON text. `'flat'`: one column per dotted leaf
+   * path, arrays and objects below `maxDepth` (default 3) as JSON text.
+   */
+  layout?: ParquetLayout;
   /** Rows per row group: rows are held in memory until a group is full. Default 10,000. */
   rowGroupSize?: number;
   /** Page compression. Default `'snappy'`. */
@@ -38,6 +49,9 @@ export interface ParquetOptions extends RowOptions {
   encoder?: ParquetEncoder;
 }
 
+export type ParquetLayout = 'nested' | 'flat';
+export const PARQUET_LAYOUTS: readonly ParquetLayout[] = ['nested', 'flat'];
+
 export type ParquetEncoder = 'worker' | 'thread';
 const ENCODERS: readonly ParquetEncoder[] = ['worker', 'thread'];
 
@@ -49,17 +63,6 @@ const MAX_ROW_GROUP_SIZE = 1_000_000;
 export const COLUMNS_METADATA_KEY = 'socialstream.columns';
 
 const COMPRESSION: Record<ParquetCompression, string> = { snappy: 'SNAPPY', gzip: 'GZIP', none: 'UNCOMPRESSED' };
-
-/** Parquet physical type and converted type (if any) per column kind. */
-const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; exact?: true; converted?: string }> = {
-  integer: { physical: 'INT64' },
-  bigint: { physical: 'INT64', exact: true },
-  double: { physical: 'DOUBLE' },
-  boolean: { physical: 'BOOLEAN' },
-  string: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
-  timestamp: { physical: 'INT64', converted: 'TIMESTAMP_MILLIS' },
-  json: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
-};
 
 const MAGIC = Buffer.from('PAR1');
 
@@ -81,7 +84,19 @@ export function toParquet(
   if (options.encoder !== undefined && !ENCODERS.includes(options.encoder)) {
     throw new TypeError(`encoder must be one of ${ENCODERS.join(', ')}, got ${String(options.encoder)}`);
   }
+  checkLayout(options);
   return runSink(source, path, (destination) => parquetWriter(destination, options));
+}
+
+/** Checks `layout`, and that a nested layout is not given what only the flat one takes. */
+function checkLayout(options: ParquetOptions): void {
+  const { layout } = options;
+  if (layout !== undefined && !PARQUET_LAYOUTS.includes(layout)) {
+    throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${String(layout)}`);
+  }
+  if ((layout ?? 'nested') === 'nested' && options.kinds !== undefined) {
+    throw new TypeError("kinds fixes flat columns' types: it needs layout: 'flat'");
+  }
 }
 
 export function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
@@ -112,7 +127,9 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     if (group!.rows === 0) return;
     rows += group!.rows;
     const cells = group!.take();
-    const encoding = plain.then((columns) => (offThread ? encodeRowGroupOffThread : encodeRowGroup)(specs, cells, columns));
+    // The columns as of this group: a later field may add some before it is encoded.
+    const groupSpecs = specs;
+    const encoding = plain.then((columns) => (offThread ? encodeRowGroupOffThread : encodeRowGroup)(groupSpecs, cells, columns));
     plain = encoding.then((encoded) => encoded.plain);
     plain.catch(() => undefined);
     const before = writing;
@@ -129,48 +146,110 @@ export function parquetWriter(destination: Destination, options: ParquetOptions)
     await before;
   };
 
-  return tableWriter(
+  /** The nested layout's: re-reads its schema and metadata, which fields added after the sample change. */
+  let describe: (() => void) | undefined;
+
+  const end = async (): Promise<void> => {
+    await flush();
+    await writing;
+    describe?.();
+    await completeRowGroups();
+    const footer = serializeThrift(
+      new parquetTypes.FileMetaData({
+        version: 1,
+        schema,
+        num_rows: rows,
+        row_groups: rowGroups,
+        key_value_metadata: Object.entries(metadata).map(([key, value]) => new parquetTypes.KeyValue({ key, value })),
+        created_by: 'socialstream',
+        // Declares min_value/max_value ordered by type (signed numbers, unsigned UTF-8 bytes): without it readers ignore them.
+        column_orders: specs.map(() => new parquetTypes.ColumnOrder({ TYPE_ORDER: new parquetTypes.TypeDefinedOrder() })),
+      }),
+    );
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(footer.length);
+    await write(Buffer.concat([footer, length, MAGIC]));
+  };
+
+  /** Gives each row group written before a column was added an all-NULL chunk of it, so every group has every column. */
+  const completeRowGroups = async (): Promise<void> => {
+    for (const rowGroup of rowGroups as Array<{ columns: unknown[]; num_rows: number }>) {
+      const missing = specs.slice(rowGroup.columns.length);
+      if (missing.length === 0) continue;
+      const entries = rowGroup.num_rows;
+      const columns = missing.map((spec) => ({
+        entries,
+        defined: new Uint8Array(entries),
+        repeated: spec.maxRepetition > 0 ? new Uint8Array(entries) : undefined,
+      }));
+      const placed = placeRowGroup(await encodeRowGroup(missing, { rows: entries, columns }, []), offset);
+      rowGroup.columns.push(...(placed.metadata as { columns: unknown[] }).columns);
+      for (const chunk of placed.chunks) await write(chunk);
+    }
+  };
+
+  if (options.layout === 'flat') {
+    return tableWriter(
+      {
+        async begin(layout, names) {
+          const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
+          specs = names.map((name, i) => {
+            const { physical, exact } = PARQUET_TYPE[kinds[i]];
+            return { path: [name], physical, exact, maxDefinition: 1, maxRepetition: 0, compression };
+          });
+          schema = schemaElements(names.map((name, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
+          group = new RowGroupCells(specs.map(({ physical, exact }) => ({ physical, exact, repeated: false })), rowGroupSize);
+          // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
+          metadata = {
+            [COLUMNS_METADATA_KEY]: JSON.stringify({
+              layout: 'flat',
+              columns: layout.columns.map(({ kind }, i) => ({ name: names[i], kind })),
+              overflow: layout.overflowName,
+            }),
+          };
+          await write(MAGIC);
+        },
+        writeRow(row) {
+          group!.add(row);
+          return group!.full ? flush() : undefined;
+        },
+        end,
+      },
+      options,
+      true,
+    );
+  }
+  return sampledWriter(
     {
-      async begin(layout, names) {
-        const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        specs = names.map((name, i) => ({ name, physical: PARQUET_TYPE[kinds[i]].physical, exact: PARQUET_TYPE[kinds[i]].exact, compression }));
-        schema = schemaElements(specs.map(({ name }, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
-        group = new RowGroupCells(specs, rowGroupSize);
-        // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
-        metadata = {
-          [COLUMNS_METADATA_KEY]: JSON.stringify({
-            columns: layout.columns.map(({ kind }, i) => ({ name: names[i], kind })),
-            overflow: layout.overflowName,
-          }),
+      async begin(sample, repairs) {
+        const layout = NestedLayout.plan(sample, options, repairs);
+        const specsOf = (): ColumnSpec[] =>
+          layout.columns.map(({ path, kind, maxDefinition, maxRepetition }) => ({
+            path,
+            physical: PARQUET_TYPE[kind].physical,
+            exact: PARQUET_TYPE[kind].exact,
+            maxDefinition,
+            maxRepetition,
+            compression,
+          }));
+        specs = specsOf();
+        group = new RowGroupCells(specs.map(({ physical, exact, maxRepetition }) => ({ physical, exact, repeated: maxRepetition > 0 })), rowGroupSize);
+        // Each field's shape (which VARCHAR leaves hold JSON text), and which column overflows: what a reader needs to rebuild records.
+        describe = () => {
+          schema = layout.schema();
+          metadata = { [COLUMNS_METADATA_KEY]: JSON.stringify(layout.describe()) };
         };
         await write(MAGIC);
+        return (record) => {
+          layout.shred(record, group!, repairs);
+          // A field first seen now added columns: later groups are encoded with them.
+          if (layout.columns.length !== specs.length) specs = specsOf();
+          return group!.full ? flush() : undefined;
+        };
       },
-      writeRow(row) {
-        group!.add(row);
-        return group!.full ? flush() : undefined;
-      },
-      async end() {
-        await flush();
-        await writing;
-        const footer = serializeThrift(
-          new parquetTypes.FileMetaData({
-            version: 1,
-            schema,
-            num_rows: rows,
-            row_groups: rowGroups,
-            key_value_metadata: Object.entries(metadata).map(([key, value]) => new parquetTypes.KeyValue({ key, value })),
-            created_by: 'socialstream',
-            // Declares min_value/max_value ordered by type (signed numbers, unsigned UTF-8 bytes): without it readers ignore them.
-            column_orders: schema.slice(1).map(() => new parquetTypes.ColumnOrder({ TYPE_ORDER: new parquetTypes.TypeDefinedOrder() })),
-          }),
-        );
-        const length = Buffer.alloc(4);
-        length.writeUInt32LE(footer.length);
-        await write(Buffer.concat([footer, length, MAGIC]));
-      },
+      end,
     },
-    options,
-    true,
+    options.sampleSize ?? DEFAULT_SAMPLE_SIZE,
   );
 }
 

@@ -54,9 +54,17 @@ export interface RowOptions {
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
 export const DEFAULT_MAX_DEPTH = 3;
-const OVERFLOW_NAME = '_extra';
+export const OVERFLOW_NAME = '_extra';
 
-type PlainObject = Record<string, unknown>;
+export type PlainObject = Record<string, unknown>;
+
+/** The int64 range: a bigint within it is a `bigint` cell (Parquet INT64); one beyond it is JSON text. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+function isInt64(value: bigint): boolean {
+  return value >= INT64_MIN && value <= INT64_MAX;
+}
 
 function escapeKey(key: string): string {
   // `__proto__` as a plain property name would set a prototype in the writers' lookup objects.
@@ -80,25 +88,25 @@ export function splitColumnName(name: string): string[] {
   return keys;
 }
 
-function isPlainObject(value: unknown): value is PlainObject {
+export function isPlainObject(value: unknown): value is PlainObject {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
 
 /** `{"0": …, "1": …}`: the API's list encoding (SPEC 2.2). One value, not columns named 0, 1, 2…. */
-function isKeyedCollection(keys: string[]): boolean {
+export function isKeyedCollection(keys: string[]): boolean {
   return keys.length > 0 && keys.every((key, i) => key === String(i));
 }
 
-function joinName(prefix: string, key: string): string {
+export function joinName(prefix: string, key: string): string {
   return prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
 }
 
 /** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-function timestampOf(text: string): number | undefined {
+export function timestampOf(text: string): number | undefined {
   if (text.length !== 24 || !ISO_INSTANT.test(text)) return undefined;
   // Read the fields straight from the character codes: this runs once per cell of every timestamp
   // column, and building a Date to format it back was the Parquet sink's costliest step.
@@ -127,15 +135,18 @@ function daysIn(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/** Throws for a value JSON cannot carry (function, symbol), naming its field. */
-function checkJsonValue(value: unknown, path: string): void {
+/**
+ * Throws for a value JSON cannot carry (function, symbol), naming its field. A bigint is a value
+ * (an integer the parser could not hold in a number): it is written with its exact digits.
+ */
+export function checkJsonValue(value: unknown, path: string): void {
   const type = typeof value;
   if (type === 'function' || type === 'symbol') {
     throw new TypeError(`Field ${path} holds a ${type}, which JSON cannot carry`);
   }
 }
 
-function kindOf(value: unknown, path: string): ColumnKind {
+export function kindOf(value: unknown, path: string): ColumnKind {
   checkJsonValue(value, path);
   switch (typeof value) {
     case 'boolean':
@@ -153,7 +164,7 @@ function kindOf(value: unknown, path: string): ColumnKind {
 }
 
 /** Whether a column of `kind` can hold `value` unchanged (timestamps are checked where they are parsed). */
-function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
+export function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
   switch (kind) {
     case 'json':
       return true;
@@ -171,7 +182,7 @@ function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
 }
 
 /** The cell for a value that fits a column of `kind` other than timestamp. */
-function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
+export function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
   if (kind === 'json') return wellFormedJson(stringifyExact(value)!, repairs);
   return kind === 'string' ? wellFormed(value as string, repairs) : (value as Cell);
 }
@@ -181,19 +192,12 @@ function untypedCell(value: unknown, repairs: Repairs): Cell {
   return value !== null && typeof value === 'object' ? wellFormedJson(stringifyExact(value)!, repairs) : (value as Cell);
 }
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-function isInt64(value: bigint): boolean {
-  return value >= INT64_MIN && value <= INT64_MAX;
-}
-
 /**
  * Numbers share a DOUBLE column, unless bigints are among them: integers then share an exact
  * `bigint` column and a double is the odd one out. Every timestamp is a string; otherwise the
  * commonest kind wins.
  */
-function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
+export function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
   if (counts.size === 0) return 'string';
   if (counts.has('json')) return 'json';
   const merged = new Map(counts);
@@ -417,11 +421,11 @@ export function checkJsonRecord(record: unknown): void {
 /** Deepest nesting a record may have: far beyond real data, well within what recursion and `JSON.stringify` handle. */
 const MAX_NESTING = 1000;
 
-function tooDeep(): TypeError {
+export function tooDeep(): TypeError {
   return new TypeError(`A record nests arrays or objects deeper than ${MAX_NESTING} levels`);
 }
 
-function checkRecord(record: unknown): PlainObject {
+export function checkRecord(record: unknown): PlainObject {
   if (!isPlainObject(record)) {
     const what = record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record;
     throw new TypeError(`A record must be a plain object, got ${what}`);

@@ -16,20 +16,42 @@ export interface TableFormat {
   end(): Promise<void>;
 }
 
+/** A format that plans from the sample itself (Parquet's nested layout), then takes records. */
+export interface SampledFormat {
+  /** Plans from the sample (every record the source gave, if fewer); returns how each record is then written. */
+  begin(sample: readonly unknown[], repairs: Repairs): Promise<(record: unknown) => Promise<void> | undefined>;
+  end(): Promise<void>;
+}
+
+/** The flat layout: one cell per dotted column (`rows.ts`). */
 export function tableWriter(format: TableFormat, options: RowOptions, typed: boolean): RecordWriter {
   const sampleSize = options.columns && !typed ? 0 : (options.sampleSize ?? DEFAULT_SAMPLE_SIZE);
+  return sampledWriter(
+    {
+      async begin(sample, repairs) {
+        const layout = RowLayout.plan(sample, options, typed);
+        // A key with a lone surrogate names its column once, in the header: repaired (and counted) there.
+        await format.begin(layout, layout.names.map((name) => wellFormed(name, repairs)));
+        return (record) => format.writeRow(layout.toRow(record, repairs));
+      },
+      end: () => format.end(),
+    },
+    sampleSize,
+  );
+}
+
+/** Buffers the first `sampleSize` records, has `format` plan from them, then writes every record. */
+export function sampledWriter(format: SampledFormat, sampleSize: number): RecordWriter {
   let sample: unknown[] = [];
-  let layout: RowLayout | undefined;
+  let writeRecord: ((record: unknown) => Promise<void> | undefined) | undefined;
   const repairs = new Repairs();
 
   const start = async (): Promise<void> => {
-    const planned = RowLayout.plan(sample, options, typed);
-    layout = planned;
-    // A key with a lone surrogate names its column once, in the header: repaired (and counted) there.
-    await format.begin(planned, planned.names.map((name) => wellFormed(name, repairs)));
+    const write = await format.begin(sample, repairs);
+    writeRecord = write;
     const buffered = sample;
     sample = [];
-    for (const record of buffered) await format.writeRow(planned.toRow(record, repairs));
+    for (const record of buffered) await write(record);
   };
 
   return {
@@ -37,13 +59,13 @@ export function tableWriter(format: TableFormat, options: RowOptions, typed: boo
       return repairs.count;
     },
     write(record) {
-      if (layout !== undefined) return format.writeRow(layout.toRow(record, repairs));
+      if (writeRecord !== undefined) return writeRecord(record);
       checkJsonRecord(record);
       sample.push(record);
       return sample.length >= sampleSize ? start() : undefined;
     },
     async close() {
-      if (layout === undefined) await start();
+      if (writeRecord === undefined) await start();
       await format.end();
     },
   };

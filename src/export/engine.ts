@@ -44,7 +44,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   const walks = walksOf(source, settings.shard);
   const destination: Destination =
     settings.out !== undefined
-      ? new FileDestination(settings.out, formatOf(settings.out, settings.format), settings.escapeFormulae)
+      ? new FileDestination(settings.out, formatOf(settings.out, settings.format), settings.escapeFormulae, settings.parquetLayout)
       : new DatasetDestination(settings.dataset!, walks.op, {
           format: settings.format,
           schema: settings.schema,

@@ -13,6 +13,7 @@ import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.t
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
 import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, hashPrefix, isTemporaryNameOf, OPEN, removeIfPresent, temporaryName } from './durable.ts';
 import { LiveFile } from './live-file.ts';
@@ -45,6 +46,7 @@ export class FileDestination implements Destination {
     readonly output: string,
     readonly format: FileFormat,
     private readonly escapeFormulae: boolean,
+    private readonly layout?: ParquetLayout,
   ) {
     this.folder = dirname(resolve(output));
     this.files = { lock: `${output}.lock`, journal: `${output}.checkpoint.json`, spool: `${output}.spool.ndjson`, held: `${output}.held.ndjson` };
@@ -201,7 +203,7 @@ export class FileDestination implements Destination {
   }
 
   #sink(records: AnyIterable<unknown>, path: string): Promise<SinkResult> {
-    const write = { ndjson: () => toNdjson(records, path), csv: () => toCsv(records, path, { escapeFormulae: this.escapeFormulae }), parquet: () => toParquet(records, path) };
+    const write = { ndjson: () => toNdjson(records, path), csv: () => toCsv(records, path, { escapeFormulae: this.escapeFormulae }), parquet: () => toParquet(records, path, { layout: this.layout }) };
     return write[this.format]();
   }
 

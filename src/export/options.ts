@@ -2,6 +2,7 @@
  * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
  * error, raised before anything is touched) and given their defaults.
  */
+import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { inspect } from 'node:util';
 import type { RequestGate } from '../control.ts';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
@@ -17,7 +18,8 @@ export interface ExportSettings {
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
-  layout: ExportOptions['layout'];
+  /** A dataset's part layout (`layout` as an object). */
+  layout: Exclude<ExportOptions['layout'], ParquetLayout>;
   /** `since` and `until` in Unix ms. */
   since: number | undefined;
   until: number | undefined;
@@ -33,6 +35,8 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
+  /** A Parquet file's layout (`layout` as `'nested'` or `'flat'`). */
+  parquetLayout: ParquetLayout | undefined;
   gates: readonly RequestGate[];
   locks: ExportOptions['locks'];
   signal: AbortSignal | undefined;
@@ -98,8 +102,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
   }
   if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
-  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || layout !== undefined)) {
-    throw new TypeError('schema, shard, writer, runId, incremental, partition and layout apply to a dataset, not to a file');
+  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || (layout !== undefined && typeof layout !== 'string'))) {
+    throw new TypeError('schema, shard, writer, runId, incremental, partition and layout { buckets, splitBytes } apply to a dataset, not to a file');
   }
   const sinceMs = instantOf('since', since);
   const untilMs = instantOf('until', until);
@@ -109,6 +113,10 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   }
   if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
+  // `layout` is a file's Parquet layout (a string) or a dataset's part layout (an object).
+  const parquetLayout = typeof layout === 'string' ? layout : undefined;
+  if (parquetLayout !== undefined && !PARQUET_LAYOUTS.includes(parquetLayout)) throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${parquetLayout}`);
+  if (parquetLayout !== undefined && dataset !== undefined) throw new TypeError(`layout '${parquetLayout}' applies to a Parquet file: dataset parts are flat`);
   for (const [name, value] of [
     ['resume', resume],
     ['restart', restart],
@@ -144,7 +152,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     incremental,
     maxDepth,
     partition,
-    layout,
+    layout: typeof layout === 'string' ? undefined : layout,
     since: sinceMs,
     until: untilMs,
     transform,
@@ -159,6 +167,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     keepDuplicates,
     dedupe,
     escapeFormulae,
+    parquetLayout,
     gates,
     locks,
     signal,

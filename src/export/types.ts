@@ -6,6 +6,7 @@
 import type { RequestGate } from '../control.ts';
 import type { SchemaDrift } from '../errors.ts';
 import type { AnyIterable } from '../operators/types.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 
 /** `'evolve'`: new fields become columns. `'freeze'`: the first drifting page stops the run, publishing nothing of it. */
 export type SchemaPolicy = 'evolve' | 'freeze';
@@ -52,8 +53,9 @@ export interface ExportOptions {
    * Datasets: how a new dataset lays each partition's rows into part files (README § 8 "Part files"):
    * `buckets` parts by record key to start with (default 1), a part split in two once written larger
    * than `splitBytes` (default 32 MiB). A dataset keeps the layout of its first run.
+   * A Parquet file (`out`): `'nested'` (STRUCT and LIST, the default) or `'flat'` (dotted columns), README § 3.
    */
-  layout?: { buckets?: number; splitBytes?: number };
+  layout?: { buckets?: number; splitBytes?: number } | ParquetLayout;
   /**
    * Datasets: keep only records whose own time is at or after this (an ISO 8601 date or time, or a
    * `Date`): a newest-first walk stops at its first page wholly older, buying no page past it. Records

@@ -72,7 +72,8 @@ describe('a 19-digit music.id from the sandbox', () => {
   it('reaches Parquet as a BIGINT with the exact value, as DuckDB reads it', async () => {
     const out = fresh('videos.parquet');
     expect(await exportTo(client.shortvideo.videos({ handle: 'big-parquet-n40' }), { out })).toMatchObject({ complete: true, records: 40 });
-    const rows = await query(`SELECT typeof("music.id") AS type, "music.id" AS id, "music.id_str" AS id_str FROM read_parquet(${sqlPath(out)})`);
+    // A Parquet file keeps the record's shape (README § 3): music is a STRUCT, music.id its exact BIGINT leaf.
+    const rows = await query(`SELECT typeof(music.id) AS type, music.id AS id, music.id_str AS id_str FROM read_parquet(${sqlPath(out)})`);
     expect(rows).toHaveLength(40);
     for (const row of rows) {
       expect(row.type).toBe('BIGINT');

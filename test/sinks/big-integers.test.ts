@@ -28,12 +28,13 @@ async function exactRows(path: string): Promise<Array<{ n: number; id: string; t
   return rows as Array<{ n: number; id: string; type: string }>;
 }
 
-describe('toParquet with bigints', () => {
+// Both layouts write a `bigint` column (a nested leaf, or a flat column) as exact INT64.
+describe.each(['nested', 'flat'] as const)('toParquet with bigints, %s layout', (layout) => {
   it.each(['thread', 'worker'] as const)('writes an exact BIGINT column on the %s encoder', async (encoder) => {
     // A first group of 10,000 rows × 3 columns is large enough for the worker; the last 2,000 are not.
     const records = videos(12_000);
-    const path = join(dir, `exact-${encoder}.parquet`);
-    await toParquet(records, path, { rowGroupSize: 10_000, encoder });
+    const path = join(dir, `exact-${encoder}-${layout}.parquet`);
+    await toParquet(records, path, { rowGroupSize: 10_000, encoder, layout });
     const rows = await exactRows(path);
     expect(rows.map((row) => row.type)).toEqual(records.map(() => 'BIGINT'));
     expect(rows.map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
@@ -42,8 +43,8 @@ describe('toParquet with bigints', () => {
 
   it('keeps safe integers and bigints in one exact column, and its statistics let DuckDB find the bounds', async () => {
     const records: Array<{ n: number; id: bigint | number }> = [...videos(50), { n: 50, id: 12 }, { n: 51, id: -3 }];
-    const path = join(dir, 'mixed.parquet');
-    await toParquet(records, path);
+    const path = join(dir, `mixed-${layout}.parquet`);
+    await toParquet(records, path, { layout });
     expect((await exactRows(path)).map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
     const [{ low, high }] = await query(`SELECT min(id)::VARCHAR AS low, max(id)::VARCHAR AS high FROM read_parquet(${sqlPath(path)})`);
     expect([low, high]).toEqual([String(INT64_MIN), String(INT64_MAX)]);
@@ -53,15 +54,15 @@ describe('toParquet with bigints', () => {
 
   it('writes a later row group of small integers exactly in a column the sample made exact', async () => {
     const records: Array<{ n: number; id: bigint | number }> = [...videos(100), ...Array.from({ length: 300 }, (_, i) => ({ n: 100 + i, id: i * 7 - 500 }))];
-    const path = join(dir, 'small-later.parquet');
-    await toParquet(records, path, { rowGroupSize: 100, sampleSize: 100 });
+    const path = join(dir, `small-later-${layout}.parquet`);
+    await toParquet(records, path, { rowGroupSize: 100, sampleSize: 100, layout });
     expect((await exactRows(path)).map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
   });
 
   it('writes integers beyond int64 as their digits, in JSON text (the documented fallback)', async () => {
     const records = [{ n: 0, id: 2n ** 64n }, { n: 1, id: -(2n ** 70n) }, { n: 2, id: INT64_MAX + 1n }];
-    const path = join(dir, 'beyond.parquet');
-    await toParquet(records, path);
+    const path = join(dir, `beyond-${layout}.parquet`);
+    await toParquet(records, path, { layout });
     const rows = await exactRows(path);
     expect(rows.map((row) => row.type)).toEqual(['VARCHAR', 'VARCHAR', 'VARCHAR']);
     expect(rows.map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
@@ -69,8 +70,8 @@ describe('toParquet with bigints', () => {
 
   it('puts a bigint that meets a DOUBLE column into _extra with its digits, never rounded', async () => {
     const records = [{ n: 0, score: 1.5 }, { n: 1, score: 2.5 }, { n: 2, score: 7_471_256_031_625_273_857n }];
-    const path = join(dir, 'double-column.parquet');
-    await toParquet(records, path);
+    const path = join(dir, `double-column-${layout}.parquet`);
+    await toParquet(records, path, { layout });
     const rows = await query(`SELECT n, score, _extra FROM read_parquet(${sqlPath(path)}) ORDER BY n`);
     expect(rows[2]).toEqual({ n: 2, score: null, _extra: '{"score":7471256031625273857}' });
   });

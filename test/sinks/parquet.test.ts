@@ -18,7 +18,7 @@ async function columnTypes(path: string): Promise<Record<string, string>> {
 describe('toParquet', () => {
   const records = hostileRecords(6_000);
   const path = join(dir, 'hostile.parquet');
-  const written = toParquet(records, path, { rowGroupSize: 1_000 });
+  const written = toParquet(records, path, { rowGroupSize: 1_000, layout: 'flat' });
 
   it('resolves to the path, the record count and the file size', async () => {
     const result = await written;
@@ -190,7 +190,7 @@ describe('toParquet column choices', () => {
 
   it('writes only the chosen columns in the chosen order and keeps the rest in _extra', async () => {
     const path = join(dir, 'chosen.parquet');
-    await toParquet([{ a: 1, b: { c: 'x', d: true }, e: [1] }], path, { columns: ['b.c', 'a'] });
+    await toParquet([{ a: 1, b: { c: 'x', d: true }, e: [1] }], path, { columns: ['b.c', 'a'], layout: 'flat' });
     const rows = await query(`SELECT * FROM ${sqlPath(path)}`);
     expect(Object.keys(rows[0])).toEqual(['b.c', 'a', '_extra']);
     expect(rows[0]).toMatchObject({ 'b.c': 'x', a: 1 });

@@ -73,9 +73,10 @@ describe.each(ids)('records of %s', (id) => {
     expect(differences.slice(0, 5)).toEqual([]);
   });
 
-  it('come back leaf for leaf from Parquet read by DuckDB', async () => {
+  // The nested layout's read-back, by three readers, is parquet-readers.test.ts's.
+  it('come back leaf for leaf from flat Parquet read by DuckDB', async () => {
     const records = walked.get(id)!;
-    await toParquet(records, file('parquet'));
+    await toParquet(records, file('parquet'), { layout: 'flat' });
     const back = await parquetRecords(file('parquet'));
     const differences = records.flatMap((record, i) => leafDifferences(leaves(record), leaves(back[i])));
     expect(differences.slice(0, 5)).toEqual([]);

@@ -32,7 +32,8 @@ describe('NUL in CSV', () => {
 });
 
 describe('lone surrogates', () => {
-  // A string column, a JSON cell (an array), a key inside JSON, and an overflow value: 4 strings a record.
+  // A string column, a JSON cell (an array), a key inside JSON, and an overflow value: 4 strings a
+  // record. Parquet's nested layout holds `deep`'s key once, as a struct field's name: 6 strings.
   const record = (i: number) => ({ id: i, text: `a\ud800b${i}`, tags: ['ok', '\udc00'], deep: [{ 'k\udbff': 1 }] });
   const late = { id: 99, text: 'fine', tags: [], deep: [], late: 'x\udfff' };
   const records = [record(1), record(2), late];
@@ -41,7 +42,7 @@ describe('lone surrogates', () => {
     it(`writes U+FFFD in their place in ${ext}, counts each string repaired, and DuckDB reads the file`, async () => {
       const path = join(dir, `lone.${ext}`);
       const result = await writeRecords(records, path, { sampleSize: 2, compression: 'none' });
-      expect(result.repaired).toBe(7);
+      expect(result.repaired).toBe(ext === 'parquet' ? 6 : 7);
       const rows = await query(`SELECT CAST(id AS VARCHAR) AS id, text, CAST(tags AS VARCHAR) AS tags FROM ${reader(path)} ORDER BY id`);
       expect(rows.map((row) => row.text)).toEqual([`a${FFFD}b1`, `a${FFFD}b2`, 'fine']);
       expect(String(rows[0].tags)).toContain(FFFD);

@@ -23,7 +23,7 @@ describe('writeRecords', () => {
     const path = join(dir, 'OUT.PARQUET');
     const result = await writeRecords(records, path, { rowGroupSize: 1 });
     expect(result.records).toBe(2);
-    expect(await query(`SELECT id, "author.name" AS name FROM ${sqlPath(path)}`)).toEqual([
+    expect(await query(`SELECT id, author.name AS name FROM ${sqlPath(path)}`)).toEqual([
       { id: 1, name: 'a' },
       { id: 2, name: 'b' },
     ]);

@@ -18,6 +18,18 @@ export async function query(sql: string): Promise<Array<Record<string, unknown>>
   }
 }
 
+/** Runs `sql` like `query`, with rows as the binding's JS values: STRUCT an object, LIST an array, BIGINT a bigint, TIMESTAMP a Date. */
+export async function queryJS(sql: string): Promise<Array<Record<string, unknown>>> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    return (await connection.runAndReadAll(sql)).getRowObjectsJS();
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
 function toPlain(value: unknown): unknown {
   if (typeof value === 'bigint') {
     // Past 2^53 a number would round: the exact value stays a bigint, as the sinks were given it.

@@ -7,7 +7,11 @@
  */
 export type Leaves = Map<string, unknown>;
 
-export function leaves(value: unknown, options: { dropEmptyStrings?: boolean } = {}): Leaves {
+/**
+ * `structs`: an object whose fields are all null is the leaf `{}`, as in a nested Parquet file,
+ * where `{}` is a struct whose fields are all NULL.
+ */
+export function leaves(value: unknown, options: { dropEmptyStrings?: boolean; structs?: boolean } = {}): Leaves {
   const out: Leaves = new Map();
   const visit = (v: unknown, path: Array<string | number>): void => {
     if (v === null || v === undefined) return;
@@ -17,8 +21,9 @@ export function leaves(value: unknown, options: { dropEmptyStrings?: boolean } =
       v.forEach((item, i) => visit(item, [...path, i]));
     } else if (typeof v === 'object') {
       const keys = Object.keys(v);
-      if (keys.length === 0) out.set(JSON.stringify(path), '{}');
+      const before = out.size;
       for (const key of keys) visit((v as Record<string, unknown>)[key], [...path, key]);
+      if (keys.length === 0 || (options.structs && out.size === before)) out.set(JSON.stringify(path), '{}');
     } else out.set(JSON.stringify(path), v);
   };
   visit(value, []);
@@ -53,8 +58,8 @@ export function rebuild(
   row: Record<string, unknown>,
   overflow: string,
   decode: (column: string, cell: unknown) => unknown,
+  record: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  const record: Record<string, unknown> = {};
   for (const [column, cell] of Object.entries(row)) {
     if (column === overflow || cell === null || cell === undefined) continue;
     setPath(record, keysOf(column), decode(column, cell));

@@ -1,0 +1,423 @@
+/**
+ * The nested layout of a Parquet file: records keep their shape. An object is a STRUCT group, an
+ * array of one kind a LIST (of scalars, of structs, of lists), so DuckDB reads `author.nickname`
+ * and `unnest(tags)`, Polars `pl.col('author').struct.field('nickname')`.
+ *
+ * - The shape comes from the sample (the first `sampleSize` records): each field's values settle
+ *   as the flat layout's columns do (`rows.ts`: integers with doubles make DOUBLE, integers with
+ *   bigints an exact INT64 `bigint` leaf, ISO instants TIMESTAMP only when all are), but a field
+ *   whose values are of different kinds (a string here, a number there; an object here, an array
+ *   there), an array whose elements are, a keyed collection (`{"0": …}`), an object that is always
+ *   empty, or anything nested deeper than `maxDepth` objects and arrays (default
+ *   `DEFAULT_NESTED_MAX_DEPTH`), is one value of JSON text in a string column.
+ * - A field only ever null or only ever an empty array is VARCHAR (a LIST of VARCHAR).
+ * - A top-level field first seen after the sample is added as a field (`addField`), NULL before.
+ * - No value is lost: a field the shape lacks inside a struct (or any, when `columns` chose the
+ *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`,
+ *   a JSON object keyed by the dotted path, as in the flat layout) and reads NULL there. A list is
+ *   written whole or not at all: if any element does not fit (a new field in one of its objects,
+ *   say), the whole list goes to `_extra`.
+ * - An empty array is an empty list; an empty object is a struct whose fields are all NULL.
+ *
+ * Records are shredded straight into the row group's columns with Dremel's repetition and
+ * definition levels (every group and leaf optional, lists in the three-level form the Parquet
+ * specification names: `optional group f (LIST) { repeated group list { optional … element } }`).
+ */
+/// <reference lib="es2024.string" />
+import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
+import type { RowGroupCells } from './parquet-cells.ts';
+import type { PhysicalType } from './parquet-columns.ts';
+import {
+  checkJsonValue,
+  checkRecord,
+  fits,
+  isKeyedCollection,
+  isPlainObject,
+  joinName,
+  kindOf,
+  OVERFLOW_NAME,
+  settleKind,
+  timestampOf,
+  tooDeep,
+  typedCell,
+  type Cell,
+  type ColumnKind,
+  type PlainObject,
+  type RowOptions,
+} from './rows.ts';
+import { stringifyExact } from '../src/exact-json.ts';
+import { wellFormed, wellFormedJson, type Repairs } from './strings.ts';
+
+/** Objects and arrays nested deeper than this (a record's own fields are at depth 1) are JSON text. */
+export const DEFAULT_NESTED_MAX_DEPTH = 6;
+
+/** A field's shape, as the file's schema holds it and `socialstream.columns` describes it. */
+export type Shape =
+  | { readonly kind: ColumnKind }
+  | { readonly struct: ReadonlyArray<{ readonly name: string; readonly shape: Shape }> }
+  | { readonly list: Shape };
+
+/** What the sample showed of one field. */
+interface Seen {
+  scalars: Map<ColumnKind, number>;
+  objects: number;
+  /** An object that is a keyed collection, or one nested too deep: the field is JSON text. */
+  opaque: boolean;
+  fields: Map<string, Seen>;
+  arrays: number;
+  elements: Seen | undefined;
+}
+
+function seen(): Seen {
+  return { scalars: new Map(), objects: 0, opaque: false, fields: new Map(), arrays: 0, elements: undefined };
+}
+
+function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
+  if (value === null || value === undefined) return;
+  if (Array.isArray(value)) {
+    into.arrays++;
+    if (depth > maxDepth) into.opaque = true;
+    else for (const item of value) observe(item, (into.elements ??= seen()), path, depth + 1, maxDepth);
+    return;
+  }
+  if (isPlainObject(value)) {
+    into.objects++;
+    const keys = Object.keys(value);
+    if (depth > maxDepth || isKeyedCollection(keys)) into.opaque = true;
+    else observeFields(value, keys, into.fields, path, depth + 1, maxDepth);
+    return;
+  }
+  const kind = kindOf(value, path);
+  into.scalars.set(kind, (into.scalars.get(kind) ?? 0) + 1);
+}
+
+function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string, depth: number, maxDepth: number): void {
+  for (const key of keys) {
+    let field = fields.get(key);
+    if (field === undefined) fields.set(key, (field = seen()));
+    observe(object[key], field, joinName(path, key), depth, maxDepth);
+  }
+}
+
+const JSON_SHAPE: Shape = { kind: 'json' };
+
+/** The one scalar kind of a field's values, or JSON when they vary. */
+function scalarKind(scalars: ReadonlyMap<ColumnKind, number>): ColumnKind {
+  const kinds = new Set(scalars.keys());
+  if (kinds.has('bigint')) {
+    // As a flat column settles (`rows.ts`): integers join bigints in an exact leaf; beside doubles the
+    // commoner kind wins and the other goes to `_extra`, so no bigint is rounded.
+    const numbers = new Map([...scalars].filter(([kind]) => kind === 'bigint' || kind === 'integer' || kind === 'double'));
+    for (const kind of numbers.keys()) kinds.delete(kind);
+    kinds.add(settleKind(numbers));
+  }
+  if (kinds.has('integer') && kinds.has('double')) kinds.delete('integer');
+  if (kinds.has('timestamp') && kinds.has('string')) kinds.delete('timestamp');
+  return kinds.size === 1 ? [...kinds][0] : 'json';
+}
+
+function settle(field: Seen): Shape {
+  const kinds = (field.scalars.size > 0 ? 1 : 0) + (field.objects > 0 ? 1 : 0) + (field.arrays > 0 ? 1 : 0);
+  if (kinds === 0) return { kind: 'string' };
+  if (kinds > 1 || field.opaque) return JSON_SHAPE;
+  if (field.scalars.size > 0) return { kind: scalarKind(field.scalars) };
+  if (field.objects > 0) {
+    // A struct needs a field: an object that is always empty is `{}` as JSON text.
+    if (field.fields.size === 0) return JSON_SHAPE;
+    return { struct: [...field.fields].map(([name, child]) => ({ name, shape: settle(child) })) };
+  }
+  if (field.elements === undefined) return { list: { kind: 'string' } };
+  // Elements of varying kinds (or nested too deep) make the whole array one JSON value, not a list of JSON texts.
+  const element = settle(field.elements);
+  return 'kind' in element && element.kind === 'json' ? JSON_SHAPE : { list: element };
+}
+
+/** Parquet physical type and converted type per leaf kind, for both layouts; a `bigint` leaf is an exact INT64 column. */
+export const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; exact?: true; converted?: string }> = {
+  integer: { physical: 'INT64' },
+  bigint: { physical: 'INT64', exact: true },
+  double: { physical: 'DOUBLE' },
+  boolean: { physical: 'BOOLEAN' },
+  string: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
+  timestamp: { physical: 'INT64', converted: 'TIMESTAMP_MILLIS' },
+  json: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
+};
+
+/**
+ * A field of the shape, compiled for shredding: which columns it spans and its levels. Every node
+ * has every property (unused ones null), so the shredder's reads see one object shape.
+ */
+interface Node {
+  /** The escaped, dotted path: its name in `_extra`. */
+  readonly name: string;
+  /** Definition level of an entry whose value is present at this node. */
+  readonly definition: number;
+  /** Leaf columns under this node: `first` up to (not including) `end`. */
+  readonly first: number;
+  end: number;
+  /** Leaves: the kind (its column is `first`); null for a struct or list. */
+  kind: ColumnKind | null;
+  /** Structs: fields by key, and the same in order. */
+  fields: Map<string, Node> | null;
+  fieldList: Node[];
+  /** The visit at which this field was last written (so the missing ones are written NULL). */
+  stamp: number;
+  /** Lists: the element, and the repetition level of an element after the first. */
+  element: Node | null;
+  repetition: number;
+}
+
+/** One leaf column: its path through the schema, its kind and levels. */
+export interface NestedColumn {
+  readonly path: readonly string[];
+  readonly kind: ColumnKind;
+  readonly maxDefinition: number;
+  readonly maxRepetition: number;
+}
+
+/**
+ * The nested layout of one file: fields planned from the sample, then every record shredded into
+ * a row group's columns. The overflow column is the last.
+ */
+export class NestedLayout {
+  /** The fields: the sample's (the first `sampled`), then those first seen later. */
+  readonly fields: Array<{ readonly name: string; readonly shape: Shape }>;
+  readonly overflowName: string;
+  readonly columns: NestedColumn[] = [];
+  private readonly root: Node;
+  private readonly overflowColumn: number;
+  private readonly sampled: number;
+  private visit = 0;
+  /** The record being shredded: what overflows, and where it goes. */
+  private spilled: PlainObject | undefined;
+  private group!: RowGroupCells;
+  private repairs!: Repairs;
+
+  private constructor(
+    fields: Array<{ name: string; shape: Shape }>,
+    repairs: Repairs,
+    /** Whether a top-level field first seen after the sample becomes a column (not when `columns` chose them). */
+    private readonly evolves: boolean,
+    private readonly maxDepth: number,
+  ) {
+    let overflow = OVERFLOW_NAME;
+    while (fields.some((field) => field.name === overflow)) overflow = '_' + overflow;
+    this.overflowName = overflow;
+    // Field names are the records' own keys, repaired (a lone surrogate cannot be written): counted once, here.
+    this.fields = fields.map(({ name, shape }) => ({ name: wellFormed(name, repairs), shape: repairShape(shape, repairs) }));
+    this.root = this.compile('', { struct: fields }, 0, 0, []);
+    this.overflowColumn = this.columns.length;
+    this.columns.push({ path: [overflow], kind: 'json', maxDefinition: 1, maxRepetition: 0 });
+    this.sampled = fields.length;
+  }
+
+  /** Plans the layout from the sample: the fields the records have (or those `columns` names), and their shapes. */
+  static plan(sample: readonly unknown[], options: RowOptions, repairs: Repairs): NestedLayout {
+    const maxDepth = options.maxDepth ?? DEFAULT_NESTED_MAX_DEPTH;
+    const fields = new Map<string, Seen>();
+    for (const record of sample) {
+      const object = checkRecord(record);
+      observeFields(object, Object.keys(object), fields, '', 1, maxDepth);
+    }
+    const names = options.columns ?? [...fields.keys()];
+    return new NestedLayout(
+      names.map((name) => ({ name, shape: settle(fields.get(name) ?? seen()) })),
+      repairs,
+      options.columns === undefined,
+      maxDepth,
+    );
+  }
+
+  /** The schema elements (depth first) for the file's footer. */
+  schema(): unknown[] {
+    const elements: unknown[] = [new parquetTypes.SchemaElement({ name: 'root', num_children: this.fields.length + 1 })];
+    // In the columns' order: the sample's fields, the overflow column, then fields added later.
+    for (const { name, shape } of this.fields.slice(0, this.sampled)) schemaOf(name, shape, elements);
+    schemaOf(this.overflowName, JSON_SHAPE, elements);
+    for (const { name, shape } of this.fields.slice(this.sampled)) schemaOf(name, shape, elements);
+    return elements;
+  }
+
+  /** The shape as `socialstream.columns` describes it. */
+  describe(): { layout: 'nested'; fields: NestedLayout['fields']; overflow: string } {
+    return { layout: 'nested', fields: this.fields, overflow: this.overflowName };
+  }
+
+  /** Shreds one record into `group`'s columns as one row; a record that fails leaves none of it behind. */
+  shred(record: unknown, group: RowGroupCells, repairs: Repairs): void {
+    this.group = group;
+    this.repairs = repairs;
+    this.spilled = undefined;
+    group.beginRow();
+    try {
+      this.writeStruct(this.root, checkRecord(record), 0, false);
+      if (this.spilled === undefined) group.push(this.overflowColumn, 0, 0);
+      else group.push(this.overflowColumn, 1, 0, wellFormedJson(stringifyExact(this.spilled)!, repairs));
+    } catch (error) {
+      group.dropRow();
+      // `JSON.stringify` of a value nested thousands of levels deep overflows the stack.
+      if (error instanceof RangeError) throw tooDeep();
+      throw error;
+    }
+    group.endRow();
+  }
+
+  private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
+    const first = this.columns.length;
+    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0 };
+    if ('kind' in shape) {
+      node.kind = shape.kind;
+      this.columns.push({ path, kind: shape.kind, maxDefinition: definition, maxRepetition: repetition });
+    } else if ('struct' in shape) {
+      // Matched by the records' raw keys; named in the schema as repaired (`repairShape` counted those).
+      node.fieldList = shape.struct.map((field) =>
+        this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
+      );
+      node.fields = new Map(shape.struct.map((field, i) => [field.name, node.fieldList[i]]));
+    } else {
+      // The repeated group `list` and its optional `element` each add a definition level.
+      node.repetition = repetition + 1;
+      node.element = this.compile(name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
+    }
+    node.end = this.columns.length;
+    return node;
+  }
+
+  /** A node and everything under it NULL (or absent) at this entry. */
+  private writeNull(node: Node, repetition: number): void {
+    for (let c = node.first; c < node.end; c++) this.group.push(c, node.definition - 1, repetition);
+  }
+
+  private write(node: Node, value: unknown, repetition: number, inList: boolean): void {
+    if (value === null || value === undefined) {
+      this.writeNull(node, repetition);
+      return;
+    }
+    const { kind } = node;
+    if (kind !== null) {
+      const cell = this.leafCell(kind, value, node.name);
+      if (cell === undefined) this.mismatch(node, value, repetition);
+      else this.group.push(node.first, node.definition, repetition, cell);
+    } else if (node.fields !== null) {
+      if (isPlainObject(value)) this.writeStruct(node, value, repetition, inList);
+      else this.mismatch(node, value, repetition);
+    } else if (!Array.isArray(value) || (!inList && !conforms(node, value))) {
+      this.mismatch(node, value, repetition);
+    } else if (value.length === 0) {
+      for (let c = node.first; c < node.end; c++) this.group.push(c, node.definition, repetition);
+    } else {
+      const element = node.element!;
+      for (let i = 0; i < value.length; i++) this.write(element, value[i], i === 0 ? repetition : node.repetition, true);
+    }
+  }
+
+  private writeStruct(node: Node, object: PlainObject, repetition: number, inList: boolean): void {
+    const stamp = ++this.visit;
+    const fields = node.fields!;
+    for (const key in object) {
+      const value = object[key];
+      if (value === undefined) continue;
+      let field = fields.get(key);
+      if (field === undefined && node === this.root && this.evolves && value !== null && key !== this.overflowName) field = this.addField(key, value);
+      if (field === undefined) {
+        // Only outside a list: a list with a field its shape lacks went to `_extra` whole (`conforms`).
+        const name = joinName(node.name, key);
+        if (value !== null) checkJsonValue(value, name);
+        (this.spilled ??= {})[name] = value;
+        continue;
+      }
+      field.stamp = stamp;
+      this.write(field, value, repetition, inList);
+    }
+    const list = node.fieldList;
+    for (let i = 0; i < list.length; i++) if (list[i].stamp !== stamp) this.writeNull(list[i], repetition);
+  }
+
+  /**
+   * A top-level field first seen after the sample becomes a column (or a struct or list, by its
+   * first value), NULL in the rows before: the footer, written last, declares it, and the row
+   * groups written before get an all-NULL chunk for it (`parquet.ts`).
+   */
+  private addField(key: string, value: unknown): Node {
+    const observed = seen();
+    observe(value, observed, joinName('', key), 1, this.maxDepth);
+    const shape = settle(observed);
+    const first = this.columns.length;
+    const node = this.compile(joinName('', key), shape, 1, 0, [key.toWellFormed()]);
+    this.fields.push({ name: wellFormed(key, this.repairs), shape: repairShape(shape, this.repairs) });
+    this.root.fields!.set(key, node);
+    this.root.fieldList.push(node);
+    const added = this.columns.slice(first);
+    this.group.addColumns(
+      added.map(({ kind, maxRepetition }) => ({ physical: PARQUET_TYPE[kind].physical, exact: PARQUET_TYPE[kind].exact, repeated: maxRepetition > 0 })),
+    );
+    return node;
+  }
+
+  /** The cell of a leaf value, or undefined when the column cannot hold it. */
+  private leafCell(kind: ColumnKind, value: unknown, name: string): Exclude<Cell, null> | undefined {
+    if (kind === 'timestamp') return typeof value === 'string' ? timestampOf(value) : undefined;
+    if (!fits(kind, value)) return undefined;
+    if (kind === 'json') checkJsonValue(value, name);
+    return typedCell(kind, value, this.repairs) as Exclude<Cell, null>;
+  }
+
+  /** A value of another kind than its node's goes to `_extra` whole; the node reads NULL. */
+  private mismatch(node: Node, value: unknown, repetition: number): void {
+    checkJsonValue(value, node.name);
+    (this.spilled ??= {})[node.name] = value;
+    this.writeNull(node, repetition);
+  }
+}
+
+/** Whether a list's value fits its shape all the way down: only then is it shredded (lists go whole or not at all). */
+function conforms(node: Node, value: unknown): boolean {
+  if (value === null || value === undefined) return true;
+  if (node.kind !== null) {
+    if (node.kind === 'json') return typeof value !== 'function' && typeof value !== 'symbol';
+    if (node.kind === 'timestamp') return typeof value === 'string' && timestampOf(value) !== undefined;
+    return fits(node.kind, value);
+  }
+  if (node.fields !== null) {
+    if (!isPlainObject(value)) return false;
+    for (const key in value) {
+      const field = node.fields.get(key);
+      const item = value[key];
+      if (field === undefined ? item !== undefined : !conforms(field, item)) return false;
+    }
+    return true;
+  }
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (!conforms(node.element!, item)) return false;
+  return true;
+}
+
+function repairShape(shape: Shape, repairs: Repairs): Shape {
+  if ('kind' in shape) return shape;
+  if ('list' in shape) return { list: repairShape(shape.list, repairs) };
+  return { struct: shape.struct.map(({ name, shape: child }) => ({ name: wellFormed(name, repairs), shape: repairShape(child, repairs) })) };
+}
+
+const { FieldRepetitionType, ConvertedType, Type } = parquetTypes;
+
+/** Appends the schema elements of one optional field, depth first. */
+function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = FieldRepetitionType.OPTIONAL): void {
+  if ('kind' in shape) {
+    const { physical, converted } = PARQUET_TYPE[shape.kind];
+    elements.push(
+      new parquetTypes.SchemaElement({
+        name,
+        type: Type[physical],
+        repetition_type: repetition,
+        converted_type: converted === undefined ? undefined : ConvertedType[converted],
+      }),
+    );
+  } else if ('struct' in shape) {
+    elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: shape.struct.length }));
+    for (const field of shape.struct) schemaOf(field.name, field.shape, elements);
+  } else {
+    elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: 1, converted_type: ConvertedType.LIST }));
+    elements.push(new parquetTypes.SchemaElement({ name: 'list', repetition_type: FieldRepetitionType.REPEATED, num_children: 1 }));
+    schemaOf('element', shape.list, elements);
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The nested Parquet layout (sinks/README.md "How a record becomes a nested row"), read back by
+ * DuckDB: structs, lists, JSON text where kinds vary, `_extra` for what the shape lacks, bigints.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import pl from 'nodejs-polars';
+import { readParquet } from 'parquet-wasm/node';
+import { describe, expect, it } from 'vitest';
+import { SinkError } from '../../src/errors.ts';
+import { toParquet } from '../../sinks/index.ts';
+import { query, queryJS, sqlPath } from './helpers/duckdb.ts';
+import { scratchDir } from './helpers/files.ts';
+import { CONFLICT_AT, hostileRecords, LATE_FIELD_AT } from './helpers/hostile.ts';
+import { leafDifferences, leaves } from './helpers/leaves.ts';
+import { parquetColumns, parquetRecords } from './helpers/read-back.ts';
+
+const dir = scratchDir();
+
+async function columnTypes(path: string): Promise<Record<string, string>> {
+  const rows = await query(`DESCRIBE SELECT * FROM ${sqlPath(path)}`);
+  return Object.fromEntries(rows.map((row) => [row.column_name as string, row.column_type as string]));
+}
+
+describe('nested Parquet of hostile records', () => {
+  const records = hostileRecords(6_000);
+  const path = join(dir, 'hostile-nested.parquet');
+  const written = toParquet(records, path, { rowGroupSize: 1_000 });
+
+  it('gives back every leaf of every record when DuckDB reads the file', async () => {
+    await written;
+    const back = await parquetRecords(path);
+    expect(back).toHaveLength(records.length);
+    const differences = records.flatMap((record, i) =>
+      leafDifferences(leaves(record, { structs: true }), leaves(back[i], { structs: true })).map((d) => `record ${i}: ${d}`),
+    );
+    expect(differences.slice(0, 10)).toEqual([]);
+  });
+
+  it('types objects as STRUCT, arrays of one kind as LIST and keyed collections as JSON text', async () => {
+    await written;
+    const types = await columnTypes(path);
+    expect(types).toMatchObject({
+      seq: 'BIGINT',
+      when: 'TIMESTAMP',
+      author: expect.stringMatching(/^STRUCT\("name" VARCHAR, id VARCHAR, stats STRUCT\(followers BIGINT, deep STRUCT\(deeper STRUCT\(deepest BIGINT\)\)\)\)$/),
+      keyed: 'VARCHAR',
+      _extra: 'VARCHAR',
+    });
+  });
+
+  it('adds a top-level field first seen after the sample as a column, NULL in the rows before', async () => {
+    await written;
+    const rows = await query(`SELECT seq, late.field AS field, late.list AS list FROM ${sqlPath(path)} WHERE seq IN (0, ${LATE_FIELD_AT - 1}, ${LATE_FIELD_AT})`);
+    expect(rows).toEqual([
+      { seq: 0, field: null, list: null },
+      { seq: LATE_FIELD_AT - 1, field: null, list: null },
+      { seq: LATE_FIELD_AT, field: LATE_FIELD_AT, list: `[${LATE_FIELD_AT},"x"]` },
+    ]);
+  });
+
+  it('moves a value whose kind conflicts with its field to _extra and leaves the field NULL', async () => {
+    await written;
+    const rows = await query(`SELECT conflict, _extra FROM ${sqlPath(path)} WHERE seq = ${CONFLICT_AT}`);
+    expect(rows[0].conflict).toBeNull();
+    expect(JSON.parse(rows[0]._extra as string)).toMatchObject({ conflict: `text ${CONFLICT_AT}` });
+  });
+});
+
+describe('nested Parquet', () => {
+  it('gives every row group a field first seen in a later one, and DuckDB, Polars and arrow-rs read it', async () => {
+    const path = join(dir, 'evolving.parquet');
+    const records = Array.from({ length: 7 }, (_, i) => (i < 5 ? { id: i } : { id: i, added: { tags: [`t${i}`] } }));
+    await toParquet(records, path, { sampleSize: 2, rowGroupSize: 2 });
+    const expected = [null, null, null, null, null, ['t5'], ['t6']];
+    expect((await queryJS(`SELECT added.tags AS tags FROM ${sqlPath(path)}`)).map((row) => row.tags)).toEqual(expected);
+    const frame = pl.readParquet(path);
+    expect(frame.height).toBe(7);
+    expect((JSON.parse(String(frame.writeJSON({ format: 'json' }))) as Array<{ added: { tags: string[] } | null }>).map((row) => row.added?.tags ?? null)).toEqual(expected);
+    const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(path))).intoIPCStream());
+    expect(table.schema.fields.map((field) => field.name)).toEqual(['id', '_extra', 'added']);
+    const added = [...table.getChild('added')!] as Array<{ toJSON(): { tags: Iterable<string> } } | null>;
+    expect(added.map((row) => (row === null ? null : [...row.toJSON().tags]))).toEqual(expected);
+  });
+
+  it('keeps a field first seen after the sample in _extra when columns chose the fields', async () => {
+    const path = join(dir, 'chosen-nested.parquet');
+    await toParquet([{ a: 1, b: { c: 'x' } }, { a: 2, b: { c: 'y' }, late: true }], path, { columns: ['b', 'a'], sampleSize: 1 });
+    const rows = await query(`SELECT * FROM ${sqlPath(path)}`);
+    expect(Object.keys(rows[0])).toEqual(['b', 'a', '_extra']);
+    expect(JSON.parse(rows[1]._extra as string)).toEqual({ late: true });
+  });
+
+  const video = (i: number) => ({
+    id: i,
+    author: { nickname: `nick ${i}`, avatar: { url_list: [`https://a/${i}.webp`, `https://a/${i}.jpeg`], width: 100 } },
+    tags: i % 2 === 0 ? [] : ['x', `t${i}`],
+    stickers: i === 2 ? null : [{ name: 'heart', count: i }],
+  });
+
+  it('answers author.nickname and unnest(list) in DuckDB without quoting', async () => {
+    const path = join(dir, 'videos.parquet');
+    await toParquet([video(1), video(2), video(3)], path);
+    const rows = await query(`SELECT id, author.nickname AS nickname, unnest(author.avatar.url_list) AS url FROM ${sqlPath(path)} WHERE id = 1`);
+    expect(rows).toEqual([
+      { id: 1, nickname: 'nick 1', url: 'https://a/1.webp' },
+      { id: 1, nickname: 'nick 1', url: 'https://a/1.jpeg' },
+    ]);
+  });
+
+  it('writes an empty array as an empty list and a null as NULL, a list of objects as a LIST of STRUCT', async () => {
+    const path = join(dir, 'lists.parquet');
+    await toParquet([video(1), video(2), video(3)], path);
+    expect((await columnTypes(path)).stickers).toBe('STRUCT("name" VARCHAR, count BIGINT)[]');
+    const rows = await queryJS(`SELECT tags, stickers FROM ${sqlPath(path)} ORDER BY id`);
+    expect(rows).toEqual([
+      { tags: ['x', 't1'], stickers: [{ name: 'heart', count: 1n }] },
+      { tags: [], stickers: null },
+      { tags: ['x', 't3'], stickers: [{ name: 'heart', count: 3n }] },
+    ]);
+  });
+
+  it('writes a field whose values vary in kind as JSON text', async () => {
+    const path = join(dir, 'varying.parquet');
+    await toParquet([{ mixed: [1, 'a'], shape: { a: 1 } }, { mixed: [2], shape: [1] }], path);
+    expect(await columnTypes(path)).toMatchObject({ mixed: 'VARCHAR', shape: 'VARCHAR' });
+    expect(await query(`SELECT mixed, shape FROM ${sqlPath(path)}`)).toEqual([
+      { mixed: '[1,"a"]', shape: '{"a":1}' },
+      { mixed: '[2]', shape: '[1]' },
+    ]);
+  });
+
+  it('writes objects and arrays nested deeper than maxDepth as JSON text', async () => {
+    const path = join(dir, 'deep.parquet');
+    await toParquet([{ a: { b: { c: { d: 1 } } } }], path, { maxDepth: 2 });
+    expect((await columnTypes(path)).a).toBe('STRUCT(b STRUCT(c VARCHAR))');
+    expect(await query(`SELECT a.b.c AS c FROM ${sqlPath(path)}`)).toEqual([{ c: '{"d":1}' }]);
+  });
+
+  it('moves a whole list to _extra when one of its elements does not fit, and a new struct field alone', async () => {
+    const path = join(dir, 'late.parquet');
+    await toParquet([video(1), { ...video(4), stickers: [{ name: 'star', count: 'many' }], author: { nickname: 'n', badge: 'gold' } }], path, {
+      sampleSize: 1,
+    });
+    const rows = await queryJS(`SELECT stickers, author.nickname AS nickname, _extra FROM ${sqlPath(path)} ORDER BY id`);
+    expect(rows[1]).toMatchObject({ stickers: null, nickname: 'n' });
+    expect(JSON.parse(rows[1]._extra as string)).toEqual({ stickers: [{ name: 'star', count: 'many' }], 'author.badge': 'gold' });
+  });
+
+  it('writes bigints within int64 as BIGINT with their exact value, and beyond it as their digits', async () => {
+    const path = join(dir, 'bigint.parquet');
+    const beyond = 2n ** 64n + 1n;
+    await toParquet([{ id: 2n ** 62n + 3n, list: [-(2n ** 63n), 1], huge: beyond }, { id: 5, list: [], huge: beyond + 1n }], path);
+    expect(await columnTypes(path)).toMatchObject({ id: 'BIGINT', list: 'BIGINT[]', huge: 'VARCHAR' });
+    expect(await queryJS(`SELECT id, list, huge FROM ${sqlPath(path)}`)).toEqual([
+      { id: 2n ** 62n + 3n, list: [-(2n ** 63n), 1n], huge: String(beyond) },
+      { id: 5n, list: [], huge: String(beyond + 1n) },
+    ]);
+  });
+
+  it('keeps no part of a record that fails half way, so the file holds the records before it', async () => {
+    const path = join(dir, 'half.parquet');
+    const records = [video(1), { ...video(2), tail: Symbol('no') }, video(3)];
+    const error = await toParquet(records, path, { sampleSize: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SinkError);
+    expect(error).toMatchObject({ recordsWritten: 1 });
+    expect(await queryJS(`SELECT id, tags FROM ${sqlPath(path)}`)).toEqual([{ id: 1n, tags: ['x', 't1'] }]);
+  });
+
+  it('describes each field\'s shape in socialstream.columns', async () => {
+    const path = join(dir, 'described.parquet');
+    await toParquet([{ a: { b: [1] }, c: 'x' }], path);
+    expect(await parquetColumns(path)).toEqual({
+      layout: 'nested',
+      fields: [
+        { name: 'a', shape: { struct: [{ name: 'b', shape: { list: { kind: 'integer' } } }] } },
+        { name: 'c', shape: { kind: 'string' } },
+      ],
+      overflow: '_extra',
+    });
+  });
+
+  it('refuses kinds without the flat layout, and an unknown layout, with a TypeError', () => {
+    expect(() => toParquet([], join(dir, 'x.parquet'), { kinds: { a: 'integer' } })).toThrow(/kinds .* layout: 'flat'/);
+    expect(() => toParquet([], join(dir, 'x.parquet'), { layout: 'wide' as 'flat' })).toThrow(/layout must be one of nested, flat/);
+  });
+});
