@@ -56,7 +56,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,
           partition: settings.partition,
-          layout: settings.layout,
+          layout: settings.bucketing,
           walks: walks.params,
           since: settings.since,
           until: settings.until,

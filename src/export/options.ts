@@ -18,8 +18,8 @@ export interface ExportSettings {
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
-  /** A dataset's part layout (`layout` as an object). */
-  layout: Exclude<ExportOptions['layout'], ParquetLayout>;
+  /** A dataset's bucketing of its part files. */
+  bucketing: ExportOptions['bucketing'];
   /** `since` and `until` in Unix ms. */
   since: number | undefined;
   until: number | undefined;
@@ -35,7 +35,7 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
-  /** A Parquet file's layout (`layout` as `'nested'` or `'flat'`). */
+  /** A Parquet file's layout (`'nested'` or `'flat'`). */
   parquetLayout: ParquetLayout | undefined;
   gates: readonly RequestGate[];
   locks: ExportOptions['locks'];
@@ -60,6 +60,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     maxDepth,
     partition,
     layout,
+    bucketing,
     since,
     until,
     transform,
@@ -102,8 +103,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
   }
   if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
-  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || (layout !== undefined && typeof layout !== 'string'))) {
-    throw new TypeError('schema, shard, writer, runId, incremental, partition and layout { buckets, splitBytes } apply to a dataset, not to a file');
+  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || bucketing !== undefined)) {
+    throw new TypeError('schema, shard, writer, runId, incremental, partition and bucketing apply to a dataset, not to a file');
   }
   const sinceMs = instantOf('since', since);
   const untilMs = instantOf('until', until);
@@ -113,9 +114,8 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   }
   if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
-  // `layout` is a file's Parquet layout (a string) or a dataset's part layout (an object).
-  const parquetLayout = typeof layout === 'string' ? layout : undefined;
-  if (parquetLayout !== undefined && !PARQUET_LAYOUTS.includes(parquetLayout)) throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${parquetLayout}`);
+  const parquetLayout = layout;
+  if (parquetLayout !== undefined && !PARQUET_LAYOUTS.includes(parquetLayout)) throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${String(parquetLayout)}`);
   if (parquetLayout !== undefined && dataset !== undefined) throw new TypeError(`layout '${parquetLayout}' applies to a Parquet file: dataset parts are flat`);
   for (const [name, value] of [
     ['resume', resume],
@@ -152,7 +152,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     incremental,
     maxDepth,
     partition,
-    layout: typeof layout === 'string' ? undefined : layout,
+    bucketing,
     since: sinceMs,
     until: untilMs,
     transform,

@@ -49,13 +49,14 @@ export interface ExportOptions {
    * `'day'`, `'month'` (the default), `'year'` or `'none'`. A dataset keeps the partitioning of its first run.
    */
   partition?: 'day' | 'month' | 'year' | 'none';
+  /** A Parquet file (`out`): `'nested'` (STRUCT and LIST, the default) or `'flat'` (dotted columns), README § 3. */
+  layout?: ParquetLayout;
   /**
    * Datasets: how a new dataset lays each partition's rows into part files (README § 8 "Part files"):
    * `buckets` parts by record key to start with (default 1), a part split in two once written larger
-   * than `splitBytes` (default 32 MiB). A dataset keeps the layout of its first run.
-   * A Parquet file (`out`): `'nested'` (STRUCT and LIST, the default) or `'flat'` (dotted columns), README § 3.
+   * than `splitBytes` (default 32 MiB). A dataset keeps the bucketing of its first run.
    */
-  layout?: { buckets?: number; splitBytes?: number } | ParquetLayout;
+  bucketing?: { buckets?: number; splitBytes?: number };
   /**
    * Datasets: keep only records whose own time is at or after this (an ISO 8601 date or time, or a
    * `Date`): a newest-first walk stops at its first page wholly older, buying no page past it. Records

@@ -108,7 +108,7 @@ describe('the bucket layout', () => {
 
   it('splits a part written past splitBytes in two, by key hash, and later runs merge into the halves', async () => {
     const dir = freshDir();
-    await toDataset(posts(0, 300, 'v1'), dir, { params: { subforum: 'a' }, layout: { splitBytes: 8_000 } });
+    await toDataset(posts(0, 300, 'v1'), dir, { params: { subforum: 'a' }, bucketing: { splitBytes: 8_000 } });
     const files = partFiles(dir);
     expect(files.length).toBeGreaterThan(2);
     // Each row is in the one part whose bucket its key hashes to.
