@@ -43,7 +43,7 @@ function word(i: number, k: number): string {
   return WORDS[(i * 7 + k * 13) % WORDS.length];
 }
 
-/** A subforum post of the shape SPEC 2.4 describes, deterministic in `i`. */
+/** A subforum post of the shape API reference 2.4 describes, deterministic in `i`. */
 function post(i: number): Record<string, unknown> {
   const created = 1_700_000_000 + i * 37;
   const base36 = i.toString(36);

@@ -94,7 +94,7 @@ export function isPlainObject(value: unknown): value is PlainObject {
   return proto === Object.prototype || proto === null;
 }
 
-/** `{"0": …, "1": …}`: the API's list encoding (SPEC 2.2). One value, not columns named 0, 1, 2…. */
+/** `{"0": …, "1": …}`: the API's list encoding (API reference 2.2). One value, not columns named 0, 1, 2…. */
 export function isKeyedCollection(keys: string[]): boolean {
   return keys.length > 0 && keys.every((key, i) => key === String(i));
 }

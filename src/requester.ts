@@ -69,7 +69,7 @@ export class Requester {
 }
 
 /**
- * Credits a 200 body says it cost: `credits_used` (SPEC 2.1), else `credits_charged` beside it (the
+ * Credits a 200 body says it cost: `credits_used` (API reference 2.1), else `credits_charged` beside it (the
  * service's top-level form), else `data.credits_charged` (E23, E25), else 1 for a scrape.
  */
 export function creditsOf(body: unknown, chargeable: boolean): number {

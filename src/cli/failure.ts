@@ -1,6 +1,6 @@
 /**
  * How a failed command ends: one line on stderr naming the problem and the fix, and the exit code
- * DESIGN gives it, read off the error's stable `code` (never off its message). Stack traces only
+ * README § 4 lists for it, read off the error's stable `code` (never off its message). Stack traces only
  * with `--debug`.
  */
 import { AuthError, InsufficientCreditsError, SocialstreamError, ValidationError } from '../errors.ts';
@@ -45,7 +45,7 @@ export function stopWith(failure: unknown, resumeHint?: string): never {
   throw failure;
 }
 
-/** The exit code of each error code (DESIGN "CLI"); a code not listed is a plain failure (1). */
+/** The exit code of each error code (README § 4); a code not listed is a plain failure (1). */
 const EXIT_OF_CODE: Record<string, number> = {
   VALIDATION: EXIT.usage,
   LOCKED: EXIT.usage,

@@ -37,7 +37,7 @@ import type { ExportOptions, ExportSummary, StopReason } from './types.ts';
 /**
  * Exports `source` (a client stream that has not been iterated, or an array of them: one operation,
  * several parameter sets) into `options.out` (a file) or `options.dataset` (a growing dataset), and
- * resolves with what it did. See DESIGN "Export engine".
+ * resolves with what it did. See docs/architecture.md, "One export, from argv to the published file".
  */
 export async function exportTo(source: unknown, options: ExportOptions): Promise<ExportSummary> {
   const settings = checkOptions(options);

@@ -20,7 +20,7 @@ export type StopReason = 'maxCredits' | 'maxPages' | 'limit' | 'signal' | 'balan
 export interface ExportOptions {
   /** A file: `.ndjson`/`.jsonl`, `.csv` or `.parquet` (or say `format`). Exactly one of `out` and `dataset`. */
   out?: string;
-  /** A growing dataset's directory (DESIGN "Datasets"). Exactly one of `out` and `dataset`. */
+  /** A growing dataset's directory (README § 8). Exactly one of `out` and `dataset`. */
   dataset?: string;
   /** A file's format when its name does not say it; a dataset's part format (default `'parquet'`; a dataset keeps the format of its first run). */
   format?: FileFormat;
@@ -31,7 +31,7 @@ export interface ExportOptions {
   /**
    * Datasets: the writer's name, instead of `all` or the shard's (letters, digits and `-`). A queue
    * worker writes each walk as writer `walk-<walkName>`, so a walk another worker takes over continues
-   * from its own staging (DESIGN "Beyond one machine").
+   * from its own staging (README § 11).
    */
   writer?: string;
   /**

@@ -4,8 +4,8 @@
  * `src/pagination/`). A missing records field is a `ResponseFormatError`: the body does not have the
  * promised shape.
  *
- * The payload sits under `data` (SPEC 2.1) or, as the service often answers, at the top level beside
- * `success` and `credits_charged`. The table's paths are written from the top of a SPEC body
+ * The payload sits under `data` (API reference 2.1) or, as the service often answers, at the top level beside
+ * `success` and `credits_charged`. The table's paths are written from the top of a `spec`-dialect body
  * (`data.aweme_list`); `payloadPath` makes them relative to the payload, so both forms read alike.
  */
 import { ResponseFormatError } from '../errors.ts';
@@ -23,7 +23,7 @@ export function payloadPath(path: string): string {
 }
 
 /**
- * The payload of a 200 body: `body.data` when the body has SPEC 2.1's marks (`credits_used`,
+ * The payload of a 200 body: `body.data` when the body has API reference 2.1's marks (`credits_used`,
  * `endpoint`, or a `data` carrying its own `success`), else the body itself. When the records
  * (`recordsPath`, payload-relative) are not in that one but are in the other, the other is the
  * payload: an envelope missing its marks is still read.

@@ -65,7 +65,7 @@ export interface RecordTimeSpec {
 }
 
 /**
- * The parameter values that make a walk list its records newest first (from SPEC and docs/wire.md):
+ * The parameter values that make a walk list its records newest first (from the API reference and docs/wire.md):
  * a dataset stops such a walk at its high-water mark. `byDefault`: newest first when `param` is absent.
  */
 export interface NewestFirstSpec {

@@ -1,5 +1,5 @@
 /**
- * Every scrape operation of the API as one row of data (DESIGN "Operations"). The client, the CLI
+ * Every scrape operation of the API as one row of data (README "Operations"). The client, the CLI
  * and the docs read this table; adding an operation is one row here plus its record type in
  * `records.ts`. Parameter names are the wire names; `values`, bounds and patterns are checked
  * before any request so a typo costs no credit.
@@ -12,7 +12,7 @@ const flag = { type: 'boolean' } as const;
 const isoDate = { type: 'string', pattern: { source: '\\d{4}-\\d{2}-\\d{2}', description: 'a date as YYYY-MM-DD' } } as const;
 const countryCode = { type: 'string', pattern: { source: '[A-Za-z]{2}', description: 'a 2-letter country code' } } as const;
 
-/** SPEC E4: the 24 countries of popular short videos. */
+/** API reference E4: the 24 countries of popular short videos. */
 const POPULAR_COUNTRIES = [
   'AU', 'BR', 'CA', 'EG', 'FR', 'DE', 'ID', 'IL', 'IT', 'JP', 'MY', 'PH',
   'RU', 'SA', 'SG', 'KR', 'ES', 'TW', 'TH', 'TR', 'AE', 'GB', 'US', 'VN',

@@ -1,5 +1,5 @@
 /**
- * SPEC 2.2: the API sends lists as objects keyed "0", "1", … (`{}` when empty). Records are yielded
+ * API reference 2.2: the API sends lists as objects keyed "0", "1", … (`{}` when empty). Records are yielded
  * with real arrays instead, because every consumer (operators, sinks, user code) expects `.length`,
  * `.map` and JSON arrays. Values are never mutated: a changed object is copied, an unchanged one is
  * shared, which keeps the cost close to zero for records that hold no keyed collections.
@@ -14,7 +14,7 @@ import { ResponseFormatError } from '../errors.ts';
 export const MAX_NESTING = 1000;
 
 /**
- * Field names SPEC lists as collections. Only these turn an empty `{}` into `[]`: elsewhere `{}` is
+ * Field names the API reference lists as collections. Only these turn an empty `{}` into `[]`: elsewhere `{}` is
  * an empty object (e.g. `text_extra`, `eventList`), and an empty keyed collection looks the same.
  */
 const COLLECTION_NAMES: ReadonlySet<string> = new Set([

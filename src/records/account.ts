@@ -1,4 +1,4 @@
-/** The account's credit balance (SPEC 2.4, E1). */
+/** The account's credit balance (API reference 2.4, E1). */
 
 /**
  * The credit balance of the account that owns the key: the response of `/v1/credits`, which has no

@@ -1,5 +1,5 @@
 /**
- * Records of the forum (SPEC 2.4): a post's comment tree (E23) and a subforum's posts (E24).
+ * Records of the forum (API reference 2.4): a post's comment tree (E23) and a subforum's posts (E24).
  * The API nests comments (docs/wire.md "Forum comment tree"); the client yields them flattened,
  * depth first, as `ForumComment`s.
  */
@@ -91,7 +91,7 @@ export interface ForumComment extends ForumCommentFields {
 }
 
 /**
- * A post of a subforum: a record of `forum.subforum` (E24 `data.posts` item). SPEC lists these
+ * A post of a subforum: a record of `forum.subforum` (E24 `data.posts` item). The API reference lists these
  * "plus flair, awarding, moderation and media fields", which are kept as they come.
  */
 export interface SubforumPost {
@@ -139,7 +139,7 @@ export interface SubforumPost {
 }
 
 /**
- * A subforum post of a trimmed response (`trim=true`). SPEC says only that the response is
+ * A subforum post of a trimmed response (`trim=true`). The API reference says only that the response is
  * "trimmed-down"; these are the fields docs/wire.md "Trimmed subforum posts" keeps.
  */
 export type TrimmedSubforumPost = Pick<
@@ -166,7 +166,7 @@ export type ForumPostCommentsPage = ScrapeEnvelope<{
   comments: KeyedCollection<ForumCommentNode>;
 }>;
 
-/** E24 response: a page of posts (no `endpoint`, SPEC 2.1); `after` is absent on the last page. */
+/** E24 response: a page of posts (no `endpoint`, API reference 2.1); `after` is absent on the last page. */
 export type SubforumPage = ScrapeEnvelopeWithoutEndpoint<{
   posts: KeyedCollection<SubforumPost>;
   after?: string;

@@ -1,6 +1,6 @@
 /**
- * Every record the client yields and every raw page it reads, typed as SPEC 2.4 describes them.
- * Records have keyed collections as arrays (SPEC 2.2, DESIGN); pages are the bodies as sent.
+ * Every record the client yields and every raw page it reads, typed as API reference 2.4 describes them.
+ * Records have keyed collections as arrays (API reference 2.2); pages are the bodies as sent.
  */
 import type { ForumComment, ForumPostCommentsPage, SubforumPage, SubforumPost } from './forum.ts';
 import type {

@@ -1,7 +1,7 @@
 /**
- * Records of the microblog (SPEC 2.4): a post's transcript (E14), a community (E15) and the replies
+ * Records of the microblog (API reference 2.4): a post's transcript (E14), a community (E15) and the replies
  * to a post (E16). Replies come inside a timeline whose `instructions` and `entries` are real arrays
- * on the wire (SPEC 2.2); its shape is docs/wire.md "Microblog comment timeline".
+ * on the wire (API reference 2.2); its shape is docs/wire.md "Microblog comment timeline".
  */
 import type { JsonObject, JsonValue, ScrapeEnvelope, WireForm } from './common.ts';
 
@@ -56,7 +56,7 @@ export interface MicroblogCommunity {
   role: string;
   rest_id: string;
   id: string;
-  /** `Open`, `RestrictedJoin` and others SPEC does not list. */
+  /** `Open`, `RestrictedJoin` and others the API reference does not list. */
   join_policy: 'Open' | 'RestrictedJoin' | (string & {});
   is_member: boolean;
   is_nsfw: boolean;
@@ -80,12 +80,12 @@ export interface MicroblogCommunity {
   members_facepile_results: CommunityFacepileMember[];
   invites_result: { __typename: string };
   join_requests_result: { __typename: string };
-  /** `items` is read as a keyed collection (an empty one, `{}`, in the sandbox); item shape not shown by SPEC. */
+  /** `items` is read as a keyed collection (an empty one, `{}`, in the sandbox); item shape not shown by the API reference. */
   trending_hashtags_slice: { __typename: string; items: JsonValue[] };
 }
 
 /**
- * The author of a reply (`core.user_results.result`). SPEC names the `legacy` profile counters
+ * The author of a reply (`core.user_results.result`). The API reference names the `legacy` profile counters
  * without listing them, so `legacy` keeps every field it carries.
  */
 export interface MicroblogUser {
@@ -95,7 +95,7 @@ export interface MicroblogUser {
   readonly [field: string]: unknown;
 }
 
-/** An author's profile data and counters; which counters SPEC does not list. */
+/** An author's profile data and counters; which counters the API reference does not list. */
 export interface MicroblogUserLegacy {
   readonly [field: string]: unknown;
 }
@@ -103,7 +103,7 @@ export interface MicroblogUserLegacy {
 /** The post data of a reply (`legacy`). */
 export interface MicroblogPostLegacy {
   full_text: string;
-  /** Unix seconds (SPEC 2.4 gives no other unit). */
+  /** Unix seconds (API reference 2.4 gives no other unit). */
   created_at: number;
   favorite_count: number;
   reply_count: number;
@@ -111,16 +111,16 @@ export interface MicroblogPostLegacy {
   quote_count: number;
   bookmark_count: number;
   conversation_id_str: string;
-  /** Hashtags, links, mentions; shape not shown by SPEC. */
+  /** Hashtags, links, mentions; shape not shown by the API reference. */
   entities: JsonObject;
-  /** Attached media; shape not shown by SPEC. */
+  /** Attached media; shape not shown by the API reference. */
   extended_entities: JsonObject;
   readonly [field: string]: unknown;
 }
 
 /**
  * A reply to a post: a record of `microblog.comments`, the post result inside a timeline entry
- * (`content.itemContent.tweet_results.result`). SPEC does not show the full field list.
+ * (`content.itemContent.tweet_results.result`). The API reference does not show the full field list.
  */
 export interface MicroblogPost {
   rest_id: string;

@@ -1,5 +1,5 @@
 /**
- * Records of the photo-sharing platform (SPEC 2.4): transcripts (E19), hashtag posts (E20),
+ * Records of the photo-sharing platform (API reference 2.4): transcripts (E19), hashtag posts (E20),
  * highlight details (E21) and post info (E22).
  */
 import type { JsonObject, JsonValue, KeyedCollection, ScrapeEnvelope, WireForm } from './common.ts';
@@ -65,7 +65,7 @@ export interface HashtagPost {
   video_url: string;
   product_type: string;
   accessibility_caption: string | null;
-  /** Nullable; shape not shown by SPEC. */
+  /** Nullable; shape not shown by the API reference. */
   location: JsonObject | null;
   has_audio: boolean;
   is_video: boolean;
@@ -91,7 +91,7 @@ export interface ImageCandidate {
   readonly [field: string]: unknown;
 }
 
-/** The account a highlight belongs to (`user`); SPEC lists these "and more". */
+/** The account a highlight belongs to (`user`); the API reference lists these "and more". */
 export interface HighlightUser {
   pk: string;
   id: string;
@@ -103,18 +103,18 @@ export interface HighlightUser {
   readonly [field: string]: unknown;
 }
 
-/** A story of a highlight (`items` item); SPEC lists these "and many flags". */
+/** A story of a highlight (`items` item); the API reference lists these "and many flags". */
 export interface HighlightItem {
   id: string;
   pk: string;
   /** Unix seconds. */
   taken_at: number;
-  /** The video's renditions, `null` on a photo story; shape not shown by SPEC. */
+  /** The video's renditions, `null` on a photo story; shape not shown by the API reference. */
   video_versions: JsonValue;
-  /** Seconds; `null` on a photo story. Not typed by SPEC. */
+  /** Seconds; `null` on a photo story. Not typed by the API reference. */
   video_duration: number | null;
   image_versions2: { candidates: ImageCandidate[] };
-  /** DASH manifest XML; not typed by SPEC. */
+  /** DASH manifest XML; not typed by the API reference. */
   video_dash_manifest: string | null;
   user: JsonObject;
   owner: JsonObject;
@@ -137,26 +137,26 @@ export interface HighlightDetail {
   media_ids: string[];
   cover_media: {
     cropped_image_version: { width: number; height: number; url: string; scans_profile: string };
-    /** Fractions of the full image, `[left, top, right, bottom]`; not typed by SPEC. */
+    /** Fractions of the full image, `[left, top, right, bottom]`; not typed by the API reference. */
     crop_rect: number[];
     media_id: string;
-    /** Shape not shown by SPEC. */
+    /** Shape not shown by the API reference. */
     full_image_version: JsonValue;
-    /** Not typed by SPEC. */
+    /** Not typed by the API reference. */
     upload_id: string | null;
   };
   user: HighlightUser;
   items: HighlightItem[];
   is_pinned_highlight: boolean;
   is_archived: boolean;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   disabled_reply_types: JsonValue;
   readonly [field: string]: unknown;
 }
 
 /**
  * Details of a post or reel: the one record of `photoshare.postInfo`
- * (E22 `data.data.xdt_shortcode_media`). SPEC lists these "and many further fields".
+ * (E22 `data.data.xdt_shortcode_media`). The API reference lists these "and many further fields".
  */
 export interface PostInfo {
   __typename: string;
@@ -164,7 +164,7 @@ export interface PostInfo {
   shortcode: string;
   thumbnail_src: string;
   display_url: string;
-  /** A tiny preview image, encoded; not typed by SPEC. */
+  /** A tiny preview image, encoded; not typed by the API reference. */
   media_preview: string | null;
   dimensions: { height: number; width: number };
   display_resources: Array<{ src: string; config_width: number; config_height: number }>;
@@ -181,7 +181,7 @@ export type PhotoshareTranscriptPage = ScrapeEnvelope<{
 /** E20 response: a page of hashtag posts; `cursor` is absent on the last page (docs/wire.md). */
 export type HashtagPage = ScrapeEnvelope<{
   hashtag: string;
-  /** `all` in SPEC's example. */
+  /** `all` in the API reference's example. */
   media_type: string;
   posts: KeyedCollection<WireForm<HashtagPost>>;
   cursor?: string;
@@ -192,7 +192,7 @@ export type HighlightDetailPage = ScrapeEnvelope<WireForm<HighlightDetail>>;
 
 /**
  * E22 response; note the double nesting `data.data`. The payload is the upstream's own response,
- * whose fields beside `data` SPEC does not show, so they are kept.
+ * whose fields beside `data` the API reference does not show, so they are kept.
  */
 export type PostInfoPage = ScrapeEnvelope<{
   data: { xdt_shortcode_media: WireForm<PostInfo> };

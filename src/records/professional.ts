@@ -1,4 +1,4 @@
-/** Records of the professional network (SPEC 2.4): post search (E25). */
+/** Records of the professional network (API reference 2.4): post search (E25). */
 import type { JsonValue, KeyedCollection, ScrapeEnvelope, WireForm } from './common.ts';
 
 /** A comment shown with a professional post (`comments` item). */
@@ -17,7 +17,7 @@ export interface ProfessionalPost {
   /** ISO 8601. */
   datePublished: string;
   description: string;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   media: JsonValue;
   /** Image URL, or `null`. */
   image: string | null;

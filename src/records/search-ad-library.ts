@@ -1,4 +1,4 @@
-/** Records of the search engine's ad-transparency library (SPEC 2.4): company ads (E17). */
+/** Records of the search engine's ad-transparency library (API reference 2.4): company ads (E17). */
 import type { KeyedCollection, ScrapeEnvelopeWithoutEndpoint } from './common.ts';
 
 /**
@@ -20,7 +20,7 @@ export interface CompanyAd {
   lastShown: string;
 }
 
-/** E17 response: a page of ads (no `endpoint`, SPEC 2.1); `cursor` is absent on the last page. */
+/** E17 response: a page of ads (no `endpoint`, API reference 2.1); `cursor` is absent on the last page. */
 export type CompanyAdsPage = ScrapeEnvelopeWithoutEndpoint<{
   ads: KeyedCollection<CompanyAd>;
   cursor?: string;

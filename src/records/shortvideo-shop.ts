@@ -1,6 +1,6 @@
 /**
- * Records of the short-video platform's shop (SPEC 2.4, E6). The shop's response has no envelope and
- * its lists are real JSON arrays (SPEC 2.2), so the page is the same on the wire and in the client.
+ * Records of the short-video platform's shop (API reference 2.4, E6). The shop's response has no envelope and
+ * its lists are real JSON arrays (API reference 2.2), so the page is the same on the wire and in the client.
  */
 
 /** An image of the shop: one picture at several URLs. */
@@ -91,7 +91,7 @@ export interface ShopProduct {
   seller_info: {
     seller_id: string;
     shop_name: string;
-    /** Not typed by SPEC; the shop's logo as in `ShopInfo.shop_logo`. */
+    /** Not typed by the API reference; the shop's logo as in `ShopInfo.shop_logo`. */
     shop_logo: ImageObject;
   };
   seo_url: {
@@ -104,7 +104,7 @@ export interface ShopProduct {
 }
 
 /**
- * E6 response: a whole page of a shop, with no `data` wrapper and no `credits_used` (SPEC 2.1).
+ * E6 response: a whole page of a shop, with no `data` wrapper and no `credits_used` (API reference 2.1).
  * `cursor` and `has_more` sit at the top level (docs/wire.md).
  */
 export interface ShortvideoShopPage {

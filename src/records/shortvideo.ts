@@ -1,6 +1,6 @@
 /**
- * Records of the short-video platform (SPEC 2.4): profile (E2), profile videos (E3), popular videos
- * (E4) and comment replies (E5). Field types follow SPEC; where SPEC lists a field without a type,
+ * Records of the short-video platform (API reference 2.4): profile (E2), profile videos (E3), popular videos
+ * (E4) and comment replies (E5). Field types follow the API reference; where the API reference lists a field without a type,
  * the type is the one the platform is known to send, noted on the field.
  */
 import type { JsonObject, JsonValue, KeyedCollection, ScrapeEnvelope, WireForm } from './common.ts';
@@ -51,7 +51,7 @@ export interface ShortvideoUser {
   bioLink: { link: string; risk: number };
   commerceUserInfo: { commerceUser: boolean };
   profileTab: { showMusicTab: boolean; showQuestionTab: boolean; showPlayListTab: boolean };
-  /** An object in SPEC; the service sends an empty one as `[]`. */
+  /** An object in the API reference; the service sends an empty one as `[]`. */
   eventList: JsonObject | JsonValue[];
 }
 
@@ -76,8 +76,8 @@ export interface ShortvideoProfile {
   /** Absent from some service answers (bodies it publishes show profiles without it). */
   statsV2?: ShortvideoStatsV2;
   /**
-   * An object on the wire, empty in SPEC's example. Read as a keyed collection (SPEC 2.2; its name
-   * says list), so the client yields an array; the item shape is not shown by SPEC.
+   * An object on the wire, empty in the API reference's example. Read as a keyed collection (API reference 2.2; its name
+   * says list), so the client yields an array; the item shape is not shown by the API reference.
    */
   itemList: JsonValue[];
 }
@@ -88,11 +88,11 @@ export interface ShortvideoImage {
   url_list: string[];
   width: number;
   height: number;
-  /** Not typed by SPEC; the platform sends a URL prefix or `null`. */
+  /** Not typed by the API reference; the platform sends a URL prefix or `null`. */
   url_prefix: string | null;
 }
 
-/** The author of a profile video (E3 `author`); SPEC lists these and "many further account flags". */
+/** The author of a profile video (E3 `author`); the API reference lists these and "many further account flags". */
 export interface ShortvideoAuthor {
   uid: string;
   short_id: string;
@@ -113,7 +113,7 @@ export interface ShortvideoAuthor {
   readonly [field: string]: unknown;
 }
 
-/** The sound of a profile video (E3 `music`); SPEC lists these "and more". */
+/** The sound of a profile video (E3 `music`); the API reference lists these "and more". */
 export interface ShortvideoMusic {
   /**
    * Numeric on the platform, and past 2^53: a `bigint` with the same digits as `id_str` (README
@@ -130,7 +130,7 @@ export interface ShortvideoMusic {
 }
 
 /**
- * A video of a profile: a record of `shortvideo.videos` (E3 `data.aweme_list` item). SPEC does not
+ * A video of a profile: a record of `shortvideo.videos` (E3 `data.aweme_list` item). The API reference does not
  * show the item's complete field list, so fields beyond these are kept.
  */
 export interface ShortvideoVideo {
@@ -160,7 +160,7 @@ export interface PopularVideo {
   title: string;
 }
 
-/** The commenter of a comment reply (E5 `user`); SPEC lists these "and many nullable fields". */
+/** The commenter of a comment reply (E5 `user`); the API reference lists these "and many nullable fields". */
 export interface CommentReplyUser {
   nickname: string;
   sec_uid: string;
@@ -197,16 +197,16 @@ export interface CommentReply {
   no_show: boolean;
   thread_has_more: boolean;
   user_buried: boolean;
-  /** Nullable; shape not shown by SPEC. */
+  /** Nullable; shape not shown by the API reference. */
   comment_post_item_ids: JsonValue;
-  /** Nullable; shape not shown by SPEC. */
+  /** Nullable; shape not shown by the API reference. */
   image_list: JsonValue;
-  /** Nullable; shape not shown by SPEC. */
+  /** Nullable; shape not shown by the API reference. */
   label_list: JsonValue;
-  /** Nullable; shape not shown by SPEC. */
+  /** Nullable; shape not shown by the API reference. */
   reply_comment: JsonValue;
   /**
-   * An object (SPEC). When that object is a keyed collection (mentions, in the sandbox) the client
+   * An object (the API reference). When that object is a keyed collection (mentions, in the sandbox) the client
    * yields it as an array.
    */
   text_extra: JsonObject | JsonValue[];
@@ -249,7 +249,7 @@ export type CommentRepliesPage = ScrapeEnvelope<{
   status_code: number;
   status_msg: string;
   extra: {
-    /** Shape not shown by SPEC. */
+    /** Shape not shown by the API reference. */
     fatal_item_ids: JsonValue;
     logid: string;
     /** Unix milliseconds. */

@@ -1,7 +1,7 @@
-/** Records of the social network's ad library (SPEC 2.4): ad search results (E18). */
+/** Records of the social network's ad library (API reference 2.4): ad search results (E18). */
 import type { JsonObject, JsonValue, KeyedCollection, ScrapeEnvelope, WireForm } from './common.ts';
 
-/** A card of a carousel ad (`snapshot.cards` item); SPEC also mentions watermarked variants. */
+/** A card of a carousel ad (`snapshot.cards` item); the API reference also mentions watermarked variants. */
 export interface AdCard {
   body: string;
   cta_type: string;
@@ -10,7 +10,7 @@ export interface AdCard {
   link_url: string;
   title: string;
   cta_text: string;
-  /** Not typed by SPEC: `null` when the card has no such media. */
+  /** Not typed by the API reference: `null` when the card has no such media. */
   video_hd_url: string | null;
   video_sd_url: string | null;
   video_preview_image_url: string | null;
@@ -20,8 +20,8 @@ export interface AdCard {
 }
 
 /**
- * What the ad looked like (`snapshot`). SPEC lists these, "further nullable fields", and does not
- * show the complete list, so other fields are kept. Fields SPEC names without a type are strings
+ * What the ad looked like (`snapshot`). The API reference lists these, "further nullable fields", and does not
+ * show the complete list, so other fields are kept. Fields the API reference names without a type are strings
  * where the name says text or a URL, and any JSON value (`JsonValue`) where it does not.
  */
 export interface AdSnapshot {
@@ -37,23 +37,23 @@ export interface AdSnapshot {
   title: string;
   body: { text: string };
   page_like_count: number;
-  /** Category names; shape not shown by SPEC. */
+  /** Category names; shape not shown by the API reference. */
   page_categories: JsonValue;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   images: JsonValue;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   videos: JsonValue;
   cards: AdCard[];
   is_reshared: boolean;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   extra_links: JsonValue;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   extra_texts: JsonValue;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   extra_images: JsonValue;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   extra_videos: JsonValue;
-  /** Shape not shown by SPEC. */
+  /** Shape not shown by the API reference. */
   ec_certificates: JsonValue;
   readonly [field: string]: unknown;
 }
@@ -74,7 +74,7 @@ export interface AdSearchResult {
   is_active: boolean;
   has_user_reported: boolean;
   page_is_deleted: boolean;
-  /** An object in SPEC; the service sends an empty one as `[]`. */
+  /** An object in the API reference; the service sends an empty one as `[]`. */
   menu_items: JsonObject | JsonValue[];
   impressions_with_index: {
     impressions_text: string | null;

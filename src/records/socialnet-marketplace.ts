@@ -1,4 +1,4 @@
-/** Records of the social network's marketplace (SPEC 2.4): listings (E9) and locations (E10). */
+/** Records of the social network's marketplace (API reference 2.4): listings (E9) and locations (E10). */
 import type { JsonObject, JsonValue, KeyedCollection, ScrapeEnvelopeWithoutEndpoint, WireForm } from './common.ts';
 
 /** A listing's asking price. */
@@ -35,7 +35,7 @@ export interface MarketplaceListing {
   is_viewer_seller: boolean;
   /** e.g. `IN_PERSON`. */
   delivery_types: string[];
-  /** Fields SPEC never names, kept as sent (the service adds e.g. `if_gk_just_listed_tag_on_search_feed`). */
+  /** Fields the API reference never names, kept as sent (the service adds e.g. `if_gk_just_listed_tag_on_search_feed`). */
   readonly [field: string]: unknown;
 }
 
@@ -51,11 +51,11 @@ export interface MarketplaceLocation {
   postal_code: string;
   latitude: number;
   longitude: number;
-  /** An object in SPEC; the service sends an empty one as `[]`. */
+  /** An object in the API reference; the service sends an empty one as `[]`. */
   multi_line_address: JsonObject | JsonValue[];
 }
 
-/** E9 response: a page of listings (no `endpoint`, SPEC 2.1). */
+/** E9 response: a page of listings (no `endpoint`, API reference 2.1). */
 export type MarketplaceSearchPage = ScrapeEnvelopeWithoutEndpoint<{
   listings: KeyedCollection<WireForm<MarketplaceListing>>;
   /** Send as `cursor` for the next page. */
@@ -63,7 +63,7 @@ export type MarketplaceSearchPage = ScrapeEnvelopeWithoutEndpoint<{
   has_next_page: boolean;
 }>;
 
-/** E10 response: every matching location (no `endpoint`, SPEC 2.1). */
+/** E10 response: every matching location (no `endpoint`, API reference 2.1). */
 export type MarketplaceLocationsPage = ScrapeEnvelopeWithoutEndpoint<{
   locations: KeyedCollection<MarketplaceLocation>;
 }>;

@@ -1,4 +1,4 @@
-/** Records of the social network (SPEC 2.4): page reels (E7) and group posts (E8). */
+/** Records of the social network (API reference 2.4): page reels (E7) and group posts (E8). */
 import type { JsonObject, KeyedCollection, ScrapeEnvelope, WireForm } from './common.ts';
 
 /** A reel of a public page: a record of `socialnet.profileReels` (E7 `data.reels` item). */
@@ -61,7 +61,7 @@ export interface GroupPost {
   /** Unix seconds. */
   publishTime: number;
   videoDetails: JsonObject;
-  /** Nullable; shape not shown by SPEC. */
+  /** Nullable; shape not shown by the API reference. */
   image: JsonObject | string | null;
   topComments: GroupPostComment[];
 }

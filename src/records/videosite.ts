@@ -1,5 +1,5 @@
 /**
- * Records of the video site (SPEC 2.4): channel shorts (E11), video comments (E12) and transcript
+ * Records of the video site (API reference 2.4): channel shorts (E11), video comments (E12) and transcript
  * segments (E13).
  */
 import type { JsonObject, KeyedCollection, ScrapeEnvelope } from './common.ts';
@@ -42,7 +42,7 @@ export interface VideoComment {
     channelUrl: string;
   };
   engagement: { likes: number; replies: number };
-  /** Fields SPEC never names, kept as sent (the service adds e.g. `isPinned`). */
+  /** Fields the API reference never names, kept as sent (the service adds e.g. `isPinned`). */
   readonly [field: string]: unknown;
 }
 

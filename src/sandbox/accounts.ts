@@ -1,5 +1,5 @@
 /**
- * Keys, balances and billing state (SPEC parts 3 and 5). Each key owns one account; accounts never
+ * Keys, balances and billing state (API reference parts 3 and 5). Each key owns one account; accounts never
  * share a balance. A credit is reserved when a request passes the credit check and refunded if the
  * request then fails upstream, so concurrent requests can never overdraw an account.
  */

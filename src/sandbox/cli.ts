@@ -1,7 +1,7 @@
 /**
  * `socialstream sandbox`: runs the sandbox in the foreground until SIGINT or SIGTERM, printing
  * where it listens and how to point the client at it. SIGUSR2 lets time pass (`sandbox.advance`):
- * a signal rather than an HTTP path, so nothing beside SPEC's own paths is served on the port.
+ * a signal rather than an HTTP path, so nothing beside the API reference's own paths is served on the port.
  */
 import { DIALECTS, type SandboxDialect } from './dialects/index.ts';
 import { DEFAULT_API_KEY, startSandbox, type SandboxFaults, type SandboxOptions } from './index.ts';
@@ -21,7 +21,7 @@ options:
   --latency MS     response time: each answer leaves MS after its request (default 0)
   --fault-rate P   probability (0 to 1) of an upstream failure (500) per request (default 0)
   --seed S         seed of the synthetic data (default sandbox)
-  --dialect D      spec (default): bodies as SPEC reads; service: as the service answers in practice
+  --dialect D      spec (default): bodies as the API reference reads; service: as the service answers in practice
   --advance N      records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})
   --feed LIST      what real feeds serve, on the newest-first listings (forum/subforum, videosite/channel/shorts),
                    comma-separated: pinned (the oldest post pinned at the top), garbage-time (every 37th

@@ -51,7 +51,7 @@ export class Rng {
     return items[Math.floor(this.next() * items.length)];
   }
 
-  /** `value` most of the time, `null` with the given probability: for fields SPEC marks nullable. */
+  /** `value` most of the time, `null` with the given probability: for fields the API reference marks nullable. */
   nullable<T>(value: T, probability = 0.2): T | null {
     return this.next() < probability ? null : value;
   }
@@ -85,7 +85,7 @@ export class Rng {
 
 /**
  * How many records a resource has in all: exactly N when its identifier ends in `-n<N>` (the
- * DESIGN convention), otherwise a stable count between `min` and `max` derived from the identifier.
+ * docs/wire.md convention), otherwise a stable count between `min` and `max` derived from the identifier.
  */
 export function sizeOf(identifier: string, min = 20, max = 200): number {
   const match = /-n(\d+)\/?$/.exec(identifier.trim());
@@ -110,7 +110,7 @@ export function compactCount(count: number): string {
   return String(count);
 }
 
-/** SPEC 2.2: a list inside `data` is an object keyed "0", "1", …; `{}` when empty. */
+/** API reference 2.2: a list inside `data` is an object keyed "0", "1", …; `{}` when empty. */
 export function keyed<T>(items: readonly T[]): Record<string, T> {
   const out: Record<string, T> = {};
   items.forEach((item, index) => {

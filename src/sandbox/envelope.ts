@@ -1,5 +1,5 @@
 /**
- * The 200 body of a scrape operation (SPEC 2.1): `success`, `data` (with its own `success`),
+ * The 200 body of a scrape operation (API reference 2.1): `success`, `data` (with its own `success`),
  * `credits_used: 1` and, on most operations, `endpoint`. Every platform module builds its bodies
  * here so the envelope and its exceptions live in one place.
  */
@@ -11,7 +11,7 @@ export interface Envelope<T extends object> {
 }
 
 /**
- * Wraps a payload in the envelope. Pass `endpoint` as `null` for the operations SPEC 2.1 lists
+ * Wraps a payload in the envelope. Pass `endpoint` as `null` for the operations API reference 2.1 lists
  * without one (marketplace search and location search, ad-library company ads, subforum posts,
  * web search).
  */

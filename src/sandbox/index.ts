@@ -1,5 +1,5 @@
 /**
- * The sandbox: a local server speaking the whole API of SPEC with synthetic, deterministic data, so
+ * The sandbox: a local server speaking the whole API of the API reference with synthetic, deterministic data, so
  * that everything runs and is tested without the network or credits.
  *
  * ```ts
@@ -47,10 +47,10 @@ export interface SandboxOptions {
   faults?: SandboxFaults;
   /** Seed of all data and of the fault sequence. Default `sandbox`. */
   seed?: string | number;
-  /** Extra delay of the slow AI transcript operations (SPEC E14, E19), in milliseconds. Default 300. */
+  /** Extra delay of the slow AI transcript operations (API reference E14, E19), in milliseconds. Default 300. */
   slowMs?: number;
   /**
-   * How bodies are written: `spec` (the default) as SPEC reads, `service` as the service answers in
+   * How bodies are written: `spec` (the default) as the API reference reads, `service` as the service answers in
    * practice (docs/wire.md "Service dialect"). Both serve the same records for the same requests.
    */
   dialect?: SandboxDialect;

@@ -42,12 +42,12 @@ export class SandboxValidationError extends Error {
 export interface SandboxOperation {
   /**
    * The path below `/v1/scrape/`, e.g. `forum/subforum`. It is also the `endpoint` of validation
-   * errors (SPEC 2.1: `<platform>/<operation>`), and its first segment is the platform.
+   * errors (API reference 2.1: `<platform>/<operation>`), and its first segment is the platform.
    */
   id: string;
   /** Words of the upstream fault message: `Failed to fetch <platform> <operation>`. */
   operation: string;
-  /** AI transcript operations answer more slowly than the rest (SPEC E14, E19). */
+  /** AI transcript operations answer more slowly than the rest (API reference E14, E19). */
   slow?: boolean;
   /** Validates the query (throwing `SandboxValidationError`) and returns the whole 200 body. */
   handle(request: SandboxRequest): unknown;

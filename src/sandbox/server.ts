@@ -30,7 +30,7 @@ export interface ServerConfig {
   clock: SandboxClock;
 }
 
-/** Where SPEC's 401 bodies point ({docs_url}); the sandbox has no docs site of its own. */
+/** Where the API reference's 401 bodies point ({docs_url}); the sandbox has no docs site of its own. */
 export const AUTH_DOCS_URL = 'https://docs.socialstream.invalid/authentication';
 
 const SCRAPE_PREFIX = '/v1/scrape/';
@@ -108,7 +108,7 @@ export function createSandboxServer(config: ServerConfig): Server {
   function authenticate(req: IncomingMessage): { apiKey: string } | { refused: string } {
     const authorization = req.headers.authorization;
     const key = req.headers['x-api-key'];
-    // SPEC 5.2: Bearer is reserved for dashboard sessions, so it is refused even beside a good key.
+    // API reference 5.2: Bearer is reserved for dashboard sessions, so it is refused even beside a good key.
     if (authorization !== undefined && /^\s*bearer\b/i.test(authorization)) return { refused: 'Invalid API key' };
     if (typeof key !== 'string' || key.trim() === '') return { refused: 'Invalid or missing API key' };
     if (!accounts.has(key)) return { refused: 'Invalid API key' };

@@ -1,6 +1,6 @@
 /**
  * `socialstream export` against a sandbox of each dialect, to each format, read back by readers
- * that are not ours: the same record ids and counts whether the service answers as SPEC reads or
+ * that are not ours: the same record ids and counts whether the service answers as the API reference reads or
  * as it does in practice.
  */
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Both sandbox dialects serve the same records: `spec` answers as SPEC reads, `service` as the
+ * Both sandbox dialects serve the same records: `spec` answers as the API reference reads, `service` as the
  * service answers in practice (payload at the top, arrays, the forum's top-level `more`, trimmed
  * bodies, its cursor forms). The client must walk every operation of either to the same record ids
  * and counts: in full, under a limit, and resumed from a checkpoint at every page boundary.

@@ -1,5 +1,5 @@
 /**
- * The table's `key` and `time` columns against real records: the sandbox is written from SPEC apart
+ * The table's `key` and `time` columns against real records: the sandbox is written from the API reference apart
  * from the table, so a path naming a field the records do not carry, or a wrong unit, shows here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -29,7 +29,7 @@ async function serving(answer: (query: URLSearchParams, index: number) => unknow
 }
 
 
-/** SPEC 2.1's envelope, for the regressions whose bodies differ from SPEC's in one thing only. */
+/** API reference 2.1's envelope, for the regressions whose bodies differ from the API reference's in one thing only. */
 function wrapped(payload: object): object {
   return { success: true, data: { success: true, ...payload }, credits_used: 1, endpoint: 'x' };
 }
@@ -65,7 +65,7 @@ describe('a payload at the top level beside success', () => {
     expect(await collect(c.photoshare.postInfo({ url: 'https://photoshare.example/p/abc' }))).toEqual([{ id: '42', shortcode: 'abc' }]);
   });
 
-  it('still reads the SPEC form beside it, credits_used and all', async () => {
+  it('still reads the form of the API reference beside it, credits_used and all', async () => {
     const c = await serving(() => ({
       success: true,
       data: { success: true, data: { xdt_shortcode_media: { id: '42' } } },
@@ -75,7 +75,7 @@ describe('a payload at the top level beside success', () => {
     expect(await collect(c.photoshare.postInfo({ url: 'https://photoshare.example/p/abc' }))).toEqual([{ id: '42' }]);
   });
 
-  it('finds a payload under data that lacks SPEC\'s marks (no credits_used, endpoint or inner success)', async () => {
+  it('finds a payload under data that lacks the API reference\'s marks (no credits_used, endpoint or inner success)', async () => {
     const c = await serving(() => ({ success: true, data: { aweme_list: [{ aweme_id: '1' }], has_more: 0 }, credits_remaining: 5, credits_charged: 1 }));
     expect((await collect(c.shortvideo.videos({ handle: 'someone' }))).map((video) => video.aweme_id)).toEqual(['1']);
   });

@@ -42,7 +42,7 @@ describe('unkey', () => {
     expect(JSON.stringify(out)).toBe('{"id":"r1","__proto__":{"url_list":["a"]}}');
   });
 
-  it('turns an empty {} into [] only under a name SPEC lists as a collection', () => {
+  it('turns an empty {} into [] only under a name the API reference lists as a collection', () => {
     expect(unkey({ comments: {}, text_extra: {} })).toEqual({ comments: [], text_extra: {} });
   });
 

@@ -79,7 +79,7 @@ describe('record types', () => {
     expectTypeOf<TranscriptSegment['startMs']>().toEqualTypeOf<string>();
   });
 
-  it('opens only the records SPEC says have further fields', () => {
+  it('opens only the records the API reference says have further fields', () => {
     expectTypeOf<ShortvideoVideo['anything']>().toEqualTypeOf<unknown>();
     expectTypeOf<PopularVideo>().not.toHaveProperty('anything');
     expectTypeOf<CommentReply>().not.toHaveProperty('anything');
@@ -100,7 +100,7 @@ describe('record types', () => {
     expectTypeOf<CreditBalance['subscriptionStatus']>().toEqualTypeOf<'free' | 'active'>();
   });
 
-  it('covers the 26 scrape operations of DESIGN with a record and a page', () => {
+  it('covers the 26 scrape operations of the operation table with a record and a page', () => {
     expectTypeOf<OperationId>().toEqualTypeOf<
       | 'shortvideo/profile'
       | 'shortvideo/videos'

@@ -1,8 +1,8 @@
 /**
- * The record types against real data. The sandbox is written from SPEC independently of these
+ * The record types against real data. The sandbox is written from the API reference independently of these
  * types, and the client turns its pages into records with its own code; each value, fetched over
  * real HTTP, is handed to the TypeScript compiler as the initial value of a constant of its type. A
- * field of the wrong type, a listed field missing, or an unlisted field on a record SPEC closes is a
+ * field of the wrong type, a listed field missing, or an unlisted field on a record the API reference closes is a
  * compile error, so a mistake on any of the three sides shows here.
  */
 import { fileURLToPath } from 'node:url';

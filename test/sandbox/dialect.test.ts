@@ -182,7 +182,7 @@ const CASES: Case[] = [
   { path: 'threadtext/user-posts', query: { handle: 'someone' }, records: at('posts'), id: field('id') },
 ];
 
-/** Operations the service still answers in SPEC's `data` form (docs/wire.md). */
+/** Operations the service still answers in the API reference's `data` form (docs/wire.md). */
 const DATA_FORM = new Set(['socialnet-marketplace/location-search', 'microblog/tweet/transcript']);
 const ENVELOPE_FIELDS = ['success', 'credits_used', 'credits_remaining', 'credits_charged', 'endpoint', 'cached', 'cached_at'];
 
@@ -246,7 +246,7 @@ async function walkTree(sandbox: Sandbox, url: string): Promise<{ ids: string[];
   return { ids, requests };
 }
 
-/** Paths of every keyed collection (SPEC 2.2) and every `{}` left in a body. */
+/** Paths of every keyed collection (API reference 2.2) and every `{}` left in a body. */
 function keyedLeft(value: Body, path = ''): string[] {
   if (Array.isArray(value)) return value.flatMap((item, index) => keyedLeft(item, `${path}[${index}]`));
   if (value === null || typeof value !== 'object') return [];
@@ -276,7 +276,7 @@ describe('service dialect bodies', () => {
     },
   );
 
-  it.each([...DATA_FORM])('%s keeps the data form of SPEC 2.1', async (path) => {
+  it.each([...DATA_FORM])('%s keeps the data form of API reference 2.1', async (path) => {
     const c = CASES.find((item) => item.path === path) as Case;
     const body = await fetchBody(service, c.path, c.query);
     expect(body).toMatchObject({ success: true, data: { success: true }, credits_used: 1 });
@@ -289,7 +289,7 @@ describe('service dialect bodies', () => {
     expect(Array.isArray(c.records(payloadOf(body)))).toBe(true);
   });
 
-  it('sends post-info media at data.xdt_shortcode_media, one level up from SPEC', async () => {
+  it('sends post-info media at data.xdt_shortcode_media, one level up from the API reference', async () => {
     const query = { url: 'https://photoshare.example/p/ABC/' };
     const [inSpec, inService] = await Promise.all([
       fetchBody(spec, 'photoshare/post-info', query),
@@ -327,7 +327,7 @@ describe('service dialect bodies', () => {
     expect(body.ads.some((ad: Body) => ad.domain === 'brand.example-n90')).toBe(true);
   });
 
-  it('adds fields SPEC never names to records', async () => {
+  it('adds fields the API reference never names to records', async () => {
     const body = await fetchBody(service, 'shortvideo/videos', { handle: 'creator-n75' });
     expect(body.aweme_list[0]).toMatchObject({ is_ads: false, content_type: 'video' });
   });
@@ -540,7 +540,7 @@ describe('service dialect errors', () => {
     expect(inService.body).toEqual(inSpec.body);
   });
 
-  it('answers an empty account with the SPEC 402 body', async () => {
+  it('answers an empty account with the API reference 402 body', async () => {
     const broke = await startSandbox({ port: 0, dialect: 'service', accounts: [{ apiKey: 'sk_live_sandbox_broke', credits: 0 }] });
     try {
       const reply = await get(broke.url, '/v1/scrape/shortvideo/profile', { handle: 'x' }, { key: 'sk_live_sandbox_broke' });

@@ -1,14 +1,14 @@
 /**
- * Field-type assertions for the sandbox suites: a record is checked against the types SPEC 2.4
+ * Field-type assertions for the sandbox suites: a record is checked against the types API reference 2.4
  * lists for it, and every mismatch is reported by field name at once, so a failure says exactly
- * which field drifted from the SPEC.
+ * which field drifted from the API reference.
  */
 import { expect } from 'vitest';
 import type { Body } from './helpers.ts';
 
 /**
  * `seconds` and `millis` are Unix times (integers in a plausible range, so one cannot pass for the
- * other); `iso` is ISO 8601 with a UTC offset; `keyed` is a SPEC 2.2 keyed collection. Join types
+ * other); `iso` is ISO 8601 with a UTC offset; `keyed` is a API reference 2.2 keyed collection. Join types
  * with `|`, e.g. `'string|null'`; a trailing `?` (`'string?'`) lets the field be absent.
  */
 export type FieldType =

@@ -14,7 +14,7 @@ interface Visited {
 }
 
 /**
- * Reads a whole comment tree the way DESIGN says a client must: the first response, then every
+ * Reads a whole comment tree the way docs/wire.md says a client must: the first response, then every
  * `more.cursor` and `replies.more.cursor` whose `has_more` is true, each once. Checks on the way
  * that each comment names the parent it is nested under (or the run its cursor continues).
  */
@@ -89,7 +89,7 @@ describe('forum post comments', () => {
     expect(body.data.credits_charged).toBe(1);
   });
 
-  it('gives the post every field SPEC lists, with its type', async () => {
+  it('gives the post every field the API reference lists, with its type', async () => {
     const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     expectFields(body.data.post, {
       id: 'string',
@@ -131,7 +131,7 @@ describe('forum post comments', () => {
     expect(new Set(cursors).size).toBe(cursors.length);
   });
 
-  it('gives every comment at every depth the fields SPEC lists, with their types', async () => {
+  it('gives every comment at every depth the fields the API reference lists, with their types', async () => {
     const { visited } = await readTree300();
     const comments = visited.map(({ comment }) => comment);
     expectFields(comments, COMMENT_FIELDS);
@@ -254,7 +254,7 @@ describe('forum subforum', () => {
     expect(fromKeyed(trimmed.body.data.posts)).toHaveLength(25);
   });
 
-  it('gives every post the fields SPEC lists, with their types', async () => {
+  it('gives every post the fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, SUBFORUM, { subforum: 'typescript' });
     const posts = fromKeyed(body.data.posts);
     const strings = 'id name title selftext selftext_html author author_fullname subforum subforum_name_prefixed subforum_id subforum_type url permalink domain thumbnail';

@@ -1,7 +1,7 @@
 /**
  * Small helpers for the sandbox suites: the pair of sandboxes each suite runs against, one raw GET
  * over real HTTP, a page walk, and a reader for keyed collections that fails loudly when a "list" is
- * not keyed the SPEC 2.2 way.
+ * not keyed the API reference 2.2 way.
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
@@ -49,7 +49,7 @@ export async function get(
   return { status: response.status, headers: response.headers, text, body };
 }
 
-/** A keyed collection (SPEC 2.2) as an array, after checking its keys are "0", "1", … in order. */
+/** A keyed collection (API reference 2.2) as an array, after checking its keys are "0", "1", … in order. */
 export function fromKeyed(collection: Body): Body[] {
   expect(collection).toBeTypeOf('object');
   expect(Array.isArray(collection)).toBe(false);

@@ -41,7 +41,7 @@ describe('microblog tweet transcript', () => {
 });
 
 describe('microblog community', () => {
-  it('gives the community every field SPEC lists, with its type', async () => {
+  it('gives the community every field the API reference lists, with its type', async () => {
     const { status, body } = await get(sandboxes.sandbox.url, COMMUNITY, { url: 'https://microblog.example/i/communities/1600000000000000000' });
     expect(status).toBe(200);
     expect(body.endpoint).toBe('microblog/community');
@@ -77,7 +77,7 @@ describe('microblog community', () => {
     expectFields(community.trending_hashtags_slice, { __typename: 'string', items: 'keyed' });
   });
 
-  it('keys rules, banner palettes and the member facepile as SPEC 2.2 collections', async () => {
+  it('keys rules, banner palettes and the member facepile as API reference 2.2 collections', async () => {
     // Over several communities so that non-empty collections are checked too.
     const urls = ['a', 'b', 'c', 'd', 'e'].map((name) => `https://microblog.example/i/communities/${name}`);
     const communities = await Promise.all(urls.map(async (url) => (await get(sandboxes.sandbox.url, COMMUNITY, { url })).body.data));
@@ -122,7 +122,7 @@ describe('microblog comments', () => {
     expect(postResults(body)).toHaveLength(20);
   });
 
-  it('gives every post result the author and post fields SPEC lists, with their types', async () => {
+  it('gives every post result the author and post fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, COMMENTS, { url: POST_URL });
     const results = postResults(body);
     expectFields(results, { rest_id: 'string', core: 'object', legacy: 'object' });

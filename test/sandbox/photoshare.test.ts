@@ -58,7 +58,7 @@ describe('photoshare hashtag search', () => {
     expect(a.text).toBe(b.text);
   });
 
-  it('gives every post the fields SPEC lists, with their types', async () => {
+  it('gives every post the fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, HASHTAG, { hashtag: 'coffee-n100' });
     const list = posts(body);
     const strings = 'id __typename shortcode url caption thumbnail_src display_url video_url product_type';
@@ -149,7 +149,7 @@ describe('photoshare hashtag search', () => {
 });
 
 describe('photoshare highlight detail', () => {
-  it('gives the highlight every field SPEC lists, with its type', async () => {
+  it('gives the highlight every field the API reference lists, with its type', async () => {
     const { status, body } = await get(sandboxes.sandbox.url, HIGHLIGHT, { id: '17900000000000001' });
     expect(status).toBe(200);
     expect(body.endpoint).toBe('photoshare/highlight-detail');
@@ -217,7 +217,7 @@ describe('photoshare post info', () => {
     expect(body.data.data.xdt_shortcode_media.shortcode).toBe('DAbCdEfGhIj');
   });
 
-  it('gives the media every field SPEC lists, with its type', async () => {
+  it('gives the media every field the API reference lists, with its type', async () => {
     const urls = ['p/AAAAAAAAAAA', 'reel/BBBBBBBBBBB', 'p/CCCCCCCCCCC', 'p/DDDDDDDDDDD', 'p/EEEEEEEEEEE', 'p/FFFFFFFFFFF'].map(
       (path) => `https://photoshare.example/${path}/`,
     );

@@ -21,7 +21,7 @@ describe('professional post search', () => {
     expect(new Set(posts.map((post) => post.url)).size).toBe(60);
   });
 
-  it('gives every post the fields SPEC lists, with their types', async () => {
+  it('gives every post the fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, SEARCH, { query: 'hiring-n60' });
     const posts = fromKeyed(body.data.posts);
     expectFields(posts, {

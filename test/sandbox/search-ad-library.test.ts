@@ -18,7 +18,7 @@ describe('search ad library company ads', () => {
     expect('endpoint' in body).toBe(false);
   });
 
-  it('gives every ad the fields SPEC lists, with their types', async () => {
+  it('gives every ad the fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, ADS, { domain: 'acme.example-n120' });
     const ads = records(body);
     expectFields(ads, {

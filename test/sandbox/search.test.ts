@@ -7,7 +7,7 @@ const SEARCH = '/v1/scrape/search/search';
 const sandboxes = useSandboxes();
 
 const results = (body: Body) => fromKeyed(body.data.results);
-/** DESIGN: `page` + 1 up to 11, stop at an empty page. */
+/** The operation table: `page` + 1 up to 11, stop at an empty page. */
 const nextPage = (body: Body, query: Record<string, string | number>) => {
   const page = Number(query.page ?? 1);
   return results(body).length === 0 || page === 11 ? undefined : { ...query, page: page + 1 };

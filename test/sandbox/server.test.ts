@@ -13,7 +13,7 @@ const PROFILE = '/v1/scrape/shortvideo/profile';
 const POPULAR = '/v1/scrape/shortvideo/videos/popular';
 const COMMENTS = '/v1/scrape/videosite/video/comments';
 
-/** The 27 operations of SPEC part 4 with a query each accepts. */
+/** The 27 operations of API reference part 4 with a query each accepts. */
 const EVERY_OPERATION: Array<[path: string, query: Record<string, string>]> = [
   ['/v1/credits', {}],
   ['/v1/scrape/shortvideo/profile', { handle: 'creator' }],

@@ -28,7 +28,7 @@ describe('shortvideo shop products', () => {
     expect(sandboxes.credits()).toBe(before - 1);
   });
 
-  it('gives shopInfo every field SPEC lists, with arrays for store_sub_score and url_list', async () => {
+  it('gives shopInfo every field the API reference lists, with arrays for store_sub_score and url_list', async () => {
     const { body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE });
     const strings = ['seller_id', 'global_seller_id', 'shop_name', 'creator_name', 'shop_link', 'shop_rating', 'worst_rating',
       'best_rating', 'region', 'shop_slogan', 'desc', 'format_sold_count', 'format_global_sold_count', 'format_followers_count',
@@ -48,7 +48,7 @@ describe('shortvideo shop products', () => {
     });
   });
 
-  it('gives every product the fields SPEC lists, with their types', async () => {
+  it('gives every product the fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, PRODUCTS, { url: STORE, region: 'GB' });
     const products = body.products;
     expectFields(products, {

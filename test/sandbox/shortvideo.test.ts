@@ -36,7 +36,7 @@ describe('shortvideo profile', () => {
     expect(body).toMatchObject({ success: true, credits_used: 1, endpoint: 'shortvideo/profile', data: { success: true } });
   });
 
-  it('gives the user every field SPEC lists, with its type', async () => {
+  it('gives the user every field the API reference lists, with its type', async () => {
     const { body } = await get(sandboxes.sandbox.url, PROFILE, { handle: 'creator' });
     const { user } = body.data;
     const strings = ['id', 'shortId', 'uniqueId', 'nickname', 'signature', 'secUid', 'roomId', 'recommendReason',
@@ -108,7 +108,7 @@ describe('shortvideo videos', () => {
     }
   });
 
-  it('gives every video, author and avatar the fields SPEC lists', async () => {
+  it('gives every video, author and avatar the fields the API reference lists', async () => {
     const { body } = await get(sandboxes.sandbox.url, VIDEOS, { handle: 'creator-n40' });
     const videos = fromKeyed(body.data.aweme_list);
     expectFields(videos, { aweme_id: 'string', desc: 'string', create_time: 'seconds', author: 'object', music: 'object' });
@@ -192,7 +192,7 @@ describe('shortvideo popular videos', () => {
     expect(fromKeyed(body.data.videos)).toHaveLength(20);
   });
 
-  it('gives every video the fields SPEC lists, with id equal to item_id', async () => {
+  it('gives every video the fields the API reference lists, with id equal to item_id', async () => {
     const { body } = await get(sandboxes.sandbox.url, POPULAR, { countryCode: 'JP' });
     const videos = fromKeyed(body.data.videos);
     expectFields(videos, {
@@ -238,7 +238,7 @@ describe('shortvideo comment replies', () => {
     expectFields(body.data.log_pb, { impr_id: 'string' });
   });
 
-  it('gives every reply the fields SPEC lists, with their types', async () => {
+  it('gives every reply the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, REPLIES, { comment_id: '7300-n200', url: VIDEO_URL }, repliesWalk);
     const strings = ['aweme_id', 'cid', 'reply_id', 'reply_to_reply_id', 'comment_language', 'text'];
     const integers = ['digg_count', 'collect_stat', 'fold_status', 'status', 'stick_position', 'thread_id', 'trans_btn_style', 'user_digged'];
@@ -279,7 +279,7 @@ describe('shortvideo comment replies', () => {
     expect(records[20].cid).toBe(records[19].cid);
   });
 
-  it('refuses a missing comment id with the SPEC message and endpoint comment_replies, free', async () => {
+  it('refuses a missing comment id with the API reference message and endpoint comment_replies, free', async () => {
     await sandboxes.expectFreeRefusal(REPLIES, { url: VIDEO_URL }, { error: 'Shortvideo comment ID is required', endpoint: 'comment_replies', credits_required: 1 });
   });
 

@@ -21,7 +21,7 @@ describe('socialnet ad library search', () => {
     expect(typeof body.data.cursor).toBe('string');
   });
 
-  it('gives every result the fields SPEC lists, with their types', async () => {
+  it('gives every result the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, SEARCH, { query: 'coffee-n90' }, searchWalk);
     expectFields(records, {
       ad_archive_id: 'string', page_id: 'string', page_name: 'string',

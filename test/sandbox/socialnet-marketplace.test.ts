@@ -29,7 +29,7 @@ describe('socialnet marketplace search', () => {
     expect(body.data.has_next_page).toBe(true);
   });
 
-  it('gives every listing the fields SPEC lists, with their types', async () => {
+  it('gives every listing the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, SEARCH, { ...AUSTIN, query: 'chair-n120' }, searchWalk);
     const strings = ['id', 'url', 'title', 'category_id', 'story_type', 'story_key'];
     const booleans = ['is_hidden', 'is_live', 'is_pending', 'is_sold', 'is_viewer_seller'];
@@ -72,7 +72,7 @@ describe('socialnet marketplace search', () => {
     expect(records[24].id).toBe(records[23].id);
   });
 
-  it('refuses a missing or non-numeric lat with the SPEC message, free', async () => {
+  it('refuses a missing or non-numeric lat with the API reference message, free', async () => {
     const before = sandboxes.credits();
     const queries: Array<Record<string, string>> = [{ lng: '-97.7' }, { lat: 'north', lng: '-97.7' }, { lat: '1e999', lng: '0' }, { lat: '91', lng: '0' }];
     for (const query of queries) {
@@ -108,7 +108,7 @@ describe('socialnet marketplace location search', () => {
     expect('endpoint' in body).toBe(false);
   });
 
-  it('gives every location the fields SPEC lists, with their types', async () => {
+  it('gives every location the fields the API reference lists, with their types', async () => {
     const locations = [];
     for (const query of ['austin', 'portland', 'denver', 'springfield']) {
       locations.push(...fromKeyed((await get(sandboxes.sandbox.url, LOCATIONS, { query })).body.data.locations));
@@ -125,7 +125,7 @@ describe('socialnet marketplace location search', () => {
     expect(status).toBe(200);
   });
 
-  it('refuses a missing query with the SPEC message, free', async () => {
+  it('refuses a missing query with the API reference message, free', async () => {
     await sandboxes.expectFreeRefusal(LOCATIONS, {}, { error: 'Search query parameter is required', endpoint: 'socialnet-marketplace/location-search', credits_required: 1 });
   });
 });

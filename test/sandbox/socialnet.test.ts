@@ -30,7 +30,7 @@ describe('socialnet profile reels', () => {
     expectFields(body.data, { cursor: 'string', next_page_id: 'string' });
   });
 
-  it('gives every reel the fields SPEC lists, with their types', async () => {
+  it('gives every reel the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, REELS, { url: `${PAGE}-n60` }, reelsWalk);
     const strings = ['id', 'post_id', 'feedback_id', 'video_id', 'url', 'description', 'thumbnail', 'video_url'];
     expectFields(records, {
@@ -59,7 +59,7 @@ describe('socialnet profile reels', () => {
     expect(records[10].id).toBe(records[9].id);
   });
 
-  it('refuses a missing page URL with the SPEC message, free', async () => {
+  it('refuses a missing page URL with the API reference message, free', async () => {
     await sandboxes.expectFreeRefusal(REELS, {}, { error: 'Socialnet page URL is required', endpoint: 'socialnet/profile/reels', credits_required: 1 });
   });
 
@@ -90,7 +90,7 @@ describe('socialnet group posts', () => {
     expect(typeof body.data.cursor).toBe('string');
   });
 
-  it('gives every post the fields SPEC lists, with their types', async () => {
+  it('gives every post the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, POSTS, { url: `${GROUP}-n90` }, postsWalk);
     expectFields(records, {
       id: 'string', text: 'string', url: 'string', author: 'object', reactionCount: 'integer', commentCount: 'integer',
@@ -126,12 +126,12 @@ describe('socialnet group posts', () => {
     await sandboxes.expectFreeRefusal(POSTS, { sort_by: 'TOP_POSTS' }, 'Missing required parameter: url or group_id');
   });
 
-  it('refuses a sort_by outside the four SPEC orders', async () => {
+  it('refuses a sort_by outside the four the API reference orders', async () => {
     const { body } = await get(sandboxes.sandbox.url, POSTS, { url: GROUP, sort_by: 'NEWEST' });
     expect(body.error).toBe('Invalid value for sort_by: NEWEST');
   });
 
-  it('accepts every SPEC sort order', async () => {
+  it('accepts every sort order the API reference names', async () => {
     for (const sort of ['TOP_POSTS', 'RECENT_ACTIVITY', 'CHRONOLOGICAL', 'CHRONOLOGICAL_LISTINGS']) {
       expect((await get(sandboxes.sandbox.url, POSTS, { url: GROUP, sort_by: sort })).status).toBe(200);
     }

@@ -20,7 +20,7 @@ describe('threadtext user posts', () => {
     expect(new Set(posts.map((post) => post.id)).size).toBe(40);
   });
 
-  it('gives every post the fields SPEC lists, with their types', async () => {
+  it('gives every post the fields the API reference lists, with their types', async () => {
     const { body } = await get(sandboxes.sandbox.url, POSTS, { handle: 'writer-n40' });
     const posts = fromKeyed(body.data.posts);
     expectFields(posts, {

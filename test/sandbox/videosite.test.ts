@@ -24,7 +24,7 @@ describe('videosite channel shorts', () => {
     expect(typeof body.data.continuationToken).toBe('string');
   });
 
-  it('gives every short the fields SPEC lists, with their types', async () => {
+  it('gives every short the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, SHORTS, { channelId: 'UCacme-n100' }, byToken('shorts'));
     const strings = ['id', 'url', 'title', 'viewCountText', 'commentCountText', 'likeCountText', 'genre'];
     expectFields(records, {
@@ -67,7 +67,7 @@ describe('videosite video comments', () => {
     expect(fromKeyed(body.data.comments)).toHaveLength(20);
   });
 
-  it('gives every comment the fields SPEC lists, with their types', async () => {
+  it('gives every comment the fields the API reference lists, with their types', async () => {
     const { records } = await walk(sandboxes.sandbox.url, COMMENTS, { url: `${VIDEO}-n60`, order: 'newest' }, byToken('comments'));
     expectFields(records, {
       id: 'string', content: 'string', publishedTimeText: 'string', publishedTime: 'iso', replyLevel: 'integer',

@@ -1,6 +1,6 @@
 /**
  * The cursor forms of the `service` dialect (docs/wire.md "Service dialect"). Each form wraps the
- * SPEC-dialect cursor a platform module issued, so the module itself never changes: `encode` turns
+ * `spec`-dialect cursor a platform module issued, so the module itself never changes: `encode` turns
  * that cursor into what the service sends, `decode` turns the value a client sends back into it
  * again, or refuses it. A value is accepted only byte for byte as issued: decoding re-encodes and
  * compares, so a client that decodes, re-encodes or trims a cursor gets `400 Invalid cursor`.
@@ -8,7 +8,7 @@
 import { SandboxValidationError } from '../platform.ts';
 
 export type CursorForm =
-  /** Sent as SPEC's dialect sends it (the integers of E3 and E5, the subforum's `after`). */
+  /** Sent as the API reference's dialect sends it (the integers of E3 and E5, the subforum's `after`). */
   | 'same'
   /** Standard base64 (`+`, `/`) that always ends in `=` padding. */
   | 'base64'
@@ -35,7 +35,7 @@ function fromBase64(value: string): string | undefined {
 
 const URL_PREFIX = 'v1/';
 
-/** The forum's SPEC cursor is base64url JSON `{ r, f: [5 integers] }`; its service form lists them. */
+/** The forum's `spec`-dialect cursor is base64url JSON `{ r, f: [5 integers] }`; its service form lists them. */
 function toIds(cursor: string): string {
   const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { r: number; f: number[] };
   return [parsed.r, ...parsed.f].map((n) => n.toString(36)).join(',');
@@ -50,7 +50,7 @@ function fromIds(value: string): string | undefined {
   return Buffer.from(JSON.stringify({ r, f })).toString('base64url');
 }
 
-/** The service form of a SPEC-dialect cursor (or of the dialect's own end marker). */
+/** The service form of a `spec`-dialect cursor (or of the dialect's own end marker). */
 export function encodeServiceCursor(form: CursorForm, cursor: string): string {
   switch (form) {
     case 'same':
@@ -64,7 +64,7 @@ export function encodeServiceCursor(form: CursorForm, cursor: string): string {
   }
 }
 
-/** The SPEC-dialect cursor behind a service cursor; `400 Invalid cursor` when it is not one the dialect issued. */
+/** The `spec`-dialect cursor behind a service cursor; `400 Invalid cursor` when it is not one the dialect issued. */
 export function decodeServiceCursor(form: CursorForm, value: string): string {
   let cursor: string | undefined;
   switch (form) {

@@ -1,11 +1,11 @@
 /**
- * The dialects the sandbox speaks: `spec` answers as SPEC reads (docs/wire.md), `service` as the
+ * The dialects the sandbox speaks: `spec` answers as the API reference reads (docs/wire.md), `service` as the
  * service answers in practice (docs/wire.md "Service dialect"). Both serve the same records.
  */
 import type { SandboxOperation } from '../platform.ts';
 import { serviceOperations } from './service.ts';
 
-/** `spec` answers as SPEC reads; `service` as the service answers in practice. */
+/** `spec` answers as the API reference reads; `service` as the service answers in practice. */
 export type SandboxDialect = 'spec' | 'service';
 export const DIALECTS: readonly SandboxDialect[] = ['spec', 'service'];
 

@@ -1,7 +1,7 @@
 /**
  * The `service` dialect: every operation answers the way the service does in practice rather than
- * the way SPEC reads (issue 9; every rule is listed in docs/wire.md "Service dialect"). It wraps the
- * SPEC-dialect operations instead of changing them: a request's service cursors are turned back
+ * the way the API reference reads (issue 9; every rule is listed in docs/wire.md "Service dialect"). It wraps the
+ * `spec`-dialect operations instead of changing them: a request's service cursors are turned back
  * into the cursors the platform module issued, the module builds its body, and the body is then
  * rewritten by the rules of its operation (the table `RULES`, data). Records are never added,
  * dropped or reordered, so a walk reads the same record ids in both dialects.
@@ -25,7 +25,7 @@ interface ServiceRule {
   /** Where the records sit, relative to the payload (dotted path). */
   records?: string;
   cursors?: CursorRule[];
-  /** Keeps SPEC 2.1's envelope (`data`, `credits_used`, `endpoint`): the service still answers a few operations that way. */
+  /** Keeps API reference 2.1's envelope (`data`, `credits_used`, `endpoint`): the service still answers a few operations that way. */
   dataEnvelope?: true;
   /**
    * The last page still carries a cursor (without any flag saying stop); the request it makes is
@@ -38,7 +38,7 @@ interface ServiceRule {
   drop?: string[];
   /** Record fields the service sends as `null` on about a third of the records. */
   nulls?: string[];
-  /** Fields SPEC never names, added to every record. */
+  /** Fields the API reference never names, added to every record. */
   extras?: Json;
   /** Flags left out of trimmed bodies (`trim=true`). */
   trimDrops?: string[];
@@ -146,7 +146,7 @@ const RULES: Record<string, ServiceRule> = {
 const CACHED_AT = '2025-11-21T23:41:07+00:00';
 /** Empty objects that are objects, not empty collections: they stay `{}`. */
 const EMPTY_OBJECTS = new Set(['media_embed', 'videoDetails']);
-/** What only an envelope carries; the rest of a SPEC body's top level stays at the top. */
+/** What only an envelope carries; the rest of a `spec`-dialect body's top level stays at the top. */
 const ENVELOPE_ONLY = new Set(['success', 'data', 'credits_used', 'endpoint']);
 
 function get(payload: Json, path: string): unknown {
@@ -163,7 +163,7 @@ function parentOf(payload: Json, path: string): [Json, string] {
   return [parent, last];
 }
 
-/** SPEC 2.2's keyed collections as JSON arrays, anywhere; `{}` as `[]` except where it is an object. */
+/** API reference 2.2's keyed collections as JSON arrays, anywhere; `{}` as `[]` except where it is an object. */
 function arrays(value: unknown, name = ''): unknown {
   if (Array.isArray(value)) return value.map((item) => arrays(item));
   if (value === null || typeof value !== 'object') return value;
@@ -178,7 +178,7 @@ function arraysIn(object: Json): Json {
   return Object.fromEntries(Object.entries(object).map(([key, item]) => [key, arrays(item, key)]));
 }
 
-/** SPEC-dialect cursors are base64url, so they never start with this. */
+/** `spec`-dialect cursors are base64url, so they never start with this. */
 const END_MARKER = 'end.';
 
 /**
@@ -206,9 +206,9 @@ function payloadOf(body: Json): Json {
   return typeof body.data === 'object' && body.data !== null && 'credits_used' in body ? (body.data as Json) : body;
 }
 
-/** What a service request asks of the SPEC-dialect handler. */
+/** What a service request asks of the `spec`-dialect handler. */
 interface Translated {
-  /** The query with every service cursor turned back into the SPEC-dialect cursor it wraps. */
+  /** The query with every service cursor turned back into the `spec`-dialect cursor it wraps. */
   query: URLSearchParams;
   /** The request follows a flagless last page: it is answered with an empty page. */
   ended: boolean;
@@ -307,7 +307,7 @@ function serviceOperation(operation: SandboxOperation, rule: ServiceRule): Sandb
     continuations(operation, rule, request.query, payload, page);
 
     if (rule.dataEnvelope === true) return { ...arraysIn(body), data: { success: true, ...payload } };
-    // Fields a SPEC body carries beside its envelope (photoshare's `note`) stay at the top.
+    // Fields a `spec`-dialect body carries beside its envelope (photoshare's `note`) stay at the top.
     const outside = specPayload === body ? {} : Object.fromEntries(Object.entries(body).filter(([key]) => !ENVELOPE_ONLY.has(key)));
     return {
       success: true,
@@ -330,7 +330,7 @@ function serviceOperation(operation: SandboxOperation, rule: ServiceRule): Sandb
   };
 }
 
-/** The `service` dialect of a list of SPEC-dialect operations. */
+/** The `service` dialect of a list of `spec`-dialect operations. */
 export function serviceOperations(operations: readonly SandboxOperation[]): SandboxOperation[] {
   return operations.map((operation) => serviceOperation(operation, RULES[operation.id] ?? {}));
 }

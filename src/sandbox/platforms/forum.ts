@@ -342,7 +342,7 @@ function subforumPost({ resource, name, id: subforumId, subscribers, sort, days,
   };
 }
 
-/** SPEC E24's "trimmed-down response": the fields docs/wire.md "Trimmed subforum posts" lists. */
+/** API reference E24's "trimmed-down response": the fields docs/wire.md "Trimmed subforum posts" lists. */
 const TRIMMED_FIELDS = [
   'id',
   'name',

@@ -17,7 +17,7 @@ import { operations as socialnet } from './socialnet.ts';
 import { operations as threadtext } from './threadtext.ts';
 import { operations as videosite } from './videosite.ts';
 
-/** All scrape operations the sandbox serves (SPEC part 4, E2–E27). */
+/** All scrape operations the sandbox serves (API reference part 4, E2–E27). */
 export const operations: readonly SandboxOperation[] = [
   ...shortvideo,
   ...shortvideoShop,

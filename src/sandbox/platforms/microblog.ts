@@ -1,7 +1,7 @@
 /**
  * Microblog: a post's AI transcript (E14, slow), a community (E15) and the replies to a post (E16).
  * Replies come as a timeline (docs/wire.md "Microblog comment timeline"): post entries and cursor
- * entries inside `result.instructions[].entries[]`, the only arrays SPEC 2.2 allows in `data`.
+ * entries inside `result.instructions[].entries[]`, the only arrays API reference 2.2 allows in `data`.
  */
 import { EPOCH_SECONDS, type SandboxClockReading } from '../clock.ts';
 import { Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, recordSeconds, sizeOf, unixSecondsAgo } from '../data.ts';
@@ -96,7 +96,7 @@ function community(request: SandboxRequest) {
   });
 }
 
-/** One reply to the post: a post result as the timeline carries it (SPEC 2.4 "Microblog comments"). */
+/** One reply to the post: a post result as the timeline carries it (API reference 2.4 "Microblog comments"). */
 function reply(seed: string, url: string, postId: string, index: number, clock: SandboxClockReading) {
   const rng = new Rng(seed, 'microblog/comments', url, index);
   const restId = `${BigInt(postId) + BigInt(index + 1)}`;

@@ -1,6 +1,6 @@
 /**
  * Professional network: post search (E25). One unpaged response carrying `data.credits_charged`
- * (SPEC 2.1) and every matching post.
+ * (API reference 2.1) and every matching post.
  */
 import { Rng, isoFromSeconds, keyed, sizeOf, unixSecondsAgo } from '../data.ts';
 import { envelope } from '../envelope.ts';

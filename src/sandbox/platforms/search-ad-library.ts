@@ -1,6 +1,6 @@
 /**
  * The search engine's ad-transparency library: a company's public ads (E17), 40 per page behind an
- * opaque `data.cursor`. Its responses carry no `endpoint` (SPEC 2.1).
+ * opaque `data.cursor`. Its responses carry no `endpoint` (API reference 2.1).
  */
 import { EPOCH_SECONDS } from '../clock.ts';
 import { Rng, decodeCursor, encodeCursor, isoFromSeconds, keyed, pageIndices, recordSeconds, sizeOf } from '../data.ts';
@@ -26,7 +26,7 @@ function companyAds(request: SandboxRequest) {
   const topic = oneOf(query, 'topic', ['all', 'political'], 'all');
   const region = optional(query, 'region');
   if (region !== undefined && !/^[A-Za-z]{2}$/.test(region)) invalid('region', region);
-  // SPEC E17: political ads are only listed per region.
+  // API reference E17: political ads are only listed per region.
   if (topic === 'political' && region === undefined) throw new SandboxValidationError('Missing required parameter: region');
   const startDate = isoDate(query, 'start_date');
   const endDate = isoDate(query, 'end_date');

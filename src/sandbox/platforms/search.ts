@@ -1,6 +1,6 @@
 /**
  * Web search (E26): a page-number walk, 10 results a page, pages 1 to 11. Pages past the results
- * are empty, and the responses carry no `endpoint` (SPEC 2.1).
+ * are empty, and the responses carry no `endpoint` (API reference 2.1).
  */
 import { Rng, keyed, pageIndices, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
@@ -16,7 +16,7 @@ function result(resource: string, query: string, index: number) {
   const host = `${rng.words(1)}-${rng.token(4)}.example`;
   const title = `${query}: ${rng.sentence(3, 9)}`;
   const url = `https://${host}/${rng.words(2).replace(/ /g, '-')}`;
-  // SPEC 2.4: the description may be absent.
+  // API reference 2.4: the description may be absent.
   return rng.bool(0.15) ? { title, url } : { title, url, description: rng.sentence(10, 30) };
 }
 

@@ -9,14 +9,14 @@ import type { SandboxOperation, SandboxRequest } from '../platform.ts';
 
 const PAGE_SIZE = 20;
 const CDN = 'https://p16-oec-va.shop.shortvideo.example';
-/** Prices by region; SPEC E6 names US, GB, DE, FR, IT "and further ones", so other codes price in USD. */
+/** Prices by region; API reference E6 names US, GB, DE, FR, IT "and further ones", so other codes price in USD. */
 const CURRENCY: Record<string, [name: string, symbol: string]> = {
   US: ['USD', '$'], GB: ['GBP', '£'], DE: ['EUR', '€'], FR: ['EUR', '€'], IT: ['EUR', '€'], ES: ['EUR', '€'],
   IE: ['EUR', '€'], MX: ['MXN', '$'], JP: ['JPY', '¥'], SG: ['SGD', 'S$'], MY: ['MYR', 'RM'], TH: ['THB', '฿'],
   VN: ['VND', '₫'], PH: ['PHP', '₱'], ID: ['IDR', 'Rp'], BR: ['BRL', 'R$'],
 };
 
-/** SPEC 2.4's image object; in the shop, `url_list` is a real array. */
+/** API reference 2.4's image object; in the shop, `url_list` is a real array. */
 function image(rng: Rng, size: number) {
   const uri = `tos-maliva-i-o3syd03w52-us/${rng.token(32)}`;
   return { height: size, width: size, uri, url_list: [`${CDN}/${uri}~tplv-${size}.webp`, `${CDN}/${uri}~tplv-${size}.jpeg`] };

@@ -24,7 +24,7 @@ const POPULAR_PAGE = 20;
 const REPLIES_PAGE = 20;
 const CDN = 'https://p16-sign.shortvideo.example';
 
-/** SPEC E4: the 24 country codes of popular videos, with the names `region` carries. */
+/** API reference E4: the 24 country codes of popular videos, with the names `region` carries. */
 const COUNTRIES: Record<string, string> = {
   AU: 'Australia', BR: 'Brazil', CA: 'Canada', EG: 'Egypt', FR: 'France', DE: 'Germany',
   ID: 'Indonesia', IL: 'Israel', IT: 'Italy', JP: 'Japan', MY: 'Malaysia', PH: 'Philippines',

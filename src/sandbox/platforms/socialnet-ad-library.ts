@@ -36,7 +36,7 @@ function card(rng: Rng, title: string, link: string) {
 function search(request: SandboxRequest) {
   const { query } = request;
   const text = required(query, 'query');
-  // SPEC names no value sets for these filters: any text is taken, and it shapes the result set.
+  // The API reference names no value sets for these filters: any text is taken, and it shapes the result set.
   const [searchType, adType, status, mediaType, sortBy] = ['search_type', 'ad_type', 'status', 'media_type', 'sort_by'].map(
     (name) => optional(query, name),
   );

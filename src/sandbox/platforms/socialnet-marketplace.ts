@@ -1,7 +1,7 @@
 /**
  * The social network's marketplace: listings around a coordinate (E9, 24 a page behind
  * `data.cursor` / `data.has_next_page`) and the places to search around (E10, one response).
- * Neither response carries `endpoint` (SPEC 2.1).
+ * Neither response carries `endpoint` (API reference 2.1).
  */
 import { Rng, decodeCursor, encodeCursor, hash, keyed, pageIndices, serialId, sizeOf } from '../data.ts';
 import { envelope } from '../envelope.ts';
@@ -49,7 +49,7 @@ function search(request: SandboxRequest) {
   const minPrice = nonNegative(query, 'min_price') ?? 0;
   const maxPrice = nonNegative(query, 'max_price') ?? 2_000;
   if (maxPrice < minPrice) invalid('max_price', String(query.get('max_price')));
-  // The remaining filters have no value set in SPEC: any text is taken, and it shapes the result set.
+  // The remaining filters have no value set in the API reference: any text is taken, and it shapes the result set.
   const filters = ['condition', 'delivery_method', 'date_listed', 'availability', 'sort_by'].map((name) => optional(query, name));
   const resource = ['socialnet-marketplace/search', lat, lng, text, radius, minPrice, maxPrice, ...filters].join('|');
   const total = sizeOf(text ?? `${lat},${lng}`) + request.growth;

@@ -21,7 +21,7 @@ function reels(request: SandboxRequest) {
   const url = required(query, 'url', 'Socialnet page URL is required');
   const cursor = optional(query, 'cursor');
   const nextPageId = optional(query, 'next_page_id');
-  // SPEC E7: the two values only work together.
+  // API reference E7: the two values only work together.
   if (cursor !== undefined && nextPageId === undefined) throw new SandboxValidationError('Missing required parameter: next_page_id');
   if (nextPageId !== undefined && cursor === undefined) throw new SandboxValidationError('Missing required parameter: cursor');
   const resource = ['socialnet/profile/reels', url].join('|');

@@ -12,7 +12,7 @@ import { SandboxValidationError, type SandboxOperation, type SandboxRequest } fr
 
 const SHORTS_PAGE = 48;
 const COMMENTS_PAGE = 20;
-/** SPEC E12 / 8: how many comments the video site lets anyone page through, per order. */
+/** API reference E12 / 8: how many comments the video site lets anyone page through, per order. */
 export const COMMENT_CAPS = { top: 1_000, newest: 7_000 } as const;
 const SITE = 'https://www.videosite.example';
 const CDN = 'https://yt3.videosite.example';
