@@ -108,7 +108,7 @@ describe('a schema.json that is valid JSON but wrong', () => {
     [
       'a column of an unknown kind',
       (value: Record<string, unknown>) => ({ ...value, columns: [{ name: 'id', kind: 'decimal' }, ...(value.columns as unknown[]).slice(1)] }),
-      /kind is "decimal", not one of integer, double, boolean, string, timestamp, json/,
+      /kind is "decimal", not one of integer, bigint, double, boolean, string, timestamp, json/,
     ],
     ['an unknown format', (value: Record<string, unknown>) => ({ ...value, format: 'xlsx' }), /format is "xlsx", not one of parquet, ndjson, csv/],
     ['another operation', (value: Record<string, unknown>) => ({ ...value, operation: 'videosite/video/comments' }), /names the operation "videosite\/video\/comments", and its folder is forum\/subforum's/],
