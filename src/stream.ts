@@ -15,7 +15,7 @@ import { PageReader, type HeldPages } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
 import { checkStreamOptions, type StreamOptions, type WalkSettings } from './stream-options.ts';
-import { WALK, type PageBatch, type Walk, type WalkStart, type WalkStream } from './walk.ts';
+import { WALK, type PageBatch, type Walk, type WalkStart } from './walk.ts';
 
 export type { LookaheadMode, StreamOptions } from './stream-options.ts';
 export type { PageBatch } from './walk.ts';
@@ -47,7 +47,7 @@ export interface StreamParts {
   signal: AbortSignal | undefined;
 }
 
-export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled, WalkStream {
+export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled {
   readonly [STREAM_CONTROL]: StreamControl;
   /** The operation id. */
   readonly operation: string;
