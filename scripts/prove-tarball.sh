@@ -74,8 +74,8 @@ cat >worker-check.mjs <<'EOF'
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 const worker = new Worker(new URL('./node_modules/socialstream/dist/sinks/parquet-encoder-worker.js', import.meta.url));
-const specs = [{ name: 'n', physical: 'INT64', compression: 'SNAPPY', delta: true }];
-const cells = { rows: 2, columns: [{ defined: new Uint8Array([1, 0]), numbers: new Float64Array([7, 0]) }] };
+const specs = [{ path: ['n'], physical: 'INT64', maxDefinition: 1, maxRepetition: 0, compression: 'SNAPPY' }];
+const cells = { rows: 2, columns: [{ entries: 2, defined: new Uint8Array([1, 0]), numbers: new Float64Array([7, 0]) }] };
 worker.postMessage({ id: 1, specs, cells, plain: [] });
 const [reply] = await once(worker, 'message');
 await worker.terminate();
@@ -174,7 +174,7 @@ kill $!
 wait $! || true
 cat sandbox.log
 grep -q "^pid $!: " sandbox.log || fail "the banner does not name the sandbox's pid $!"
-grep -q '^advanced: every paginated resource has 10 new records$' sandbox.log || fail "kill -USR2 \$! did not advance the sandbox"
+grep -q '^advanced: every paginated resource has 10 new records; the sandbox clock reads ' sandbox.log || fail "kill -USR2 \$! did not advance the sandbox"
 
 step "a copied DuckDB recipe without DuckDB installed says what to install"
 cp node_modules/socialstream/recipes/creator-videos-to-parquet.ts .
