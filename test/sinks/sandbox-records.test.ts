@@ -8,26 +8,15 @@ import { createClient, operations, type OperationSpec } from '../../src/index.ts
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet } from '../../sinks/index.ts';
 import { scratchDir } from './helpers/files.ts';
+import { sandboxParams } from './helpers/sandbox-params.ts';
 import { asText, leafDifferences, leaves } from './helpers/leaves.ts';
 import { csvRecords, parquetRecords, pythonCsvRows } from './helpers/read-back.ts';
 
 const dir = scratchDir();
 const RECORDS_PER_OPERATION = 12;
 
-/** The smallest valid parameters: required ones (or the first of a "one of" pair) with an `-n` identifier. */
 function paramsFor(op: OperationSpec): Record<string, string | number> {
-  const params: Record<string, string | number> = {};
-  const names = [...Object.entries(op.params).filter(([, spec]) => spec.required).map(([name]) => name)];
-  for (const [first] of op.oneOf ?? []) names.push(first);
-  for (const name of names) {
-    const spec = op.params[name];
-    if (name === 'lat') params[name] = 40.7;
-    else if (name === 'lng') params[name] = -74;
-    else if (spec.pattern) params[name] = '1784512345';
-    else if (name === 'url') params[name] = `https://example.com/${op.id.replace(/\//g, '-')}-n${RECORDS_PER_OPERATION}`;
-    else params[name] = `sample-n${RECORDS_PER_OPERATION}`;
-  }
-  return params;
+  return sandboxParams(op, RECORDS_PER_OPERATION);
 }
 
 let sandbox: Sandbox;
