@@ -252,3 +252,49 @@ export class TransformError extends SocialstreamError {
 export class StreamUsedError extends SocialstreamError {
   readonly code = 'STREAM_USED';
 }
+
+/** An option's name inside an `OptionError`'s message: `option('keepDuplicates')`. */
+export class OptionName {
+  constructor(readonly name: string) {}
+}
+
+/** Marks `name` as an option in an `OptionError`'s message, so each caller can spell it its own way. */
+export function option(name: string): OptionName {
+  return new OptionName(name);
+}
+
+/**
+ * An option that cannot be used as given (`OPTION`): a bad value, or options that contradict each
+ * other. Raised before anything is touched or bought. A `TypeError` (a caller's mistake, not the
+ * service's), with `code` like every error of ours. Its message spells the options as `exportTo`
+ * takes them (`dedupe and keepDuplicates contradict each other`); `describe` spells them another
+ * way, as the CLI does with its flags (`--dedupe and --keep-duplicates …`).
+ */
+export class OptionError extends TypeError {
+  readonly code = 'OPTION';
+  override readonly name = 'OptionError';
+  /** The options at fault, as `exportTo` names them. */
+  readonly options: readonly string[];
+  readonly #parts: readonly (string | OptionName)[];
+
+  constructor(parts: readonly (string | OptionName)[]) {
+    super(parts.map((part) => (part instanceof OptionName ? part.name : part)).join(''));
+    this.#parts = parts;
+    this.options = [...new Set(parts.flatMap((part) => (part instanceof OptionName ? [part.name] : [])))];
+  }
+
+  /** The message with each option spelled by `spell` (e.g. `maxPages` → `--max-pages`). */
+  describe(spell: (option: string) => string): string {
+    return this.#parts.map((part) => (part instanceof OptionName ? spell(part.name) : part)).join('');
+  }
+}
+
+/**
+ * An `OptionError` written as a template: each `option(name)` inside is an option, any other value is
+ * shown as it is. E.g. ``optionError`${option('resume')} and ${option('restart')} contradict each other` ``.
+ */
+export function optionError(text: TemplateStringsArray, ...values: unknown[]): OptionError {
+  const parts: (string | OptionName)[] = [text[0]];
+  values.forEach((value, index) => parts.push(value instanceof OptionName ? value : String(value), text[index + 1]));
+  return new OptionError(parts.filter((part) => part !== ''));
+}

@@ -1,7 +1,12 @@
 /**
- * Command-line words → a typed request. Flags are declared once, with their kind, so that parsing,
- * `--help` and the "unknown flag" message all come from the same list.
+ * Command-line words → a typed request. Flags are declared once, with their kind and the library
+ * option each sets, so that parsing, `--help`, the "unknown flag" message, the options a command
+ * hands the library and the flags its errors name all come from the same list. The rules an option's
+ * value must follow are the library's (`src/export/options.ts`), not the command line's: this module
+ * checks only the syntax of argv.
  */
+import { OptionError } from '../errors.ts';
+
 export class UsageError extends Error {
   override readonly name: string = 'UsageError';
 }
@@ -15,6 +20,8 @@ export interface FlagSpec {
   help: string;
   /** Placeholder in `--help`, e.g. `FILE`. */
   value?: string;
+  /** The library option this flag sets, as given (`max-pages` → `maxPages`); the library checks it. */
+  option?: string;
 }
 
 export interface ParsedArgs {
@@ -99,10 +106,25 @@ function convert(name: string, kind: FlagKind, raw: string): string | number {
   if (kind === 'string') return raw;
   const value = Number(raw);
   const ok = raw.trim() !== '' && Number.isFinite(value) && (kind === 'number' || Number.isSafeInteger(value));
-  if (!ok || value < 0) {
-    throw new UsageError(`--${name} must be a non-negative ${kind === 'integer' ? 'whole number' : 'number'}, got "${raw}"`);
-  }
+  if (!ok) throw new UsageError(`--${name} must be a ${kind === 'integer' ? 'whole number' : 'number'}, got "${raw}"`);
   return value;
+}
+
+/** The library options the given flags set: each flag's value under its `option` name (a boolean flag: `true`). */
+export function optionsOf(flags: ParsedArgs['flags'], specs: readonly FlagSpec[]): Record<string, string | number | boolean> {
+  const options: Record<string, string | number | boolean> = {};
+  for (const spec of specs) if (spec.option !== undefined && flags[spec.name] !== undefined) options[spec.option] = flags[spec.name];
+  return options;
+}
+
+/**
+ * The library's `OptionError` as the command line says it: each option spelled as its flag
+ * (`keepDuplicates` → `--keep-duplicates`), a usage error (exit 2). Any other error as it is.
+ */
+export function asFlags(error: unknown, specs: readonly FlagSpec[]): unknown {
+  if (!(error instanceof OptionError)) return error;
+  const flagOf = new Map(specs.flatMap((spec) => (spec.option === undefined ? [] : [[spec.option, `--${spec.name}`]])));
+  return new UsageError(error.describe((name) => flagOf.get(name) ?? name), { cause: error });
 }
 
 /** The `--help` lines of a flag list. */

@@ -2,11 +2,11 @@
  * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--json]`:
  * the library's `datasetInfo` and `compactDataset`, their results as text or one JSON object.
  */
-import { PARTITION_BYS, type PartitionBy } from '../export/dataset-store.ts';
-import { compactDataset, type CompactionSummary } from '../export/compact.ts';
+import { compactDataset, type CompactionSummary, type CompactOptions } from '../export/compact.ts';
+import { PARTITION_BYS } from '../export/partition-by.ts';
 import { datasetInfo, describeDatasetInfo } from '../export/info.ts';
 import { counted } from '../export/progress.ts';
-import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
+import { asFlags, describeFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
 
 const INFO_FLAGS: FlagSpec[] = [
   { name: 'json', kind: 'boolean', help: 'print the info as one JSON object (for scripts)' },
@@ -16,11 +16,12 @@ const INFO_FLAGS: FlagSpec[] = [
 const COMPACT_FLAGS: FlagSpec[] = [
   {
     name: 'partition',
+    option: 'partition',
     kind: 'string',
-    value: 'day|month|year|none',
+    value: PARTITION_BYS.join('|'),
     help: "merge partitions into coarser ones (a dataset by day into one part a month); every later run keeps it (default: as recorded)",
   },
-  { name: 'operation', kind: 'string', value: 'OP-ID', help: 'only this operation (default: every operation of the dataset)' },
+  { name: 'operation', option: 'operation', kind: 'string', value: 'OP-ID', help: 'only this operation (default: every operation of the dataset)' },
   { name: 'json', kind: 'boolean', help: 'print what was done as one JSON object' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
@@ -66,13 +67,9 @@ async function compact(argv: string[]): Promise<number> {
     return 0;
   }
   const dir = directory('compact', args.positionals, args.params);
-  const partition = args.flags.partition as string | undefined;
-  if (partition !== undefined && !PARTITION_BYS.includes(partition as PartitionBy)) {
-    throw new UsageError(`--partition must be day, month, year or none, got "${partition}"`);
-  }
-  const summary = await compactDataset(dir, {
-    ...(partition === undefined ? {} : { partition: partition as PartitionBy }),
-    ...(args.flags.operation === undefined ? {} : { operation: String(args.flags.operation) }),
+  // The options are compactDataset's to check; its errors name the flags.
+  const summary = await compactDataset(dir, optionsOf(args.flags, COMPACT_FLAGS) as CompactOptions).catch((error: unknown) => {
+    throw asFlags(error, COMPACT_FLAGS);
   });
   process.stdout.write((args.flags.json ? JSON.stringify(summary) : describeCompaction(summary)) + '\n');
   return 0;

@@ -1,42 +1,47 @@
 /**
  * What `socialstream export` was asked to do: its words and flags turned into a checked plan. Every
- * parameter set is validated here, before any connection is made.
+ * parameter set and every option is validated here, before any connection is made; the options by the
+ * engine's own rules (`src/export/options.ts`), which this module only maps flags to and from.
  */
 import { readFile } from 'node:fs/promises';
 import { counted } from '../export/progress.ts';
 import { checkParams } from '../operations/params.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
-import { describeFlags, didYouMean, parseInputLine, UsageError, type FlagSpec } from './args.ts';
+import { asFlags, describeFlags, didYouMean, optionsOf, parseInputLine, UsageError, type FlagSpec } from './args.ts';
 import { walkName } from '../operations/walk-name.ts';
-import type { ExportOptions, FileFormat } from '../export/types.ts';
+import { checkOptions, checkOptionsFor } from '../export/options.ts';
+import { PARTITION_BYS } from '../export/partition-by.ts';
+import type { ExportOptions } from '../export/types.ts';
 
+/** The flags of `export`; a flag that sets a library option names it (`option`), and the library checks it. */
 export const EXPORT_FLAGS: FlagSpec[] = [
-  { name: 'out', kind: 'string', value: 'FILE', help: 'output file: .ndjson/.jsonl, .csv or .parquet; - for NDJSON on stdout' },
-  { name: 'limit', kind: 'integer', value: 'N', help: 'stop after N records in all' },
-  { name: 'max-pages', kind: 'integer', value: 'N', help: 'buy at most N pages this run, across every parameter set' },
-  { name: 'max-credits', kind: 'integer', value: 'N', help: 'spend at most N credits this run (every attempt counts; a crash does not end a run)' },
-  { name: 'dedupe', kind: 'string', value: 'FIELD', help: "tell duplicates by FIELD (a dotted path) instead of the operation's record key" },
-  { name: 'keep-duplicates', kind: 'boolean', help: 'keep every record, even one whose key this export already wrote' },
-  { name: 'resume', kind: 'boolean', help: 'continue what the output holds (nothing held: start fresh; a complete file: buy nothing)' },
-  { name: 'restart', kind: 'boolean', help: 'discard what earlier runs of this output left staged, and start fresh' },
+  { name: 'out', option: 'out', kind: 'string', value: 'FILE', help: 'output file: .ndjson/.jsonl, .csv or .parquet; - for NDJSON on stdout' },
+  { name: 'limit', option: 'limit', kind: 'integer', value: 'N', help: 'stop after N records in all' },
+  { name: 'max-pages', option: 'maxPages', kind: 'integer', value: 'N', help: 'buy at most N pages this run, across every parameter set' },
+  { name: 'max-credits', option: 'maxCredits', kind: 'integer', value: 'N', help: 'spend at most N credits this run (every attempt counts; a crash does not end a run)' },
+  { name: 'dedupe', option: 'dedupe', kind: 'string', value: 'FIELD', help: "tell duplicates by FIELD (a dotted path) instead of the operation's record key" },
+  { name: 'keep-duplicates', option: 'keepDuplicates', kind: 'boolean', help: 'keep every record, even one whose key this export already wrote' },
+  { name: 'resume', option: 'resume', kind: 'boolean', help: 'continue what the output holds (nothing held: start fresh; a complete file: buy nothing)' },
+  { name: 'restart', option: 'restart', kind: 'boolean', help: 'discard what earlier runs of this output left staged, and start fresh' },
   { name: 'json', kind: 'boolean', help: 'print the export summary as one JSON object on stdout (for schedulers)' },
   { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
-  { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
+  { name: 'concurrency', option: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
   {
     name: 'csv-escape-formulae',
+    option: 'escapeFormulae',
     kind: 'boolean',
     help: "in a .csv, prefix ' to text starting with = + - @ tab or CR, so a spreadsheet shows it instead of running it (off by default: it alters those values)",
   },
-  { name: 'layout', kind: 'string', value: 'nested|flat', help: 'a .parquet output: objects as STRUCT and arrays as LIST (nested, the default), or one column per dotted leaf path (flat)' },
-  { name: 'page-concurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
-  { name: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
-  { name: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
-  { name: 'schema', kind: 'string', value: 'evolve|freeze', help: 'with --dataset: new fields become columns (evolve), or the first drifting page stops the run (freeze)' },
-  { name: 'partition', kind: 'string', value: 'day|month|year|none', help: "with --dataset: how finely part files split by the records' own time (default month; a dataset keeps its first)" },
-  { name: 'since', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is at or after DATE (YYYY-MM-DD, UTC, or an ISO time); a newest-first walk stops at its first page wholly older" },
-  { name: 'until', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is before DATE (YYYY-MM-DD, UTC, or an ISO time)" },
-  { name: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
+  { name: 'layout', option: 'layout', kind: 'string', value: 'nested|flat', help: 'a .parquet output: objects as STRUCT and arrays as LIST (nested, the default), or one column per dotted leaf path (flat)' },
+  { name: 'page-concurrency', option: 'pageConcurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
+  { name: 'overfetch', option: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
+  { name: 'dataset', option: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
+  { name: 'schema', option: 'schema', kind: 'string', value: 'evolve|freeze', help: 'with --dataset: new fields become columns (evolve), or the first drifting page stops the run (freeze)' },
+  { name: 'partition', option: 'partition', kind: 'string', value: PARTITION_BYS.join('|'), help: "with --dataset: how finely part files split by the records' own time (default month; a dataset keeps its first)" },
+  { name: 'since', option: 'since', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is at or after DATE (YYYY-MM-DD, UTC, or an ISO time); a newest-first walk stops at its first page wholly older" },
+  { name: 'until', option: 'until', kind: 'string', value: 'DATE', help: "with --dataset: only records whose own time is before DATE (YYYY-MM-DD, UTC, or an ISO time)" },
+  { name: 'shard', option: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'queue', kind: 'string', value: 'URL', help: 'with --dataset: put one job a walk in the queue at redis://HOST:PORT/DB and return; workers do the walking' },
   { name: 'rate', kind: 'integer', value: 'N', help: 'with --queue: request attempts per second across every worker of the run' },
@@ -84,63 +89,12 @@ export async function planExport(
   params: Record<string, string>,
   flags: Record<string, string | number | boolean>,
 ): Promise<ExportPlan> {
-  const [opId, ...extra] = positionals;
-  if (opId === undefined) throw new UsageError('export needs an operation id, e.g. forum/subforum (see socialstream ops)');
-  if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
-  const op = findOperation(opId);
-  if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
-  const out = text(flags.out);
-  const dataset = text(flags.dataset);
-  if ((out === undefined) === (dataset === undefined)) throw new UsageError('export needs --out FILE or --dataset DIR (one of them)');
-  if (out !== undefined) {
-    for (const name of ['schema', 'shard', 'partition', 'since', 'until']) if (flags[name] !== undefined) throw new UsageError(`--${name} goes only with --dataset`);
-  }
-  const shard = typeof flags.shard === 'string' ? parseShard(flags.shard) : undefined;
-  if (shard && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
-  const schema = flags.schema ?? 'evolve';
-  if (schema !== 'evolve' && schema !== 'freeze') throw new UsageError(`--schema must be evolve or freeze, got "${String(schema)}"`);
-  const partition = flags.partition;
-  if (partition !== undefined && partition !== 'day' && partition !== 'month' && partition !== 'year' && partition !== 'none') {
-    throw new UsageError(`--partition must be day, month, year or none, got "${String(partition)}"`);
-  }
-  const bounds = timeBounds(op, flags.since, flags.until);
-  const stdout = out === '-';
-  const format = out === undefined || stdout ? undefined : fileFormat(out);
-  const escapeFormulae = flags['csv-escape-formulae'] === true;
-  if (dataset !== undefined && escapeFormulae) throw new UsageError('--csv-escape-formulae does not go with --dataset (dataset parts are Parquet)');
-  if (escapeFormulae && format !== 'csv') throw new UsageError('--csv-escape-formulae applies to a .csv output only');
-  const layout = flags.layout;
-  if (layout !== undefined && layout !== 'nested' && layout !== 'flat') throw new UsageError(`--layout must be nested or flat, got "${String(layout)}"`);
-  if (layout !== undefined && format !== 'parquet') throw new UsageError('--layout applies to a .parquet output only (CSV is always flat; dataset parts are flat)');
-  const concurrency = optionalNumber(flags.concurrency) ?? 4;
-  const pageConcurrency = optionalNumber(flags['page-concurrency']);
-  if (concurrency < 1) throw new UsageError('--concurrency must be at least 1');
-  if (pageConcurrency !== undefined && pageConcurrency < 1) throw new UsageError('--page-concurrency must be at least 1');
-  const resume = flags.resume === true;
-  const restart = flags.restart === true;
-  if (stdout && (resume || restart)) throw new UsageError(`--${resume ? 'resume' : 'restart'} needs a file: with --out - nothing is staged`);
-  if (resume && restart) throw new UsageError('--resume and --restart contradict each other: pass one');
-  const dedupe = text(flags.dedupe);
-  const keepDuplicates = flags['keep-duplicates'] === true;
-  if (dedupe !== undefined && keepDuplicates) throw new UsageError('--dedupe and --keep-duplicates contradict each other: pass one');
-  const queue = queueOf(flags, dataset);
+  const op = operationOf(positionals);
+  const options = exportOptions(op, flags);
+  const stdout = options.out === '-';
+  checkCommandFlags(flags, stdout);
+  const queue = queueOf(flags, options.dataset);
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
-  const options: ExportOptions = {
-    ...(out === undefined || stdout ? { dataset } : { out }),
-    ...(dataset === undefined ? {} : { schema, ...(shard === undefined ? {} : { shard }), ...(partition === undefined ? {} : { partition }), ...bounds }),
-    ...(escapeFormulae ? { escapeFormulae } : {}),
-    ...(layout === undefined ? {} : { layout }),
-    limit: optionalNumber(flags.limit),
-    maxPages: optionalNumber(flags['max-pages']),
-    maxCredits: optionalNumber(flags['max-credits']),
-    dedupe,
-    keepDuplicates,
-    resume,
-    restart,
-    concurrency,
-    pageConcurrency,
-    overfetch: flags.overfetch === true,
-  };
   return {
     opId: op.id as OperationId,
     options,
@@ -149,11 +103,45 @@ export async function planExport(
     repeatedLines: repeated,
     inputsFile: typeof flags.inputs === 'string' ? flags.inputs : undefined,
     lines,
-    output: out ?? dataset!,
+    output: options.out ?? options.dataset!,
     stdout,
     sandbox: flags.sandbox === true,
     queue,
   };
+}
+
+function operationOf(positionals: readonly string[]): OperationSpec {
+  const [opId, ...extra] = positionals;
+  if (opId === undefined) throw new UsageError('export needs an operation id, e.g. forum/subforum (see socialstream ops)');
+  if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
+  const op = findOperation(opId);
+  if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
+  return op;
+}
+
+/**
+ * The flags as the engine's options, checked by the engine's own rules (`checkOptions`) before any
+ * connection is made, its errors naming the flags. `--out -` is NDJSON on stdout.
+ */
+function exportOptions(op: OperationSpec, flags: Record<string, string | number | boolean>): ExportOptions {
+  const options = {
+    ...optionsOf(flags, EXPORT_FLAGS),
+    ...(typeof flags.shard === 'string' ? { shard: parseShard(flags.shard) } : {}),
+    ...(flags.out === '-' ? { format: 'ndjson' } : {}),
+  } as ExportOptions;
+  try {
+    checkOptions(options);
+    checkOptionsFor(op, options);
+  } catch (error) {
+    throw asFlags(error, EXPORT_FLAGS);
+  }
+  return options;
+}
+
+/** What only the command line has: `--out -` (stdout, where nothing is staged) and `--inputs` (the lines a shard shares). */
+function checkCommandFlags(flags: Record<string, string | number | boolean>, stdout: boolean): void {
+  for (const name of ['resume', 'restart']) if (stdout && flags[name] === true) throw new UsageError(`--${name} needs a file: with --out - nothing is staged`);
+  if (flags.shard !== undefined && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
 }
 
 /** Workers walk a queued export, each with its own key and settings: flags that only a walking process can honour are refused. */
@@ -176,20 +164,11 @@ function text(value: string | number | boolean | undefined): string | undefined 
   return typeof value === 'string' ? value : undefined;
 }
 
-function fileFormat(out: string): FileFormat {
-  const name = out.toLowerCase();
-  if (name.endsWith('.ndjson') || name.endsWith('.jsonl')) return 'ndjson';
-  if (name.endsWith('.csv')) return 'csv';
-  if (name.endsWith('.parquet')) return 'parquet';
-  throw new UsageError(`--out ${out}: the file name must end in .ndjson, .jsonl, .csv or .parquet`);
-}
-
+/** `--shard K/N` as the option `{ index: K, count: N }` (which the engine checks). */
 function parseShard(text: string): { index: number; count: number } {
   const match = /^(\d+)\/(\d+)$/.exec(text);
-  const index = Number(match?.[1]);
-  const count = Number(match?.[2]);
-  if (!match || count < 1 || index < 1 || index > count) throw new UsageError(`--shard must be K/N with 1 ≤ K ≤ N, got "${text}"`);
-  return { index, count };
+  if (!match) throw new UsageError(`--shard must be K/N, two whole numbers, got "${text}"`);
+  return { index: Number(match[1]), count: Number(match[2]) };
 }
 
 /** The parameter sets of a run: the command line's, or one per `--inputs` line over it; all checked. */
@@ -260,28 +239,6 @@ function whyUnreadable(error: unknown): string {
     default:
       return error instanceof Error ? error.message : String(error);
   }
-}
-
-const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** `--since` / `--until` as the engine's options, refused (exit 2) before any request when they cannot bound this operation. */
-function timeBounds(op: OperationSpec, since: unknown, until: unknown): { since?: string; until?: string } {
-  const bounds: { since?: string; until?: string } = {};
-  for (const [name, value] of [
-    ['since', since],
-    ['until', until],
-  ] as const) {
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || !DATE_OR_TIME.test(value) || !Number.isFinite(Date.parse(value))) {
-      throw new UsageError(`--${name} must be a date (YYYY-MM-DD) or an ISO time, got ${JSON.stringify(value)}`);
-    }
-    if (op.time === null) throw new UsageError(`--${name} bounds records by their own time, and ${op.id} records carry none`);
-    bounds[name] = value;
-  }
-  if (bounds.since !== undefined && bounds.until !== undefined && Date.parse(bounds.since) >= Date.parse(bounds.until)) {
-    throw new UsageError(`--since (${bounds.since}) must be before --until (${bounds.until})`);
-  }
-  return bounds;
 }
 
 /** The summary's word on `--inputs` lines that were not walked because they repeat earlier ones. */

@@ -6,12 +6,11 @@
  */
 import { STREAM_CONTROL } from '../control.ts';
 import { stringifyExact } from '../exact-json.ts';
+import { duplicateKeys } from '../export/extract.ts';
 import { AttemptLedger, WalkHalt } from '../export/ledger.ts';
 import { freshState } from '../export/journal.ts';
 import { counted } from '../export/progress.ts';
-import { keyOf } from '../operations/record-meta.ts';
 import { findOperation } from '../operations/table.ts';
-import { keyReader } from '../operators/dedupe.ts';
 import { mergeMap } from '../operators/index.ts';
 import { connect } from './connection.ts';
 import { repeatsNote, type ExportPlan } from './export-plan.ts';
@@ -30,8 +29,7 @@ export async function exportToStdout(plan: ExportPlan): Promise<number> {
   const refunds = client.events$.subscribe((event) => {
     if ('endpoint' in event && event.endpoint === op.id) ledger.refund(event);
   });
-  const keyOfRecord = options.keepDuplicates ? undefined : options.dedupe !== undefined ? keyReader<unknown>(options.dedupe) : (record: unknown) => keyOf(op, record);
-  const seen = new Set<unknown>();
+  const seen = duplicateKeys(op, options);
   const run = runController();
   const { signal } = run.controller;
   let written = 0;
@@ -46,12 +44,7 @@ export async function exportToStdout(plan: ExportPlan): Promise<number> {
     let text = '';
     for await (const record of mergeMap(walk, { concurrency: options.concurrency ?? 4, signal })(plan.inputs)) {
       if (options.limit !== undefined && written >= options.limit) break;
-      const key = keyOfRecord?.(record);
-      if (key !== undefined && key !== null) {
-        const comparable = typeof key === 'object' ? JSON.stringify(key) : key;
-        if (seen.has(comparable)) continue;
-        seen.add(comparable);
-      }
+      if (seen?.repeats(record) === true) continue;
       text += stringifyExact(record) + '\n';
       written++;
       if (text.length > 65_536) {

@@ -16,14 +16,15 @@
  * its workers' locks are Redis leases, which this cannot see.
  */
 import { join } from 'node:path';
-import { DatasetError } from '../errors.ts';
+import { DatasetError, option, optionError } from '../errors.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { finishGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
 import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
 import { checkParts } from './dataset-state.ts';
-import { PARTITION_BYS, withLock, type PartitionBy } from './dataset-store.ts';
+import { withLock } from './dataset-store.ts';
+import { atLeastAsCoarse, isPartitionBy, PARTITION_BYS, type PartitionBy } from './partition-by.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
 
 export interface CompactOptions {
@@ -68,8 +69,8 @@ export async function stageCompaction(dir: string, options: CompactOptions = {})
 }
 
 async function compact(dir: string, options: CompactOptions, finish: boolean): Promise<CompactionSummary> {
-  if (options.partition !== undefined && !PARTITION_BYS.includes(options.partition)) {
-    throw new TypeError(`partition must be one of ${PARTITION_BYS.join(', ')}, got ${JSON.stringify(options.partition)}`);
+  if (options.partition !== undefined && !isPartitionBy(options.partition)) {
+    throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${JSON.stringify(options.partition)}`;
   }
   let operations = await scanOperations(dir);
   if (options.operation !== undefined) {
@@ -108,8 +109,6 @@ async function compactOperation(dir: string, scanned: ScannedOperation, by: Part
   }
 }
 
-const ORDER: readonly PartitionBy[] = ['day', 'month', 'year', 'none'];
-
 async function rewrite(
   dir: string,
   spec: OperationSpec,
@@ -119,7 +118,7 @@ async function rewrite(
 ): Promise<Omit<OperationCompaction, 'recovered'>> {
   const from = operation.partitioning;
   const by = asked ?? from.by;
-  if (ORDER.indexOf(by) < ORDER.indexOf(from.by)) {
+  if (!atLeastAsCoarse(by, from.by)) {
     throw new DatasetError(
       `${dir} holds ${operation.operation} partitioned by ${from.by}; compaction merges partitions and cannot split them by ${by} (export into a new directory for a finer partitioning)`,
       dir,

@@ -25,6 +25,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { isAlive, readJsonFile } from './durable.ts';
+import { DEFAULT_PARTITION_BY, type PartitionBy } from './partition-by.ts';
 
 /**
  * Where records without a usable time go: the operation table's `time` is null, the value does not
@@ -34,15 +35,8 @@ export const UNDATED = 'undated';
 /** The one partition of `partition: 'none'`: still a Hive folder, so every operation of a dataset has the same Hive key. */
 export const UNPARTITIONED = 'all';
 
-/** How finely a dataset's part files split by their records' own time. */
-export type PartitionBy = 'day' | 'month' | 'year' | 'none';
-export const PARTITION_BYS: readonly PartitionBy[] = ['day', 'month', 'year', 'none'];
-/**
- * By month: a feed of a few posts a day makes a part file a month instead of one per post-day (a
- * subforum whose 988 posts span five years was 972 files by day, 60 by month), and a run merges
- * into one month's part, not a year's.
- */
-export const DEFAULT_PARTITION_BY: PartitionBy = 'month';
+// The partitionings are listed once, in partition-by.ts; re-exported for the modules that read them here.
+export { DEFAULT_PARTITION_BY, PARTITION_BYS, type PartitionBy } from './partition-by.ts';
 
 /** A dataset operation's partitioning, recorded in its schema file so every run and writer keeps it. */
 export interface Partitioning {

@@ -17,18 +17,18 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InsufficientCreditsError, HeldStateError, SchemaDriftError, StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { keyReader } from '../operators/dedupe.ts';
+import type { SeenKeys } from '../operators/record-key.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DatasetDestination } from './dataset.ts';
 import type { Destination, Published, SpoolPrefix } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
 import { checkSpool, fileSize, lineEnd, removeIfPresent, Spool } from './durable.ts';
-import { extract, operationKey, type ExtractOutcome } from './extract.ts';
+import { duplicateKeys, extract, type ExtractOutcome } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
 import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, type ExportState } from './journal.ts';
 import { lockOutput } from './lock.ts';
-import { checkOptions, type ExportSettings } from './options.ts';
+import { checkOptions, checkOptionsFor, type ExportSettings } from './options.ts';
 import { progressReporter } from './progress.ts';
 import { displayed } from './summary.ts';
 import { walksOf, type ExportWalks } from './sources.ts';
@@ -42,6 +42,7 @@ import type { ExportOptions, ExportSummary, StopReason } from './types.ts';
 export async function exportTo(source: unknown, options: ExportOptions): Promise<ExportSummary> {
   const settings = checkOptions(options);
   const walks = walksOf(source, settings.shard);
+  checkOptionsFor(walks.op, options);
   const destination: Destination =
     settings.out !== undefined
       ? new FileDestination(settings.out, formatOf(settings.out, settings.format), settings.escapeFormulae, settings.parquetLayout)
@@ -188,8 +189,7 @@ async function extractStaged(
     elapsedMs: Date.now() - started,
   }));
   try {
-    const keyOf = settings.keepDuplicates ? undefined : settings.dedupe !== undefined ? keyReader<unknown>(settings.dedupe) : operationKey(walks);
-    const seen = keyOf === undefined ? undefined : await keysIn(files.spool, state.spool.bytes, keyOf);
+    const seen = await keysIn(files.spool, state.spool.bytes, duplicateKeys(walks.op, settings));
     const outcome = await extract({
       walks,
       destination,
@@ -198,7 +198,6 @@ async function extractStaged(
       spool,
       held,
       seen,
-      keyOf,
       dropDuplicates: destination.capabilities.duplicates === 'drop',
       limit: settings.limit,
       maxAttempts: minimum(settings.maxCredits, settings.maxPages),
@@ -363,14 +362,10 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
   });
 }
 
-/** The keys an earlier run of this export already wrote, so dedupe holds across a resume. */
-async function keysIn(spool: string, bytes: number, keyOf: (record: unknown) => unknown): Promise<Set<unknown>> {
-  const seen = new Set<unknown>();
-  if (bytes === 0 || (await fileSize(spool)) === undefined) return seen;
-  for await (const record of fromNdjson(spool)) {
-    const key = keyOf(record);
-    if (key !== undefined && key !== null) seen.add(typeof key === 'object' ? JSON.stringify(key) : key);
-  }
+/** `seen`, holding the keys an earlier run of this export already wrote, so dedupe holds across a resume. */
+async function keysIn(spool: string, bytes: number, seen: SeenKeys | undefined): Promise<SeenKeys | undefined> {
+  if (seen === undefined || bytes === 0 || (await fileSize(spool)) === undefined) return seen;
+  for await (const record of fromNdjson(spool)) seen.repeats(record);
   return seen;
 }
 

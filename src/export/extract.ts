@@ -7,10 +7,13 @@
  * moment loses at most the requests in flight; every answered page is on disk.
  */
 import { STREAM_CONTROL, type RequestGate } from '../control.ts';
+import type { ClientEvent } from '../metering.ts';
 import { keyOf } from '../operations/record-meta.ts';
+import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
+import { keyReader, SeenKeys } from '../operators/record-key.ts';
 import type { AnyIterable } from '../operators/types.ts';
-import type { PageBatch } from '../walk.ts';
+import type { PageBatch, WalkStream } from '../walk.ts';
 import type { Destination } from './destination.ts';
 import type { Spool } from './durable.ts';
 import type { HeldPageFile } from './held.ts';
@@ -27,9 +30,8 @@ export interface ExtractPlan {
   journal: StateJournal;
   spool: Spool;
   held: HeldPageFile;
-  /** Keys already written by this export (dedupe), or undefined when duplicates are kept. */
-  seen: Set<unknown> | undefined;
-  keyOf: ((record: unknown) => unknown) | undefined;
+  /** Keys already written by this export (`duplicateKeys`), or undefined when duplicates are kept. */
+  seen: SeenKeys | undefined;
   /**
    * A file keeps the first record of each key and drops the rest; a dataset keeps them all, since
    * its publish merges by key and keeps the newest: there duplicates are only counted.
@@ -62,38 +64,116 @@ export interface ExtractOutcome {
 
 /** Walks every walk not done into the staging. Failures are not thrown: `halt` holds them, for the caller to publish first. */
 export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
-  const { walks, state, journal } = plan;
-  const halt = new WalkHalt();
-  // An attempt under a cap is counted on the disk before it is sent, so not even a power loss can lose its count.
-  const ledger = new AttemptLedger(state, plan.maxAttempts, async () => {
-    await journal.save();
-    await journal.flush();
-  });
-  const ignored: string[] = [];
-  let unread = 0;
-  const events = walks.events$.subscribe((event) => {
-    if (!('endpoint' in event) || event.endpoint !== walks.op.id) return;
-    ledger.refund(event);
-    if (event.type === 'ignored-continuation') ignored.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
-    if (event.type === 'overfetch') unread += event.credits;
-  });
-  const guard = new StagingGuard(plan.spool, halt);
-  let enough = false;
-  // One page is staged at a time: the spool and the journal are shared by every walk.
-  let staging: Promise<unknown> = Promise.resolve();
-  const serially = <T>(task: () => Promise<T>): Promise<T> => {
-    const result = staging.then(task);
-    staging = result.catch(() => undefined);
-    return result;
-  };
+  return new Extraction(plan).run();
+}
 
-  const stage = async (index: number, batch: PageBatch<unknown>): Promise<'more' | 'stop'> => {
+/** One run of the extract stage: its walks' shared halt, ledger, guard and page-at-a-time staging. */
+class Extraction {
+  readonly #plan: ExtractPlan;
+  readonly #halt = new WalkHalt();
+  readonly #ledger: AttemptLedger;
+  readonly #guard: StagingGuard;
+  readonly #ignored: string[] = [];
+  #unread = 0;
+  #enough = false;
+  // One page is staged at a time: the spool and the journal are shared by every walk.
+  #staging: Promise<unknown> = Promise.resolve();
+
+  constructor(plan: ExtractPlan) {
+    this.#plan = plan;
+    // An attempt under a cap is counted on the disk before it is sent, so not even a power loss can lose its count.
+    this.#ledger = new AttemptLedger(plan.state, plan.maxAttempts, async () => {
+      await plan.journal.save();
+      await plan.journal.flush();
+    });
+    this.#guard = new StagingGuard(plan.spool, this.#halt);
+  }
+
+  async run(): Promise<ExtractOutcome> {
+    const { walks, state, limit } = this.#plan;
+    const events = walks.events$.subscribe((event) => this.#onEvent(event));
+    const pending = state.walks.flatMap((walk, index) => (walk.done ? [] : [index]));
+    // The run already has every record it may write (a resume with the same or a lower limit).
+    if (limit !== undefined && state.run.records >= limit) {
+      pending.length = 0;
+      this.#enough = true;
+    }
+    try {
+      await this.#runAll(pending);
+    } finally {
+      events.unsubscribe();
+    }
+    return { halt: this.#halt, ledger: this.#ledger, enough: this.#enough, ignored: this.#ignored, unread: this.#unread };
+  }
+
+  #onEvent(event: ClientEvent): void {
+    if (!('endpoint' in event) || event.endpoint !== this.#plan.walks.op.id) return;
+    this.#ledger.refund(event);
+    if (event.type === 'ignored-continuation') this.#ignored.push(`${event.endpoint} offered a continuation its rule does not follow (${event.detail})`);
+    if (event.type === 'overfetch') this.#unread += event.credits;
+  }
+
+  /** `concurrency` runners take the pending walks in turn. */
+  async #runAll(pending: readonly number[]): Promise<void> {
+    let taken = 0;
+    // A walk opened once the cap has refused an attempt could only be refused too: none is opened then.
+    const more = (): boolean => taken < pending.length && !this.#halt.halted && this.#ledger.refused === 0;
+    const runners = Array.from({ length: Math.min(this.#plan.concurrency, pending.length) }, async () => {
+      while (more()) await this.#runWalk(pending[taken++]);
+    });
+    await Promise.all(runners);
+    await this.#staging;
+  }
+
+  async #runWalk(index: number): Promise<void> {
+    let stream;
+    try {
+      stream = this.#open(index);
+    } catch (error) {
+      this.#halt.fail(index, error);
+      return;
+    }
+    try {
+      for await (const batch of stream.pageBatches()) {
+        if ((await this.#serially(() => this.#stage(index, batch))) === 'stop') break;
+      }
+    } catch (error) {
+      this.#halt.fail(index, this.#guard.explain(error));
+    }
+  }
+
+  /** The walk's stream from its checkpoint, behind every gate an attempt must pass. */
+  #open(index: number): WalkStream {
+    const { walks, state, held, gates } = this.#plan;
+    const walk = state.walks[index];
+    // An export reads every page it buys: it buys ahead at full page concurrency.
+    const options = { signal: this.#plan.signal, concurrency: this.#plan.pageConcurrency, overfetch: this.#plan.overfetch, lookahead: 'eager' as const };
+    const stream = walks.open(walk.params, walk.checkpoint, options, held.forWalk(walkName(walk.params), walks.scrub));
+    const control = stream[STREAM_CONTROL];
+    control.addGate(this.#halt);
+    control.addGate(this.#guard);
+    control.addGate(held);
+    for (const gate of gates) control.addGate(gate);
+    // Last: an attempt the ledger lets through is sent.
+    control.addGate(this.#ledger);
+    return stream;
+  }
+
+  #serially<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.#staging.then(task);
+    this.#staging = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Stages one page of walk `index`: its kept records in the spool, then its checkpoint in the journal. */
+  async #stage(index: number, batch: PageBatch<unknown>): Promise<'more' | 'stop'> {
+    const plan = this.#plan;
+    const { walks, state } = plan;
     const walk = state.walks[index];
     const { records } = batch;
     const taken = await keep(plan, records, () => ({ page: batch.checkpoint.pagesDone, walk: `${walks.op.id} ${Object.entries(walk.params).map(([key, value]) => `${key}=${value}`).join(' ')}` }));
     const { read, duplicates } = taken;
-    const page = records.slice(0, read);
-    const after = plan.destination.inspect(walk, page);
+    const after = plan.destination.inspect(walk, records.slice(0, read));
     const kept = plan.destination.admit?.(walk, taken.kept) ?? taken.kept;
     const appended = await plan.spool.appendPage(kept, walks.scrub);
     state.run.repaired += appended.repaired;
@@ -101,70 +181,28 @@ export async function extract(plan: ExtractPlan): Promise<ExtractOutcome> {
     await plan.destination.staged?.(kept, !appended.scrubbed && plan.transform === undefined);
     walk.checkpoint = read < records.length ? batch.checkpointAfter(read) : batch.checkpoint;
     walk.done = (batch.last && read === records.length) || after === 'stop';
-    state.spool = plan.spool.mark();
-    state.records += kept.length;
-    state.pages++;
-    state.run.records += kept.length;
-    state.run.pages++;
-    state.run.received += read;
-    state.run.duplicates += duplicates;
-    await journal.save(index);
+    countPage(state, plan.spool, kept.length, read, duplicates);
+    await plan.journal.save(index);
     plan.onPage();
     if (plan.limit !== undefined && state.run.records >= plan.limit) {
-      enough = true;
-      halt.halt();
+      this.#enough = true;
+      this.#halt.halt();
       return 'stop';
     }
     // A walk its rule ended runs on to the end of its stream, which reports pages bought ahead and never read.
     return after === 'stop' ? 'stop' : 'more';
-  };
-
-  const runWalk = async (index: number): Promise<void> => {
-    const walk = state.walks[index];
-    // An export reads every page it buys: it buys ahead at full page concurrency.
-    const options = { signal: plan.signal, concurrency: plan.pageConcurrency, overfetch: plan.overfetch, lookahead: 'eager' as const };
-    let stream;
-    try {
-      stream = walks.open(walk.params, walk.checkpoint, options, plan.held.forWalk(walkName(walk.params), walks.scrub));
-    } catch (error) {
-      halt.fail(index, error);
-      return;
-    }
-    const control = stream[STREAM_CONTROL];
-    control.addGate(halt);
-    control.addGate(guard);
-    control.addGate(plan.held);
-    for (const gate of plan.gates) control.addGate(gate);
-    // Last: an attempt the ledger lets through is sent.
-    control.addGate(ledger);
-    try {
-      for await (const batch of stream.pageBatches()) {
-        if ((await serially(() => stage(index, batch))) === 'stop') break;
-      }
-    } catch (error) {
-      halt.fail(index, guard.explain(error));
-    }
-  };
-
-  const pending = state.walks.flatMap((walk, index) => (walk.done ? [] : [index]));
-  if (plan.limit !== undefined && state.run.records >= plan.limit) {
-    // The run already has every record it may write (a resume with the same or a lower limit).
-    pending.length = 0;
-    enough = true;
   }
-  try {
-    let taken = 0;
-    // A walk opened once the cap has refused an attempt could only be refused too: none is opened then.
-    const more = (): boolean => taken < pending.length && !halt.halted && ledger.refused === 0;
-    const runners = Array.from({ length: Math.min(plan.concurrency, pending.length) }, async () => {
-      while (more()) await runWalk(pending[taken++]);
-    });
-    await Promise.all(runners);
-    await staging;
-  } finally {
-    events.unsubscribe();
-  }
-  return { halt, ledger, enough, ignored, unread };
+}
+
+/** The state's counts after a staged page of `kept` records, `read` of the walk's taken. */
+function countPage(state: ExportState, spool: Spool, kept: number, read: number, duplicates: number): void {
+  state.spool = spool.mark();
+  state.records += kept;
+  state.pages++;
+  state.run.records += kept;
+  state.run.pages++;
+  state.run.received += read;
+  state.run.duplicates += duplicates;
 }
 
 /**
@@ -181,16 +219,9 @@ async function keep(
   const room = limit === undefined ? Infinity : Math.max(0, limit - state.run.records);
   let duplicates = 0;
   const fresh = (record: unknown): boolean => {
-    if (seen === undefined || plan.keyOf === undefined) return true;
-    const key = plan.keyOf(record);
-    if (key === undefined || key === null) return true;
-    const comparable = typeof key === 'object' ? JSON.stringify(key) : key;
-    if (seen.has(comparable)) {
-      duplicates++;
-      return !plan.dropDuplicates;
-    }
-    seen.add(comparable);
-    return true;
+    if (seen === undefined || !seen.repeats(record)) return true;
+    duplicates++;
+    return !plan.dropDuplicates;
   };
   if (transform === undefined) {
     const kept: unknown[] = [];
@@ -223,7 +254,11 @@ async function keep(
   return { kept, read, duplicates };
 }
 
-/** The key an export dedupes by: `field` (a dotted path), or the operation's own key. */
-export function operationKey(walks: ExportWalks): (record: unknown) => unknown {
-  return (record) => keyOf(walks.op, record);
+/**
+ * The keys an export tells duplicates by, none met yet: `dedupe`'s field (a dotted path), else the
+ * operation's own key; undefined with `keepDuplicates`.
+ */
+export function duplicateKeys(op: OperationSpec, options: { keepDuplicates?: boolean; dedupe?: string }): SeenKeys | undefined {
+  if (options.keepDuplicates === true) return undefined;
+  return new SeenKeys(options.dedupe !== undefined ? keyReader(options.dedupe) : (record: unknown) => keyOf(op, record));
 }

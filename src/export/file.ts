@@ -9,7 +9,7 @@
 import { constants, copyFile, lstat, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.ts';
+import { HeldStateError, NotWritableError, option, optionError, StateDamagedError } from '../errors.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
 import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
@@ -25,11 +25,11 @@ const NAME_MAX = 255;
 
 const EXTENSIONS: Record<string, FileFormat> = { '.ndjson': 'ndjson', '.jsonl': 'ndjson', '.csv': 'csv', '.parquet': 'parquet' };
 
-/** The format of `path` by its extension, or `format` when given; TypeError when neither says. */
+/** The format of `path` by its extension, or `format` when given; an `OptionError` when neither says. */
 export function formatOf(path: string, format?: FileFormat): FileFormat {
   if (format !== undefined) return format;
   const byExtension = EXTENSIONS[extname(path).toLowerCase()];
-  if (byExtension === undefined) throw new TypeError(`out ${path}: the file name must end in .ndjson, .jsonl, .csv or .parquet (or give format)`);
+  if (byExtension === undefined) throw optionError`${option('out')} ${path}: the file name must end in .ndjson, .jsonl, .csv or .parquet`;
   return byExtension;
 }
 

@@ -16,7 +16,7 @@ import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
 import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './dataset-scan.ts';
-import type { PartitionBy } from './dataset-store.ts';
+import { coarserThan, type PartitionBy } from './partition-by.ts';
 import { checkParts, readDriftFile, readMarksFile } from './dataset-state.ts';
 import { fileSize, isAlive } from './durable.ts';
 import { allWalkMarks } from './marks.ts';
@@ -202,7 +202,7 @@ function smallFiles(dir: string, by: PartitionBy, parts: readonly ScannedPart[])
   if (parts.length <= MANY_PARTS || bytes / parts.length >= SMALL_PART_BYTES) return {};
   const average = size(Math.round(bytes / parts.length));
   const writers = parts.filter((part) => part.writer !== undefined).length;
-  const coarser = ({ day: 'month', month: 'year', year: 'none', none: undefined } as const)[by];
+  const coarser = coarserThan(by);
   const remedy =
     writers > 0
       ? `${counted(writers, 'part')} of writers before the bucket layout: \`socialstream dataset compact ${dir}\` merges them into one part a bucket`

@@ -1,10 +1,18 @@
 /**
- * `exportTo`'s options, checked in one place (a bad value is a `TypeError` naming it: a programming
- * error, raised before anything is touched) and given their defaults.
+ * `exportTo`'s options, checked in one place and given their defaults: the one set of option rules,
+ * which the CLI applies to its flags too (docs/architecture.md "Where option rules live"). A bad
+ * value, or options that contradict each other, is an `OptionError` naming the options, raised
+ * before anything is touched or bought.
  */
 import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { inspect } from 'node:util';
 import type { RequestGate } from '../control.ts';
+import { option, optionError } from '../errors.ts';
+import type { OperationSpec } from '../operations/spec.ts';
+import { isKeyPath } from '../operators/record-key.ts';
+import { formatOf } from './file.ts';
+import { INSTANT_GRAMMAR, instantOf } from './instant.ts';
+import { isPartitionBy, PARTITION_BYS } from './partition-by.ts';
 import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
 
 export interface ExportSettings {
@@ -44,141 +52,164 @@ export interface ExportSettings {
 }
 
 const FORMATS: readonly FileFormat[] = ['ndjson', 'csv', 'parquet'];
-const PARTITIONS: readonly NonNullable<ExportOptions['partition']>[] = ['day', 'month', 'year', 'none'];
+
+/** Options that shape a dataset, and mean nothing to a file. */
+const DATASET_ONLY = ['schema', 'shard', 'writer', 'runId', 'incremental', 'partition', 'bucketing', 'since', 'until'] as const;
+const BOOLEANS = ['resume', 'restart', 'overfetch', 'keepDuplicates', 'escapeFormulae', 'incremental'] as const;
+/** Whole-number options and the least each may be. */
+const COUNTS = [
+  ['maxCredits', 0],
+  ['maxPages', 0],
+  ['limit', 0],
+  ['concurrency', 1],
+  ['pageConcurrency', 1],
+  ['maxDepth', 1],
+] as const;
 
 export function checkOptions(options: ExportOptions): ExportSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-  const {
-    out,
-    dataset,
-    format,
-    schema = 'evolve',
-    shard,
-    writer,
-    runId,
-    incremental = true,
-    maxDepth,
-    partition,
-    layout,
-    bucketing,
-    since,
-    until,
-    transform,
-    resume = false,
-    restart = false,
-    maxCredits,
-    maxPages,
-    limit,
-    concurrency = 4,
-    pageConcurrency,
-    overfetch = false,
-    keepDuplicates = false,
-    dedupe,
-    escapeFormulae = false,
-    gates = [],
-    locks,
-    signal,
-    progress = false,
-  } = options;
-  if ((out === undefined) === (dataset === undefined)) throw new TypeError('exportTo needs exactly one of out (a file) and dataset (a directory)');
+  checkOutput(options);
+  checkValues(options);
+  checkHooks(options);
+  checkCombinations(options);
+  return settingsOf(options);
+}
+
+/**
+ * The rules that need the operation the export walks (`exportTo` knows it from its source, the CLI
+ * from its words): a time bound needs records that carry a time.
+ */
+export function checkOptionsFor(op: OperationSpec, options: ExportOptions): void {
+  for (const name of ['since', 'until'] as const) {
+    if (options[name] !== undefined && op.time === null) throw optionError`${option(name)} bounds records by their own time, and ${op.id} records carry none`;
+  }
+}
+
+/** Exactly one of a file and a dataset, each named by a non-empty string. */
+function checkOutput({ out, dataset, dedupe, format }: ExportOptions): void {
+  if ((out === undefined) === (dataset === undefined)) throw optionError`an export needs ${option('out')} (a file) or ${option('dataset')} (a directory), exactly one of them`;
   for (const [name, value] of [
     ['out', out],
     ['dataset', dataset],
     ['dedupe', dedupe],
   ] as const) {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`${name} must be a non-empty string, got ${String(value)}`);
+    if (value !== undefined && (typeof value !== 'string' || value === '')) throw optionError`${option(name)} must be a non-empty string, got ${shown(value)}`;
   }
-  if (format !== undefined && !FORMATS.includes(format)) throw new TypeError(`format must be one of ${FORMATS.join(', ')}, got ${String(format)}`);
-  if (schema !== 'evolve' && schema !== 'freeze') throw new TypeError(`schema must be 'evolve' or 'freeze', got ${String(schema)}`);
+  if (format !== undefined && !FORMATS.includes(format)) throw optionError`${option('format')} must be one of ${FORMATS.join(', ')}, got ${shown(format)}`;
+}
+
+/** Each option's value on its own. */
+function checkValues(options: ExportOptions): void {
+  const { schema, shard, writer, runId, partition, layout, dedupe } = options;
+  if (schema !== undefined && schema !== 'evolve' && schema !== 'freeze') throw optionError`${option('schema')} must be evolve or freeze, got ${shown(schema)}`;
   if (shard !== undefined) {
     const valid = typeof shard === 'object' && Number.isSafeInteger(shard.count) && shard.count >= 1 && Number.isSafeInteger(shard.index) && shard.index >= 1 && shard.index <= shard.count;
-    if (!valid) throw new TypeError(`shard must be { index, count } with 1 ≤ index ≤ count, got ${JSON.stringify(shard)}`);
+    if (!valid) throw optionError`${option('shard')} must be share K of N with 1 ≤ K ≤ N, got ${typeof shard === 'object' ? `${shard.index}/${shard.count}` : shown(shard)}`;
   }
   if (writer !== undefined && (typeof writer !== 'string' || !/^[a-z0-9][a-z0-9-]{0,63}$/.test(writer))) {
-    throw new TypeError(`writer must be 1–64 lowercase letters, digits and -, got ${String(writer)}`);
+    throw optionError`${option('writer')} must be 1–64 lowercase letters, digits and -, got ${shown(writer)}`;
   }
-  if (writer !== undefined && shard !== undefined) throw new TypeError('writer and shard contradict each other: a shard is its own writer');
-  if (runId !== undefined && (typeof runId !== 'string' || runId === '' || runId.length > 200)) throw new TypeError(`runId must be a string of 1–200 characters, got ${String(runId)}`);
-  if (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function')) {
-    throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
+  if (runId !== undefined && (typeof runId !== 'string' || runId === '' || runId.length > 200)) throw optionError`${option('runId')} must be a string of 1–200 characters, got ${shown(runId)}`;
+  if (partition !== undefined && !isPartitionBy(partition)) throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${shown(partition)}`;
+  if (layout !== undefined && !PARQUET_LAYOUTS.includes(layout)) throw optionError`${option('layout')} must be ${PARQUET_LAYOUTS.join(' or ')}, got ${shown(layout)}`;
+  if (dedupe !== undefined && !isKeyPath(dedupe)) throw optionError`${option('dedupe')} must be a dotted path such as author.id, got ${shown(dedupe)}`;
+  for (const name of BOOLEANS) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw optionError`${option(name)} must be a boolean, got ${shown(options[name])}`;
   }
-  if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
-  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || bucketing !== undefined)) {
-    throw new TypeError('schema, shard, writer, runId, incremental, partition and bucketing apply to a dataset, not to a file');
+  for (const [name, least] of COUNTS) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value)) throw optionError`${option(name)} must be a whole number, got ${shown(value)}`;
+    if (value < least) throw optionError`${option(name)} must be at least ${least}, got ${value}`;
   }
-  const sinceMs = instantOf('since', since);
-  const untilMs = instantOf('until', until);
-  if (out !== undefined && (since !== undefined || until !== undefined)) throw new TypeError('since and until apply to a dataset, not to a file');
-  if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) {
-    throw new TypeError(`since must be before until, got since ${new Date(sinceMs).toISOString()} and until ${new Date(untilMs).toISOString()}`);
-  }
-  if (partition !== undefined && !PARTITIONS.includes(partition)) throw new TypeError(`partition must be one of ${PARTITIONS.join(', ')}, got ${String(partition)}`);
-  if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
-  const parquetLayout = layout;
-  if (parquetLayout !== undefined && !PARQUET_LAYOUTS.includes(parquetLayout)) throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${String(parquetLayout)}`);
-  if (parquetLayout !== undefined && dataset !== undefined) throw new TypeError(`layout '${parquetLayout}' applies to a Parquet file: dataset parts are flat`);
+  checkBounds(options);
+}
+
+/** `since` and `until` read by the date grammar (`instant.ts`), and in order. */
+function checkBounds({ since, until }: ExportOptions): void {
   for (const [name, value] of [
-    ['resume', resume],
-    ['restart', restart],
-    ['overfetch', overfetch],
-    ['keepDuplicates', keepDuplicates],
-    ['escapeFormulae', escapeFormulae],
-    ['incremental', incremental],
+    ['since', since],
+    ['until', until],
   ] as const) {
-    if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${String(value)}`);
+    if (value !== undefined && instantOf(value) === undefined) throw optionError`${option(name)} must be ${INSTANT_GRAMMAR}, got ${shown(value)}`;
   }
-  if (resume && restart) throw new TypeError('resume and restart contradict each other: pass one');
-  for (const [name, value, least] of [
-    ['maxCredits', maxCredits, 0],
-    ['maxPages', maxPages, 0],
-    ['limit', limit, 0],
-    ['concurrency', concurrency, 1],
-    ['pageConcurrency', pageConcurrency, 1],
-    ['maxDepth', maxDepth, 1],
-  ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < least)) throw new TypeError(`${name} must be an integer of at least ${least}, got ${String(value)}`);
+  if (since !== undefined && until !== undefined && instantOf(since)! >= instantOf(until)!) {
+    throw optionError`${option('since')} must be before ${option('until')}, got ${shownInstant(since)} and ${shownInstant(until)}`;
   }
-  if (transform !== undefined && typeof transform !== 'function') throw new TypeError('transform must be a function: (records) => AsyncIterable');
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  if (typeof progress !== 'boolean' && typeof progress !== 'function') throw new TypeError('progress must be true, false or a function');
+}
+
+/** The caller's functions and objects. */
+function checkHooks({ gates, locks, transform, signal, progress }: ExportOptions): void {
+  if (gates !== undefined && (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function'))) {
+    throw optionError`${option('gates')} must be an array of RequestGate ({ acquire(signal) })`;
+  }
+  if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw optionError`${option('locks')} must be { output(output, path), publish(path, fn) }`;
+  if (transform !== undefined && typeof transform !== 'function') throw optionError`${option('transform')} must be a function: (records) => AsyncIterable`;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw optionError`${option('signal')} must be an AbortSignal`;
+  if (progress !== undefined && typeof progress !== 'boolean' && typeof progress !== 'function') throw optionError`${option('progress')} must be true, false or a function`;
+}
+
+/** Options that contradict each other, or the output they were given with. */
+function checkCombinations(options: ExportOptions): void {
+  const { out, dataset, format, dedupe, keepDuplicates, resume, restart, writer, shard, escapeFormulae, layout } = options;
+  if (resume === true && restart === true) throw optionError`${option('resume')} and ${option('restart')} contradict each other: pass one`;
+  if (dedupe !== undefined && keepDuplicates === true) throw optionError`${option('dedupe')} and ${option('keepDuplicates')} contradict each other: pass one`;
+  if (writer !== undefined && shard !== undefined) throw optionError`${option('writer')} and ${option('shard')} contradict each other: a shard is its own writer`;
+  if (out !== undefined) {
+    for (const name of DATASET_ONLY) if (options[name] !== undefined) throw optionError`${option(name)} goes only with ${option('dataset')}`;
+  }
+  if (dataset !== undefined) {
+    if (escapeFormulae === true) throw optionError`${option('escapeFormulae')} does not go with ${option('dataset')} (dataset parts are Parquet)`;
+    if (dedupe !== undefined) throw optionError`${option('dedupe')} does not go with ${option('dataset')}: a dataset merges rows by the record key`;
+  }
+  const fileFormat = out === undefined ? undefined : formatOf(out, format);
+  if (escapeFormulae === true && fileFormat !== 'csv') throw optionError`${option('escapeFormulae')} applies to a .csv output only`;
+  if (layout !== undefined && fileFormat !== 'parquet') throw optionError`${option('layout')} applies to a .parquet output only (CSV is always flat; dataset parts are flat)`;
+}
+
+/** The checked options with their defaults. */
+function settingsOf(options: ExportOptions): ExportSettings {
+  const { schema = 'evolve', incremental = true, resume = false, restart = false, concurrency = 4, overfetch = false, keepDuplicates = false } = options;
+  const { escapeFormulae = false, gates = [], progress = false, since, until } = options;
   return {
-    out,
-    dataset,
-    format,
+    out: options.out,
+    dataset: options.dataset,
+    format: options.format,
     schema,
-    shard,
-    writer,
-    runId,
+    shard: options.shard,
+    writer: options.writer,
+    runId: options.runId,
     incremental,
-    maxDepth,
-    partition,
-    bucketing,
-    since: sinceMs,
-    until: untilMs,
-    transform,
+    maxDepth: options.maxDepth,
+    partition: options.partition,
+    bucketing: options.bucketing,
+    since: since === undefined ? undefined : instantOf(since),
+    until: until === undefined ? undefined : instantOf(until),
+    transform: options.transform,
     resume,
     restart,
-    maxCredits,
-    maxPages,
-    limit,
+    maxCredits: options.maxCredits,
+    maxPages: options.maxPages,
+    limit: options.limit,
     concurrency,
-    pageConcurrency,
+    pageConcurrency: options.pageConcurrency,
     overfetch,
     keepDuplicates,
-    dedupe,
+    dedupe: options.dedupe,
     escapeFormulae,
-    parquetLayout,
+    parquetLayout: options.layout,
     gates,
-    locks,
-    signal,
+    locks: options.locks,
+    signal: options.signal,
     progress,
   };
 }
 
-/** A bound as Unix ms: an ISO 8601 date (`2025-10-01`, read as UTC) or time, or a valid `Date`. */
-function instantOf(name: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : NaN;
-  if (!Number.isFinite(ms)) throw new TypeError(`${name} must be an ISO 8601 date (YYYY-MM-DD, or a time) or a valid Date, got ${inspect(value)}`);
-  return ms;
+/** A value as a message shows it: a string quoted, anything else as `inspect` shows it. */
+function shown(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : inspect(value);
+}
+
+function shownInstant(value: string | Date): string {
+  return value instanceof Date ? value.toISOString() : value;
 }

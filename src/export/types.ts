@@ -7,6 +7,7 @@ import type { RequestGate } from '../control.ts';
 import type { SchemaDrift } from '../errors.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
+import type { PartitionBy } from './partition-by.ts';
 
 /** `'evolve'`: new fields become columns. `'freeze'`: the first drifting page stops the run, publishing nothing of it. */
 export type SchemaPolicy = 'evolve' | 'freeze';
@@ -48,7 +49,7 @@ export interface ExportOptions {
    * Datasets: how finely part files split by their records' own time, under the Hive key `_date`:
    * `'day'`, `'month'` (the default), `'year'` or `'none'`. A dataset keeps the partitioning of its first run.
    */
-  partition?: 'day' | 'month' | 'year' | 'none';
+  partition?: PartitionBy;
   /** A Parquet file (`out`): `'nested'` (STRUCT and LIST, the default) or `'flat'` (dotted columns), README § 3. */
   layout?: ParquetLayout;
   /**

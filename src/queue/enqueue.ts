@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import { checkParams } from '../operations/params.ts';
 import { findOperation } from '../operations/table.ts';
 import { walkName } from '../operations/walk-name.ts';
+import type { PartitionBy } from '../export/partition-by.ts';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { QueueError } from './errors.ts';
 import { exportIdOf, jobIdOf, keys, readRun, type WalkJob } from './runs.ts';
@@ -29,7 +30,7 @@ export interface EnqueueOptions {
   /** Request attempts per second across every worker of the run; absent: no limit. */
   rate?: number;
   /** The dataset's partitioning (as `ExportOptions.partition`). */
-  partition?: 'day' | 'month' | 'year' | 'none';
+  partition?: PartitionBy;
   /** `'evolve'` (default) or `'freeze'` (as `ExportOptions.schema`). */
   schema?: 'evolve' | 'freeze';
   /** Pages of one walk in flight at once where its rule allows. */

@@ -17,6 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { PartitionBy } from '../export/partition-by.ts';
 import { PREFIX } from './connection.ts';
 
 export const keys = {
@@ -39,7 +40,7 @@ export interface WalkJob {
   walk: string;
   /** The dataset directory, absolute: storage every worker sees at the same path. */
   dataset: string;
-  partition?: 'day' | 'month' | 'year' | 'none';
+  partition?: PartitionBy;
   schema?: 'evolve' | 'freeze';
   pageConcurrency?: number;
 }

@@ -80,88 +80,104 @@ function isMalformedQuery(raw: string): boolean {
 }
 
 export function createSandboxServer(config: ServerConfig): Server {
-  const { operations, accounts, faults, seed, counters, clock } = config;
+  const sandbox = new SandboxHandler(config);
+  return createServer((req, res) => sandbox.serve(req, res));
+}
 
-  async function send(
-    res: ServerResponse,
-    status: number,
-    body: string,
-    contentType: string,
-    delayMs: number,
-    extraHeaders?: Record<string, string>,
-  ): Promise<void> {
-    await due(res, delayMs);
-    if (res.destroyed) return;
-    res.writeHead(status, {
-      'Content-Type': contentType,
-      'Content-Length': Buffer.byteLength(body),
-      ...extraHeaders,
+async function send(res: ServerResponse, status: number, body: string, contentType: string, delayMs: number, extraHeaders?: Record<string, string>): Promise<void> {
+  await due(res, delayMs);
+  if (res.destroyed) return;
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(body),
+    ...extraHeaders,
+  });
+  res.end(body);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, delayMs: number): Promise<void> {
+  return send(res, status, JSON.stringify(body), JSON_TYPE, delayMs);
+}
+
+/** Every request's way through the sandbox, a step a method: route, authenticate, build, charge, answer. */
+class SandboxHandler {
+  constructor(private readonly config: ServerConfig) {}
+
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    this.#route(req, res).catch((error: unknown) => {
+      // A handler bug must not take the server down: answer 500 JSON and say where on stderr.
+      process.stderr.write(`sandbox: internal error on ${clip(req.url?.split('?')[0] ?? '')}: ${String(error)}\n`);
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(500, { 'Content-Type': JSON_TYPE });
+        res.end(JSON.stringify({ error: 'Internal sandbox error' }));
+      } else {
+        res.destroy();
+      }
     });
-    res.end(body);
   }
 
-  function sendJson(res: ServerResponse, status: number, body: unknown, delayMs = config.latencyMs): Promise<void> {
-    return send(res, status, JSON.stringify(body), JSON_TYPE, delayMs);
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { config } = this;
+    arrivals.set(res, performance.now());
+    config.counters.total += 1;
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
+    const path = mark === -1 ? target : target.slice(0, mark);
+    const rawQuery = mark === -1 ? '' : target.slice(mark + 1);
+
+    const operation = path.startsWith(SCRAPE_PREFIX) ? config.operations.get(path.slice(SCRAPE_PREFIX.length)) : undefined;
+    if (operation === undefined && path !== '/v1/credits') return sendJson(res, 404, { error: 'Not found', path: clip(path) }, config.latencyMs);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return send(res, 405, JSON.stringify({ error: 'Method not allowed' }), JSON_TYPE, config.latencyMs, { Allow: 'GET' });
+    }
+    const auth = this.#authenticate(req);
+    if ('refused' in auth) return sendJson(res, 401, { error: auth.refused, docs: AUTH_DOCS_URL }, config.latencyMs);
+    if (operation === undefined) return sendJson(res, 200, config.accounts.balance(auth.apiKey), config.latencyMs);
+    await this.#scrape(req, res, operation, auth.apiKey, rawQuery);
   }
 
   /** The account key of a request, or the 401 message that refuses it. */
-  function authenticate(req: IncomingMessage): { apiKey: string } | { refused: string } {
+  #authenticate(req: IncomingMessage): { apiKey: string } | { refused: string } {
     const authorization = req.headers.authorization;
     const key = req.headers['x-api-key'];
     // API reference 5.2: Bearer is reserved for dashboard sessions, so it is refused even beside a good key.
     if (authorization !== undefined && /^\s*bearer\b/i.test(authorization)) return { refused: 'Invalid API key' };
     if (typeof key !== 'string' || key.trim() === '') return { refused: 'Invalid or missing API key' };
-    if (!accounts.has(key)) return { refused: 'Invalid API key' };
+    if (!this.config.accounts.has(key)) return { refused: 'Invalid API key' };
     return { apiKey: key };
   }
 
-  async function scrape(
-    req: IncomingMessage,
-    res: ServerResponse,
-    operation: SandboxOperation,
-    apiKey: string,
-    rawQuery: string,
-  ): Promise<void> {
-    if (isMalformedQuery(rawQuery)) {
-      await sendJson(res, 400, { error: 'Malformed query string', endpoint: operation.id, credits_required: 1 });
-      return;
-    }
-    let result: unknown;
+  /** A scrape request: validated (400, free), then paid for (402), then answered through the faults. */
+  async #scrape(req: IncomingMessage, res: ServerResponse, operation: SandboxOperation, apiKey: string, rawQuery: string): Promise<void> {
+    const { accounts, latencyMs } = this.config;
+    const built = this.#build(operation, rawQuery);
+    if ('refused' in built) return sendJson(res, 400, built.refused, latencyMs);
+    const credit = accounts.reserve(apiKey);
+    if (!credit.ok) return sendJson(res, 402, { error: 'Insufficient credits', required: 1, available: credit.available }, latencyMs);
+    const body = toJson(operation.settle === undefined ? built.result : operation.settle(built.result, credit.available - 1));
+    await this.#answer(req, res, operation, apiKey, body);
+  }
+
+  /** The handler's result for the query, or the 400 body that refuses it (free). */
+  #build(operation: SandboxOperation, rawQuery: string): { result: unknown } | { refused: Record<string, unknown> } {
+    if (isMalformedQuery(rawQuery)) return { refused: { error: 'Malformed query string', endpoint: operation.id, credits_required: 1 } };
+    const { seed, faults, clock } = this.config;
     try {
-      result = operation.handle({
-        query: new URLSearchParams(rawQuery),
-        seed,
-        duplicates: faults.duplicates,
-        growth: clock.records,
-        clock,
-        feed: faults.feed,
-      });
+      return { result: operation.handle({ query: new URLSearchParams(rawQuery), seed, duplicates: faults.duplicates, growth: clock.records, clock, feed: faults.feed }) };
     } catch (error) {
-      if (error instanceof SandboxValidationError) {
-        await sendJson(res, 400, {
-          error: error.message,
-          endpoint: operation.id,
-          credits_required: 1,
-          ...error.extra,
-        });
-        return;
-      }
+      if (error instanceof SandboxValidationError) return { refused: { error: error.message, endpoint: operation.id, credits_required: 1, ...error.extra } };
       throw error;
     }
+  }
 
-    const credit = accounts.reserve(apiKey);
-    if (!credit.ok) {
-      await sendJson(res, 402, { error: 'Insufficient credits', required: 1, available: credit.available });
-      return;
-    }
-
-    let body = toJson(operation.settle === undefined ? result : operation.settle(result, credit.available - 1));
-    const delayMs = config.latencyMs + (operation.slow === true ? config.slowMs : 0);
+  /** Sends a paid answer, or the fault drawn for it: the failures a service does not charge for are refunded. */
+  async #answer(req: IncomingMessage, res: ServerResponse, operation: SandboxOperation, apiKey: string, body: string): Promise<void> {
+    const { accounts, faults, counters } = this.config;
+    const delayMs = this.config.latencyMs + (operation.slow === true ? this.config.slowMs : 0);
     switch (faults.draw()) {
       case 'upstream':
         accounts.refund(apiKey);
-        await sendJson(res, 500, { error: `Failed to fetch ${platformOf(operation.id)} ${operation.operation}` }, delayMs);
-        return;
+        return sendJson(res, 500, { error: `Failed to fetch ${platformOf(operation.id)} ${operation.operation}` }, delayMs);
       case 'reset':
         accounts.refund(apiKey);
         await due(res, delayMs);
@@ -169,8 +185,7 @@ export function createSandboxServer(config: ServerConfig): Server {
         return;
       case 'html':
         accounts.refund(apiKey);
-        await send(res, 502, BAD_GATEWAY_PAGE, 'text/html; charset=utf-8', delayMs);
-        return;
+        return send(res, 502, BAD_GATEWAY_PAGE, 'text/html; charset=utf-8', delayMs);
       case 'truncate':
         // A complete HTTP response whose JSON stops mid-way: charged, as the service did the work.
         body = body.slice(0, Math.max(1, Math.floor(body.length / 2)));
@@ -181,50 +196,4 @@ export function createSandboxServer(config: ServerConfig): Server {
     counters.charged.set(apiKey, (counters.charged.get(apiKey) ?? 0) + 1);
     await send(res, 200, body, JSON_TYPE, delayMs);
   }
-
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    arrivals.set(res, performance.now());
-    counters.total += 1;
-    const target = req.url ?? '/';
-    const mark = target.indexOf('?');
-    const path = mark === -1 ? target : target.slice(0, mark);
-    const rawQuery = mark === -1 ? '' : target.slice(mark + 1);
-
-    const operation = path.startsWith(SCRAPE_PREFIX) ? operations.get(path.slice(SCRAPE_PREFIX.length)) : undefined;
-    if (operation === undefined && path !== '/v1/credits') {
-      await sendJson(res, 404, { error: 'Not found', path: clip(path) });
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      await send(res, 405, JSON.stringify({ error: 'Method not allowed' }), JSON_TYPE, config.latencyMs, {
-        Allow: 'GET',
-      });
-      return;
-    }
-    const auth = authenticate(req);
-    if ('refused' in auth) {
-      await sendJson(res, 401, { error: auth.refused, docs: AUTH_DOCS_URL });
-      return;
-    }
-    const { apiKey } = auth;
-    if (operation === undefined) {
-      await sendJson(res, 200, accounts.balance(apiKey));
-      return;
-    }
-    await scrape(req, res, operation, apiKey, rawQuery);
-  }
-
-  const server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => {
-      // A handler bug must not take the server down: answer 500 JSON and say where on stderr.
-      process.stderr.write(`sandbox: internal error on ${clip(req.url?.split('?')[0] ?? '')}: ${String(error)}\n`);
-      if (!res.headersSent && !res.destroyed) {
-        res.writeHead(500, { 'Content-Type': JSON_TYPE });
-        res.end(JSON.stringify({ error: 'Internal sandbox error' }));
-      } else {
-        res.destroy();
-      }
-    });
-  });
-  return server;
 }

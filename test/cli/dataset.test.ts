@@ -187,8 +187,8 @@ describe('export --dataset flags', () => {
     [['--out', 'OUT.ndjson', '--schema', 'freeze'], /--schema goes only with --dataset/],
     [['--out', 'OUT.ndjson', '--shard', '1/2'], /--shard goes only with --dataset/],
     [['--out', 'OUT.ndjson', '--since', '2025-10-01'], /--since goes only with --dataset/],
-    [['--dataset', 'DIR', '--since', 'last-month'], /--since must be a date \(YYYY-MM-DD\) or an ISO time, got "last-month"/],
-    [['--dataset', 'DIR', '--since', '2025-10-01', '--until', '2025-09-01'], /--since \(2025-10-01\) must be before --until \(2025-09-01\)/],
+    [['--dataset', 'DIR', '--since', 'last-month'], /--since must be an ISO 8601 date \(YYYY-MM-DD, UTC\) or time, got "last-month"/],
+    [['--dataset', 'DIR', '--since', '2025-10-01', '--until', '2025-09-01'], /--since must be before --until, got 2025-10-01 and 2025-09-01/],
   ])('refuses %j rather than ignoring a flag, and buys nothing', async (flags, message) => {
     const key = keys[KILLS + 8];
     const dir = tempDir();
