@@ -101,76 +101,109 @@ async function* mergeRecords<A, B>(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<B> {
   signal?.throwIfAborted();
-  const outer = asyncIteratorOf(source);
-  let outerDone = false;
-  let outerPending = false;
-  let index = 0;
-  const running = new Set<Inner<B>>();
-  // At most one settlement per running inner stream, one for the source and one for the signal.
-  const settled: Settled<A, B>[] = [];
-  let wake: (() => void) | undefined;
-  const push = (event: Settled<A, B>): void => {
-    settled.push(event);
-    wake?.();
-  };
-  const fail = (error: unknown): void => push({ from: 'failure', error });
-  const onAbort = (): void => fail(signal?.reason);
-  signal?.addEventListener('abort', onAbort, { once: true });
-
-  const pullOuter = (): void => {
-    outerPending = true;
-    settle(() => outer.next()).then((result) => push({ from: 'outer', result }), fail);
-  };
-  const pullInner = (inner: Inner<B>): void => {
-    settle(() => inner.iterator.next()).then((result) => push({ from: 'inner', inner, result }), fail);
-  };
-
+  const merge = new Merge(source, fn, concurrency, fanOut, signal);
   try {
-    for (;;) {
-      if (!outerDone && !outerPending && running.size < concurrency) pullOuter();
-      if (settled.length === 0) {
-        if (outerDone && running.size === 0) return;
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-        continue;
-      }
-      const event = settled.shift() as Settled<A, B>;
-      if (event.from === 'failure') throw event.error;
-      if (event.from === 'outer') {
-        outerPending = false;
-        if (event.result.done === true) {
-          outerDone = true;
-          continue;
-        }
-        const stream = fn(event.result.value, index++);
-        assertIterable(stream, `mergeMap: the stream fn returned for input ${index - 1}`);
-        const control = controlOf(stream);
-        fanOut.started(control);
-        const inner = { iterator: asyncIteratorOf(stream), control };
-        running.add(inner);
-        pullInner(inner);
-        continue;
-      }
-      if (event.result.done === true) {
-        running.delete(event.inner);
-        fanOut.finished(event.inner.control);
-        continue;
-      }
-      fanOut.latest = event.inner.control;
-      yield event.result.value;
-      pullInner(event.inner);
+    for (let record = await merge.next(); record !== undefined; record = await merge.next()) {
+      fanOut.latest = record.inner.control;
+      yield record.value;
+      merge.pullInner(record.inner);
     }
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    await merge.close();
+  }
+}
+
+/** One merge in progress: the source and the running inner streams, and what settled while it waited. */
+class Merge<A, B> {
+  readonly #outer: AsyncIterator<A>;
+  #outerDone = false;
+  #outerPending = false;
+  #index = 0;
+  readonly #running = new Set<Inner<B>>();
+  // At most one settlement per running inner stream, one for the source and one for the signal.
+  readonly #settled: Settled<A, B>[] = [];
+  #wake: (() => void) | undefined;
+  readonly #onAbort = (): void => this.#fail(this.signal?.reason);
+
+  constructor(
+    source: AnyIterable<A>,
+    private readonly fn: (input: A, index: number) => AnyIterable<B>,
+    private readonly concurrency: number,
+    private readonly fanOut: FanOutControl,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.#outer = asyncIteratorOf(source);
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** The next record of any inner stream, or undefined once the source and every inner stream are done. Throws the first failure. */
+  async next(): Promise<{ inner: Inner<B>; value: B } | undefined> {
+    for (;;) {
+      if (!this.#outerDone && !this.#outerPending && this.#running.size < this.concurrency) this.#pullOuter();
+      const event = this.#settled.shift();
+      if (event === undefined) {
+        if (this.#outerDone && this.#running.size === 0) return undefined;
+        await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = undefined;
+      } else if (event.from === 'failure') {
+        throw event.error;
+      } else if (event.from === 'outer') {
+        this.#outerPending = false;
+        if (event.result.done === true) this.#outerDone = true;
+        else this.#start(event.result.value);
+      } else if (event.result.done === true) {
+        this.#running.delete(event.inner);
+        this.fanOut.finished(event.inner.control);
+      } else {
+        return { inner: event.inner, value: event.result.value };
+      }
+    }
+  }
+
+  pullInner(inner: Inner<B>): void {
+    settle(() => inner.iterator.next()).then((result) => this.#push({ from: 'inner', inner, result }), (error: unknown) => this.#fail(error));
+  }
+
+  /**
+   * Ends every walk still running and waits for them to stop, so nothing is still buying pages once
+   * the consumer moved on; an error while closing is dropped, since the stream is already ending
+   * (possibly with another error).
+   */
+  async close(): Promise<void> {
+    this.signal?.removeEventListener('abort', this.#onAbort);
     const closing: Promise<unknown>[] = [];
-    for (const { iterator, control } of running) {
-      fanOut.finished(control);
+    for (const { iterator, control } of this.#running) {
+      this.fanOut.finished(control);
       closing.push(settle(() => iterator.return?.()));
     }
-    if (!outerDone) closing.push(settle(() => outer.return?.()));
-    // Wait for the walks to stop, so nothing is still buying pages once the consumer moved on; an
-    // error while closing is dropped, since the stream is already ending (possibly with another error).
+    if (!this.#outerDone) closing.push(settle(() => this.#outer.return?.()));
     await Promise.allSettled(closing);
+  }
+
+  /** The inner stream of one input, its gates attached before its first pull. */
+  #start(input: A): void {
+    const index = this.#index++;
+    const stream = this.fn(input, index);
+    assertIterable(stream, `mergeMap: the stream fn returned for input ${index}`);
+    const control = controlOf(stream);
+    this.fanOut.started(control);
+    const inner = { iterator: asyncIteratorOf(stream), control };
+    this.#running.add(inner);
+    this.pullInner(inner);
+  }
+
+  #pullOuter(): void {
+    this.#outerPending = true;
+    settle(() => this.#outer.next()).then((result) => this.#push({ from: 'outer', result }), (error: unknown) => this.#fail(error));
+  }
+
+  #push(event: Settled<A, B>): void {
+    this.#settled.push(event);
+    this.#wake?.();
+  }
+
+  #fail(error: unknown): void {
+    this.#push({ from: 'failure', error });
   }
 }
 

@@ -44,60 +44,6 @@ export interface TreeRule {
 
 export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<TreeState> {
   const top = (state: TreeState): Frame | undefined => state.frames[state.frames.length - 1];
-  /**
-   * Reads one fetched page into the frame stack, building the records only when `withRecords`: a
-   * look-ahead (`follow`) needs the cursors and a count alone, and unkeying every comment of every
-   * page held ahead, again at each planning step, was most of its cost.
-   */
-  function walkPage(payload: unknown, state: TreeState, withRecords: boolean): PageRead<TreeState> & { count: number } {
-    // States go into checkpoints and may be read again: copy, never mutate.
-    const frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
-    const fetched = frames[frames.length - 1];
-    if (fetched === undefined) return { records: [], next: null, count: 0 };
-    fetched.items = collectionAt(payload, rule.at, endpoint).concat(fetched.items);
-    delete fetched.cursor;
-    delete fetched.taken;
-    let ignored: string | undefined;
-    /** Sets the frame's sibling continuation; a second, different one is reported (a frame holds one). */
-    const continueSiblings = (frame: Frame, more: unknown): void => {
-      const found = continuation(more);
-      if (found === undefined || found === frame.cursor) return;
-      if (typeof found !== 'string') ignored ??= found.ignored;
-      else if (typeof frame.cursor === 'string') ignored ??= `${described('more.cursor', found)} beside ${JSON.stringify(frame.cursor)}`;
-      else frame.cursor = found;
-    };
-    continueSiblings(fetched, isObject(payload) ? payload.more : undefined);
-    const records: ForumComment[] = [];
-    let count = 0;
-    while (frames.length > 0) {
-      const frame = frames[frames.length - 1];
-      const comment = frame.items.shift();
-      if (comment === undefined) {
-        if (frame.cursor !== undefined) return { records, next: { frames }, ignored, count };
-        frames.pop();
-        continue;
-      }
-      if (!isObject(comment)) continue;
-      const { replies, more } = comment;
-      if (frame.taken !== true) {
-        count++;
-        if (withRecords) {
-          const { replies: _replies, more: _more, ...fields } = comment;
-          records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
-        }
-      }
-      continueSiblings(frame, more);
-      if (isObject(replies)) {
-        const children = isObject(replies.items) || Array.isArray(replies.items) ? Object.values(replies.items) : [];
-        const child: Frame = { depth: frame.depth + 1, items: children };
-        if (frame.taken === true) child.taken = true;
-        continueSiblings(child, replies.more);
-        if (children.length > 0 || child.cursor !== undefined) frames.push(child);
-      }
-    }
-    return { records, next: null, ignored, count };
-  }
-
   return {
     start: () => ({ frames: [{ depth: 0, items: [], cursor: null }] }),
     query: (state) => {
@@ -106,26 +52,106 @@ export function commentTreeWalk(rule: TreeRule, endpoint: string): Strategy<Tree
     },
     spends: (state) => top(state)?.cursor ?? undefined,
     read: (payload, state) => {
-      const { records, next, ignored } = walkPage(payload, state, true);
+      const { records, next, ignored } = new TreePage(state, true).read(payload, rule, endpoint);
       return { records, next, ignored };
     },
     follow: (payload, state) => {
-      const { next, count } = walkPage(payload, state, false);
+      const { next, count } = new TreePage(state, false).read(payload, rule, endpoint);
       return { next, records: count };
     },
     bodyTaken: (next) => ({ frames: next.frames.map((frame) => ({ ...frame, taken: true })) }),
-    isState: (value): value is TreeState =>
-      isObject(value) &&
-      Array.isArray(value.frames) &&
-      value.frames.every(
-        (frame) =>
-          isObject(frame) &&
-          Number.isSafeInteger(frame.depth) &&
-          Array.isArray(frame.items) &&
-          (frame.cursor === undefined || frame.cursor === null || typeof frame.cursor === 'string') &&
-          (frame.taken === undefined || typeof frame.taken === 'boolean'),
-      ),
+    isState: isTreeState,
   };
+}
+
+/**
+ * One fetched page read into the frame stack, building the records only when `withRecords`: a
+ * look-ahead (`follow`) needs the cursors and a count alone, and unkeying every comment of every
+ * page held ahead, again at each planning step, was most of its cost.
+ */
+class TreePage {
+  readonly #frames: Frame[];
+  readonly #records: ForumComment[] = [];
+  #count = 0;
+  #ignored: string | undefined;
+
+  constructor(
+    state: TreeState,
+    private readonly withRecords: boolean,
+  ) {
+    // States go into checkpoints and may be read again: copy, never mutate.
+    this.#frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
+  }
+
+  read(payload: unknown, rule: TreeRule, endpoint: string): PageRead<TreeState> & { count: number } {
+    const fetched = this.#frames[this.#frames.length - 1];
+    if (fetched === undefined) return { records: [], next: null, count: 0 };
+    fetched.items = collectionAt(payload, rule.at, endpoint).concat(fetched.items);
+    delete fetched.cursor;
+    delete fetched.taken;
+    this.#continueSiblings(fetched, isObject(payload) ? payload.more : undefined);
+    const next = this.#flatten();
+    return { records: this.#records, next, ignored: this.#ignored, count: this.#count };
+  }
+
+  /** Depth first through the stack, until a frame must fetch its cursor (the next state) or none is left (null). */
+  #flatten(): TreeState | null {
+    const frames = this.#frames;
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1];
+      const comment = frame.items.shift();
+      if (comment === undefined) {
+        if (frame.cursor !== undefined) return { frames };
+        frames.pop();
+      } else if (isObject(comment)) {
+        this.#visit(frame, comment);
+      }
+    }
+    return null;
+  }
+
+  /** A comment: its record (unless its body was taken), its siblings' continuation, then a frame of its replies. */
+  #visit(frame: Frame, comment: Record<string, unknown>): void {
+    const { replies, more } = comment;
+    if (frame.taken !== true) {
+      this.#count++;
+      if (this.withRecords) {
+        const { replies: _replies, more: _more, ...fields } = comment;
+        this.#records.push({ ...(unkey(fields) as Omit<ForumComment, 'depth'>), depth: frame.depth });
+      }
+    }
+    this.#continueSiblings(frame, more);
+    if (!isObject(replies)) return;
+    const children = isObject(replies.items) || Array.isArray(replies.items) ? Object.values(replies.items) : [];
+    const child: Frame = { depth: frame.depth + 1, items: children };
+    if (frame.taken === true) child.taken = true;
+    this.#continueSiblings(child, replies.more);
+    if (children.length > 0 || child.cursor !== undefined) this.#frames.push(child);
+  }
+
+  /** Sets the frame's sibling continuation; a second, different one is reported (a frame holds one). */
+  #continueSiblings(frame: Frame, more: unknown): void {
+    const found = continuation(more);
+    if (found === undefined || found === frame.cursor) return;
+    if (typeof found !== 'string') this.#ignored ??= found.ignored;
+    else if (typeof frame.cursor === 'string') this.#ignored ??= `${described('more.cursor', found)} beside ${JSON.stringify(frame.cursor)}`;
+    else frame.cursor = found;
+  }
+}
+
+function isTreeState(value: unknown): value is TreeState {
+  return (
+    isObject(value) &&
+    Array.isArray(value.frames) &&
+    value.frames.every(
+      (frame) =>
+        isObject(frame) &&
+        Number.isSafeInteger(frame.depth) &&
+        Array.isArray(frame.items) &&
+        (frame.cursor === undefined || frame.cursor === null || typeof frame.cursor === 'string') &&
+        (frame.taken === undefined || typeof frame.taken === 'boolean'),
+    )
+  );
 }
 
 /**

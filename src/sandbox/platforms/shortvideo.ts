@@ -266,62 +266,7 @@ function commentReplies(request: SandboxRequest) {
   const offset = Number(cursorValue);
   if (!/^\d{1,16}$/.test(cursorValue) || offset > total) throw new SandboxValidationError('Invalid cursor');
   const awemeId = /(\d{6,})/.exec(url)?.[1] ?? String(hash(url));
-  const list = pageIndices(total, REPLIES_PAGE, offset, request.duplicates, request.growth).map((index) => {
-    const rng = new Rng(request.seed, resource, index);
-    const cid = numericId(resource, index);
-    const uid = rng.digits(19);
-    const handle = `${rng.words(1)}${rng.token(4)}`;
-    const text = rng.sentence(2, 12);
-    return {
-      aweme_id: awemeId,
-      cid,
-      text,
-      create_time: recordSeconds(request.clock, rng, index, () => EPOCH_SECONDS - rng.int(0, 86_400 * 60)),
-      digg_count: rng.int(0, 5_000),
-      status: 1,
-      user: {
-        uid,
-        short_id: '0',
-        nickname: rng.words(2),
-        signature: null,
-        avatar_thumb: { uri: `100x100/${uid}`, url_list: keyed([`${CDN}/100x100/${uid}.webp`]), url_prefix: null },
-        unique_id: handle,
-        sec_uid: `MS4wLjABAAAA${rng.token(40)}`,
-        custom_verify: '',
-        enterprise_verify_reason: '',
-        predicted_age_group: rng.pick(['', 'adult']),
-        region: null,
-        language: null,
-        bio_url: null,
-      },
-      reply_id: commentId,
-      user_digged: rng.int(0, 1),
-      reply_comment: rng.nullable(keyed([{ cid: numericId(`${resource}|quoted`, index), text: rng.sentence(2, 8) }]), 0.85),
-      text_extra: rng.bool(0.2) ? keyed([{ start: 0, end: 5, type: 0, user_id: rng.digits(19) }]) : {},
-      label_list: rng.nullable(keyed([{ type: 1, text: 'Creator' }]), 0.8),
-      reply_to_reply_id: index > 0 && rng.bool(0.3) ? '7' + rng.digits(18) : '0',
-      is_author_digged: rng.bool(0.1),
-      stick_position: 0,
-      user_buried: false,
-      collect_stat: 0,
-      trans_btn_style: 0,
-      share_info: {
-        url: '',
-        desc: `${handle}'s comment: ${text}`,
-        title: text,
-        acl: { code: 0, extra: '{}' },
-      },
-      image_list: rng.nullable(keyed([{ origin_url: { uri: rng.token(12), url_list: keyed([`${CDN}/${rng.token(12)}.jpeg`]) } }]), 0.9),
-      comment_language: 'en',
-      is_comment_translatable: rng.bool(),
-      no_show: false,
-      comment_post_item_ids: rng.nullable(keyed([awemeId]), 0.9),
-      thread_id: 0,
-      thread_has_more: false,
-      fold_status: 0,
-      is_high_purchase_intent: false,
-    };
-  });
+  const list = pageIndices(total, REPLIES_PAGE, offset, request.duplicates, request.growth).map((index) => replyOf(request, { resource, commentId, awemeId }, index));
   const next = Math.min(total, offset + REPLIES_PAGE);
   const rng = new Rng(request.seed, resource, 'page', offset);
   return envelope('shortvideo/comment-replies', {
@@ -334,6 +279,69 @@ function commentReplies(request: SandboxRequest) {
     extra: { fatal_item_ids: null, logid: `2025112200${rng.token(22).toUpperCase()}`, now: request.clock.now * 1000 },
     log_pb: { impr_id: `2025112200${rng.token(22).toUpperCase()}` },
   });
+}
+
+/** Reply `index` of a comment, the same for the same seed, resource and index. */
+function replyOf(request: SandboxRequest, { resource, commentId, awemeId }: { resource: string; commentId: string; awemeId: string }, index: number) {
+  const rng = new Rng(request.seed, resource, index);
+  const cid = numericId(resource, index);
+  const uid = rng.digits(19);
+  const handle = `${rng.words(1)}${rng.token(4)}`;
+  const text = rng.sentence(2, 12);
+  return {
+    aweme_id: awemeId,
+    cid,
+    text,
+    create_time: recordSeconds(request.clock, rng, index, () => EPOCH_SECONDS - rng.int(0, 86_400 * 60)),
+    digg_count: rng.int(0, 5_000),
+    status: 1,
+    user: replyAuthor(rng, uid, handle),
+    reply_id: commentId,
+    user_digged: rng.int(0, 1),
+    reply_comment: rng.nullable(keyed([{ cid: numericId(`${resource}|quoted`, index), text: rng.sentence(2, 8) }]), 0.85),
+    text_extra: rng.bool(0.2) ? keyed([{ start: 0, end: 5, type: 0, user_id: rng.digits(19) }]) : {},
+    label_list: rng.nullable(keyed([{ type: 1, text: 'Creator' }]), 0.8),
+    reply_to_reply_id: index > 0 && rng.bool(0.3) ? '7' + rng.digits(18) : '0',
+    is_author_digged: rng.bool(0.1),
+    stick_position: 0,
+    user_buried: false,
+    collect_stat: 0,
+    trans_btn_style: 0,
+    share_info: {
+      url: '',
+      desc: `${handle}'s comment: ${text}`,
+      title: text,
+      acl: { code: 0, extra: '{}' },
+    },
+    image_list: rng.nullable(keyed([{ origin_url: { uri: rng.token(12), url_list: keyed([`${CDN}/${rng.token(12)}.jpeg`]) } }]), 0.9),
+    comment_language: 'en',
+    is_comment_translatable: rng.bool(),
+    no_show: false,
+    comment_post_item_ids: rng.nullable(keyed([awemeId]), 0.9),
+    thread_id: 0,
+    thread_has_more: false,
+    fold_status: 0,
+    is_high_purchase_intent: false,
+  };
+}
+
+/** A reply's author: its fields drawn from the reply's own sequence, in the order the reply draws them. */
+function replyAuthor(rng: Rng, uid: string, handle: string) {
+  return {
+    uid,
+    short_id: '0',
+    nickname: rng.words(2),
+    signature: null,
+    avatar_thumb: { uri: `100x100/${uid}`, url_list: keyed([`${CDN}/100x100/${uid}.webp`]), url_prefix: null },
+    unique_id: handle,
+    sec_uid: `MS4wLjABAAAA${rng.token(40)}`,
+    custom_verify: '',
+    enterprise_verify_reason: '',
+    predicted_age_group: rng.pick(['', 'adult']),
+    region: null,
+    language: null,
+    bio_url: null,
+  };
 }
 
 export const operations: SandboxOperation[] = [
