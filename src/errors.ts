@@ -253,15 +253,8 @@ export class StreamUsedError extends SocialstreamError {
   readonly code = 'STREAM_USED';
 }
 
-/** An option's name inside an `OptionError`'s message: `option('keepDuplicates')`. */
-export class OptionName {
-  constructor(readonly name: string) {}
-}
-
-/** Marks `name` as an option in an `OptionError`'s message, so each caller can spell it its own way. */
-export function option(name: string): OptionName {
-  return new OptionName(name);
-}
+/** A piece of an `OptionError`'s message: text, or the name of an option (`{ option: 'keepDuplicates' }`). */
+export type OptionMessagePart = string | { readonly option: string };
 
 /**
  * An option that cannot be used as given (`OPTION`): a bad value, or options that contradict each
@@ -275,26 +268,16 @@ export class OptionError extends TypeError {
   override readonly name = 'OptionError';
   /** The options at fault, as `exportTo` names them. */
   readonly options: readonly string[];
-  readonly #parts: readonly (string | OptionName)[];
+  readonly #parts: readonly OptionMessagePart[];
 
-  constructor(parts: readonly (string | OptionName)[]) {
-    super(parts.map((part) => (part instanceof OptionName ? part.name : part)).join(''));
+  constructor(parts: readonly OptionMessagePart[]) {
+    super(parts.map((part) => (typeof part === 'string' ? part : part.option)).join(''));
     this.#parts = parts;
-    this.options = [...new Set(parts.flatMap((part) => (part instanceof OptionName ? [part.name] : [])))];
+    this.options = [...new Set(parts.flatMap((part) => (typeof part === 'string' ? [] : [part.option])))];
   }
 
   /** The message with each option spelled by `spell` (e.g. `maxPages` → `--max-pages`). */
   describe(spell: (option: string) => string): string {
-    return this.#parts.map((part) => (part instanceof OptionName ? spell(part.name) : part)).join('');
+    return this.#parts.map((part) => (typeof part === 'string' ? part : spell(part.option))).join('');
   }
-}
-
-/**
- * An `OptionError` written as a template: each `option(name)` inside is an option, any other value is
- * shown as it is. E.g. ``optionError`${option('resume')} and ${option('restart')} contradict each other` ``.
- */
-export function optionError(text: TemplateStringsArray, ...values: unknown[]): OptionError {
-  const parts: (string | OptionName)[] = [text[0]];
-  values.forEach((value, index) => parts.push(value instanceof OptionName ? value : String(value), text[index + 1]));
-  return new OptionError(parts.filter((part) => part !== ''));
 }

@@ -16,7 +16,8 @@
  * its workers' locks are Redis leases, which this cannot see.
  */
 import { join } from 'node:path';
-import { DatasetError, option, optionError } from '../errors.ts';
+import { DatasetError } from '../errors.ts';
+import { option, optionError } from './option-message.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';

@@ -9,7 +9,8 @@
 import { constants, copyFile, lstat, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { HeldStateError, NotWritableError, option, optionError, StateDamagedError } from '../errors.ts';
+import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.ts';
+import { option, optionError } from './option-message.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
 import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';

@@ -22,6 +22,7 @@ export {
   HeldStateError,
   LockedError,
   NotWritableError,
+  OptionError,
   SchemaDriftError,
   ShardCountError,
   StateDamagedError,

@@ -7,7 +7,7 @@
 import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { inspect } from 'node:util';
 import type { RequestGate } from '../control.ts';
-import { option, optionError } from '../errors.ts';
+import { option, optionError } from './option-message.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { isKeyPath } from '../operators/record-key.ts';
 import { formatOf } from './file.ts';

@@ -59,8 +59,8 @@ export interface ExportOptions {
    */
   bucketing?: { buckets?: number; splitBytes?: number };
   /**
-   * Datasets: keep only records whose own time is at or after this (an ISO 8601 date or time, or a
-   * `Date`): a newest-first walk stops at its first page wholly older, buying no page past it. Records
+   * Datasets: keep only records whose own time is at or after this (an ISO 8601 date or time, read
+   * as UTC unless it names an offset, or a `Date`): a newest-first walk stops at its first page wholly older, buying no page past it. Records
    * whose time does not read are kept. E.g. `since: '2025-10-01'` starts a dataset of a long feed from October.
    */
   since?: string | Date;
