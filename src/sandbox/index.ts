@@ -10,6 +10,7 @@
  *
  * @module socialstream/sandbox
  */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { Accounts, type AccountSpec, type CreditBalance } from './accounts.ts';
@@ -112,50 +113,14 @@ function nonNegative(value: unknown, name: string, fallback: number): number {
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
-  const {
-    port = 0,
-    host = '127.0.0.1',
-    accounts: accountSpecs = [{ apiKey: DEFAULT_API_KEY, credits: DEFAULT_CREDITS }],
-    seed = 'sandbox',
-    dialect = 'spec',
-  } = options;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new TypeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
-  }
-  if (typeof host !== 'string' || host === '') throw new TypeError('host must be a non-empty string');
-  if (typeof seed !== 'string' && !(typeof seed === 'number' && Number.isFinite(seed))) {
-    throw new TypeError(`seed must be a string or a finite number, got ${String(seed)}`);
-  }
-  if (!(DIALECTS as readonly unknown[]).includes(dialect)) {
-    throw new TypeError(`dialect must be ${DIALECTS.join(' or ')}, got ${String(dialect)}`);
-  }
-  const latencyMs = nonNegative(options.latencyMs, 'latencyMs', 0);
-  const slowMs = nonNegative(options.slowMs, 'slowMs', 300);
+  const { port, host, accountSpecs, seed, dialect, latencyMs, slowMs } = checkOptions(options);
   const accounts = new Accounts(accountSpecs);
-  const faults = new FaultInjector(checkFaults(options.faults), String(seed));
+  const faults = new FaultInjector(checkFaults(options.faults), seed);
   const counters: RequestCounters = { total: 0, charged: new Map() };
   const clock = new SandboxClock();
-
-  const server = createSandboxServer({
-    operations: operationTable(dialectOperations(dialect, operations)),
-    accounts,
-    faults,
-    seed: String(seed),
-    latencyMs,
-    slowMs,
-    counters,
-    clock,
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
+  const server = createSandboxServer({ operations: operationTable(dialectOperations(dialect, operations)), accounts, faults, seed, latencyMs, slowMs, counters, clock });
+  const address = await listen(server, port, host);
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-
   let closing: Promise<void> | undefined;
   return {
     url: `http://${shownHost}:${address.port}`,
@@ -175,17 +140,47 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     get now() {
       return clock.now * 1000;
     },
-    advance({ records, seconds }) {
-      if (!Number.isSafeInteger(records) || records < 0) {
-        throw new TypeError(`advance: records must be a non-negative integer, got ${String(records)}`);
-      }
-      if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < 1)) {
-        throw new TypeError(`advance: seconds must be a positive integer, got ${String(seconds)}`);
-      }
-      clock.advance(records, seconds);
-    },
+    advance: ({ records, seconds }) => advance(clock, records, seconds),
     get requests() {
       return { total: counters.total, charged: Object.fromEntries(counters.charged) };
     },
   };
+}
+
+/** The options with their defaults, each checked (a `TypeError` naming it). */
+function checkOptions(options: SandboxOptions) {
+  const { port = 0, host = '127.0.0.1', accounts: accountSpecs = [{ apiKey: DEFAULT_API_KEY, credits: DEFAULT_CREDITS }], seed = 'sandbox', dialect = 'spec' } = options;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new TypeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  if (typeof host !== 'string' || host === '') throw new TypeError('host must be a non-empty string');
+  if (typeof seed !== 'string' && !(typeof seed === 'number' && Number.isFinite(seed))) {
+    throw new TypeError(`seed must be a string or a finite number, got ${String(seed)}`);
+  }
+  if (!(DIALECTS as readonly unknown[]).includes(dialect)) {
+    throw new TypeError(`dialect must be ${DIALECTS.join(' or ')}, got ${String(dialect)}`);
+  }
+  const latencyMs = nonNegative(options.latencyMs, 'latencyMs', 0);
+  const slowMs = nonNegative(options.slowMs, 'slowMs', 300);
+  return { port, host, accountSpecs, seed: String(seed), dialect, latencyMs, slowMs };
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise<AddressInfo>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function advance(clock: SandboxClock, records: number, seconds: number | undefined): void {
+  if (!Number.isSafeInteger(records) || records < 0) {
+    throw new TypeError(`advance: records must be a non-negative integer, got ${String(records)}`);
+  }
+  if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < 1)) {
+    throw new TypeError(`advance: seconds must be a positive integer, got ${String(seconds)}`);
+  }
+  clock.advance(records, seconds);
 }
