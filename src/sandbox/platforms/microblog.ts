@@ -29,23 +29,6 @@ function community(request: SandboxRequest) {
   const rng = new Rng(request.seed, 'microblog/community', url);
   const restId = /\/communities\/(\d+)/.exec(url)?.[1] ?? rng.digits(19);
   const creatorId = rng.digits(19);
-  const banner = (kind: string) => ({
-    media_info: {
-      __typename: 'ApiImage',
-      color_info: {
-        palette: keyed(
-          Array.from({ length: rng.int(1, 4) }, () => ({
-            rgb: { red: rng.int(0, 255), green: rng.int(0, 255), blue: rng.int(0, 255) },
-            percentage: Math.round(rng.next() * 10_000) / 100,
-          })),
-        ),
-      },
-      original_img_url: `https://media.microblog.example/community_banner_img/${restId}/${kind}.jpg`,
-      original_img_width: 1200,
-      original_img_height: 480,
-    },
-    id: Buffer.from(`ApiMedia:${kind}:${restId}`).toString('base64'),
-  });
   return envelope('microblog/community', {
     __typename: 'Community',
     name: rng.words(2),
@@ -69,31 +52,62 @@ function community(request: SandboxRequest) {
       },
       id: Buffer.from(`UserResults:${creatorId}`).toString('base64'),
     },
-    rules: keyed(
-      Array.from({ length: rng.int(0, 5) }, (_, index) => {
-        const ruleId = rng.digits(19);
-        return { rest_id: ruleId, description: rng.sentence(), name: `Rule ${index + 1}: ${rng.words(3)}`, id: Buffer.from(`CommunityRule:${ruleId}`).toString('base64') };
-      }),
-    ),
-    custom_banner_media: banner('custom'),
-    default_banner_media: banner('default'),
-    members_facepile_results: keyed(
-      Array.from({ length: rng.int(0, 6) }, () => {
-        const memberId = rng.digits(19);
-        return {
-          result: {
-            __typename: 'User',
-            avatar: { image_url: `https://media.microblog.example/profile_images/${memberId}/normal.jpg` },
-            id: Buffer.from(`User:${memberId}`).toString('base64'),
-          },
-          id: Buffer.from(`UserResults:${memberId}`).toString('base64'),
-        };
-      }),
-    ),
+    rules: communityRules(rng),
+    custom_banner_media: communityBanner(rng, restId, 'custom'),
+    default_banner_media: communityBanner(rng, restId, 'default'),
+    members_facepile_results: memberFacepile(rng),
     invites_result: { __typename: 'CommunityInvitesUnavailable' },
     join_requests_result: { __typename: 'CommunityJoinRequestsUnavailable' },
     trending_hashtags_slice: { __typename: 'Slice', items: {} },
   });
+}
+
+/** A community's banner image, its palette drawn from the community's sequence. */
+function communityBanner(rng: Rng, restId: string, kind: string) {
+  return {
+    media_info: {
+      __typename: 'ApiImage',
+      color_info: {
+        palette: keyed(
+          Array.from({ length: rng.int(1, 4) }, () => ({
+            rgb: { red: rng.int(0, 255), green: rng.int(0, 255), blue: rng.int(0, 255) },
+            percentage: Math.round(rng.next() * 10_000) / 100,
+          })),
+        ),
+      },
+      original_img_url: `https://media.microblog.example/community_banner_img/${restId}/${kind}.jpg`,
+      original_img_width: 1200,
+      original_img_height: 480,
+    },
+    id: Buffer.from(`ApiMedia:${kind}:${restId}`).toString('base64'),
+  };
+}
+
+/** A community's rules, none to five. */
+function communityRules(rng: Rng) {
+  return keyed(
+    Array.from({ length: rng.int(0, 5) }, (_, index) => {
+      const ruleId = rng.digits(19);
+      return { rest_id: ruleId, description: rng.sentence(), name: `Rule ${index + 1}: ${rng.words(3)}`, id: Buffer.from(`CommunityRule:${ruleId}`).toString('base64') };
+    }),
+  );
+}
+
+/** The faces shown of a community's members, none to six. */
+function memberFacepile(rng: Rng) {
+  return keyed(
+    Array.from({ length: rng.int(0, 6) }, () => {
+      const memberId = rng.digits(19);
+      return {
+        result: {
+          __typename: 'User',
+          avatar: { image_url: `https://media.microblog.example/profile_images/${memberId}/normal.jpg` },
+          id: Buffer.from(`User:${memberId}`).toString('base64'),
+        },
+        id: Buffer.from(`UserResults:${memberId}`).toString('base64'),
+      };
+    }),
+  );
 }
 
 /** One reply to the post: a post result as the timeline carries it (API reference 2.4 "Microblog comments"). */
