@@ -1,11 +1,13 @@
 /**
- * The partitionings of a dataset (README § 8 "Partitions"), finest first: the one list that the
- * options, the CLI's help, compaction and `dataset info` read.
+ * The partitionings of a dataset (README § 8, "Hive layout, record time"), finest first: the one
+ * list that the options, the CLI's help, compaction and `dataset info` read.
  */
-export const PARTITION_BYS = ['day', 'month', 'year', 'none'] as const;
 
 /** How finely a dataset's part files split by their records' own time. */
-export type PartitionBy = (typeof PARTITION_BYS)[number];
+export type PartitionBy = 'day' | 'month' | 'year' | 'none';
+
+/** Finest first. (The type spells the same values, so the API docs show them.) */
+export const PARTITION_BYS: readonly PartitionBy[] = ['day', 'month', 'year', 'none'];
 
 /**
  * By month: a feed of a few posts a day makes a part file a month instead of one per post-day (a
