@@ -23,7 +23,6 @@ export {
   LockedError,
   NotWritableError,
   SchemaDriftError,
-  ShardCountError,
   StateDamagedError,
   StreamUsedError,
   TransformError,

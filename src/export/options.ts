@@ -15,6 +15,7 @@ export interface ExportSettings {
   shard: { index: number; count: number } | undefined;
   runId: string | undefined;
   writer: string | undefined;
+  handOff: boolean;
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
@@ -56,6 +57,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     shard,
     writer,
     runId,
+    handOff = false,
     incremental = true,
     maxDepth,
     partition,
@@ -99,12 +101,13 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   }
   if (writer !== undefined && shard !== undefined) throw new TypeError('writer and shard contradict each other: a shard is its own writer');
   if (runId !== undefined && (typeof runId !== 'string' || runId === '' || runId.length > 200)) throw new TypeError(`runId must be a string of 1–200 characters, got ${String(runId)}`);
+  if (typeof handOff !== 'boolean') throw new TypeError(`handOff must be true or false, got ${String(handOff)}`);
   if (!Array.isArray(gates) || gates.some((gate: unknown) => typeof (gate as RequestGate | null)?.acquire !== 'function')) {
     throw new TypeError('gates must be an array of RequestGate ({ acquire(signal) })');
   }
   if (locks !== undefined && (typeof locks?.output !== 'function' || typeof locks.publish !== 'function')) throw new TypeError('locks must be { output(output, path), publish(path, fn) }');
-  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || bucketing !== undefined)) {
-    throw new TypeError('schema, shard, writer, runId, incremental, partition and bucketing apply to a dataset, not to a file');
+  if (out !== undefined && (shard !== undefined || writer !== undefined || runId !== undefined || handOff || options.schema !== undefined || options.incremental !== undefined || partition !== undefined || bucketing !== undefined)) {
+    throw new TypeError('schema, shard, writer, runId, handOff, incremental, partition and bucketing apply to a dataset, not to a file');
   }
   const sinceMs = instantOf('since', since);
   const untilMs = instantOf('until', until);
@@ -149,6 +152,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
     shard,
     writer,
     runId,
+    handOff,
     incremental,
     maxDepth,
     partition,

@@ -42,6 +42,8 @@ export interface WalkJob {
   partition?: 'day' | 'month' | 'year' | 'none';
   schema?: 'evolve' | 'freeze';
   pageConcurrency?: number;
+  /** What the walk staged, once a run of it finished and handed its pages to a publish in progress (counted when they are published). */
+  handedOff?: { records: number; pages: number };
 }
 
 /** An export's identity: its operation and its dataset directory. */
