@@ -27,7 +27,7 @@ import { DatasetError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { finishGroup, type GroupJournal } from './dataset-rewrite.ts';
 import { readCommitFile, readReceiptFile } from './dataset-state.ts';
-import { tryLock, withLock, type DatasetPaths } from './dataset-store.ts';
+import { DatasetPaths, tryLock, withLock } from './dataset-store.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import type { ExportState } from './journal.ts';
 import type { DatasetChanges } from './types.ts';
@@ -216,6 +216,14 @@ export class GroupCommit {
   #locked<T>(fn: () => Promise<T>): Promise<T> {
     return this.locks.publish === undefined ? withLock(this.paths, fn) : this.locks.publish(this.paths.lock, fn);
   }
+}
+
+/**
+ * Whether `writer`'s commit in the dataset at `dir` still waits for a publish. Only a publish or its
+ * own writer removes it, so a commit handed off and now gone is published.
+ */
+export async function commitWaits(dir: string, operation: string, writer: string): Promise<boolean> {
+  return (await fileSize(new DatasetPaths(dir, operation, writer).commit())) !== undefined;
 }
 
 /** What to do with a commit that is damaged. */

@@ -29,6 +29,7 @@ import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from
 import type { Redis } from 'ioredis';
 import { createClient } from '../client.ts';
 import { AuthError, InsufficientCreditsError, LockedError } from '../errors.ts';
+import { commitWaits } from '../export/dataset-commit.ts';
 import { exportTo } from '../export/engine.ts';
 import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
@@ -194,6 +195,8 @@ class WalkWorker {
       this.#log(`${held.label}: the run's budget is spent; parked until it is raised`);
       return this.#park(held, this.#settings.parkMs);
     }
+    // Handed off and since published (the usual case): done, without opening the dataset again.
+    if (walk.handedOff !== undefined && !(await commitWaits(walk.dataset, walk.op, `walk-${walk.walk}`))) return this.#done(held, walk.handedOff);
     const ran = await this.#walk(held);
     return 'summary' in ran ? this.#afterWalk(held, ran.summary, ran.gate, ran.signal) : ran.outcome;
   }
@@ -261,12 +264,7 @@ class WalkWorker {
       await job.updateData({ ...walk, handedOff: counts });
       return this.#park(held, HANDED_OFF_MS);
     }
-    if (summary.complete) {
-      this.#finished++;
-      const last = await walkStopped(this.redis, walk, counts, 'done');
-      this.#log(`${label} done: ${counted(counts.records, 'record')}, ${counted(counts.pages, 'page')}${last ? '; the run is finished' : ''}`);
-      return counts;
-    }
+    if (summary.complete) return this.#done(held, counts);
     if (summary.rejected.length > 0) {
       const { message } = summary.rejected[0];
       await walkFailed(this.redis, walk, `rejected by the service: ${message}`, summary);
@@ -282,6 +280,14 @@ class WalkWorker {
       return this.#park(held, this.#settings.parkMs);
     }
     return this.#back(held);
+  }
+
+  /** The walk ended with its pages in the dataset: counted done, and the run finished when it was the last. */
+  async #done({ walk, label }: Held, counts: { records: number; pages: number }): Promise<{ records: number; pages: number }> {
+    this.#finished++;
+    const last = await walkStopped(this.redis, walk, counts, 'done');
+    this.#log(`${label} done: ${counted(counts.records, 'record')}, ${counted(counts.pages, 'page')}${last ? '; the run is finished' : ''}`);
+    return counts;
   }
 
   /** Back to the queue for any worker. */
