@@ -5,8 +5,8 @@
  *
  * - **Leading**: whoever takes the publish lock publishes every commit waiting, its own first, in
  *   passes (`planGroup`, then `finishGroup`), and keeps going while commits arrive, so the parts of
- *   a partition are rewritten once for everything that waited, not once a writer. A pass reads at
- *   most `PASS_BYTES` of spools (its own commit always), which bounds its memory.
+ *   a partition are rewritten once for everything that waited, not once a writer. A pass takes at
+ *   most `PASS_BYTES` of spools (its own commit always).
  * - **Waiting** (`handOff: false`, the default): a writer that finds the lock held looks every
  *   `POLL_MS` whether its commit was taken (the leader writes its receipt, then removes the commit),
  *   and tries the lock now and then in case the leader died.
@@ -37,8 +37,12 @@ const POLL_MS = 20;
 const TRY_EVERY = 10;
 /** A publish of a large group rewrites many parts; a lock held longer than this is a run that hangs. */
 const PUBLISH_PATIENCE_MS = 10 * 60_000;
-/** The spools one pass of a publish reads into memory at most (beside the parts it merges them into). */
-export const PASS_BYTES = 64 * 1024 * 1024;
+/**
+ * The spools one pass of a publish takes at most: they are sorted into partition files on disk
+ * (`dataset-plan.ts`) and merged one partition at a time, so this bounds the pass's temporary disk
+ * and time, not its memory.
+ */
+export const PASS_BYTES = 1024 * 1024 * 1024;
 
 /** A writer's staged pages, waiting for a publish (`DatasetPaths.commit`). */
 export interface Commit {

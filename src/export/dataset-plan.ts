@@ -5,7 +5,9 @@
  * `finishGroup` (`dataset-rewrite.ts`) then carries out. Planning changes nothing readers see: a
  * publish killed while it plans leaves the dataset and every commit as they were.
  */
+import { appendFile, mkdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { stringifyExact } from '../exact-json.ts';
 import type { SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
@@ -43,6 +45,53 @@ interface Incoming {
   from: number;
 }
 
+/**
+ * The group's records, sorted by partition on disk (`publishing/incoming/<partition>.ndjson`), so a
+ * publish holds one partition's incoming records in memory at a time, not the whole group's: a
+ * group can then be as large as what waits, and the parts are rewritten once for all of it.
+ */
+class IncomingByPartition {
+  /** Per partition, the commit each of its records (in file order) came from. */
+  readonly from = new Map<string, number[]>();
+  readonly #pending = new Map<string, string[]>();
+  #pendingChars = 0;
+
+  constructor(readonly folder: string) {}
+
+  async add(partition: string, record: Record<string, unknown>, from: number): Promise<void> {
+    let list = this.from.get(partition);
+    if (list === undefined) this.from.set(partition, (list = []));
+    list.push(from);
+    const line = `${stringifyExact(record)!}\n`;
+    const pending = this.#pending.get(partition);
+    if (pending === undefined) this.#pending.set(partition, [line]);
+    else pending.push(line);
+    this.#pendingChars += line.length;
+    if (this.#pendingChars > FLUSH_CHARS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    await mkdir(this.folder, { recursive: true });
+    for (const [partition, lines] of this.#pending) await appendFile(this.path(partition), lines.join(''));
+    this.#pending.clear();
+    this.#pendingChars = 0;
+  }
+
+  path(partition: string): string {
+    return join(this.folder, `${partition}.ndjson`);
+  }
+
+  /** A partition's incoming records, each with its key and commit. */
+  async *records(op: OperationSpec, partition: string): AsyncGenerator<Incoming> {
+    const from = this.from.get(partition) ?? [];
+    let index = 0;
+    for await (const row of fromNdjson(this.path(partition))) yield { row, key: keyOfRow(op, row)!, from: from[index++] };
+  }
+}
+
+/** Incoming lines held in memory before they go to their partitions' files. */
+const FLUSH_CHARS = 4 * 1024 * 1024;
+
 /** Per commit of the group: what its records did to the dataset. */
 interface Tally {
   added: number[];
@@ -56,6 +105,7 @@ export async function planGroup(context: PlanContext, commits: readonly Commit[]
   const tracker = new SchemaTracker(context.recorded?.columns ?? []);
   const tally: Tally = { added: commits.map(() => 0), updated: commits.map(() => 0), touched: commits.map(() => new Set<string>()), setAside: commits.map(() => 0) };
   const incoming = await readIncoming(context, commits, tracker, tally);
+  await incoming.flush();
   const columns = mergeSchemas(context.recorded?.columns ?? [], tracker.columns());
   checkPartitionCollision(context.paths, context.partitioning, columns);
   const schema: RecordedSchema = {
@@ -69,14 +119,14 @@ export async function planGroup(context: PlanContext, commits: readonly Commit[]
   };
   const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), members: [], drift: tracker.drift() };
   let repaired = 0;
-  for (const partition of [...incoming.keys()].sort()) repaired += await mergePartition(context, partition, incoming.get(partition)!, columns, journal, tally);
+  for (const partition of [...incoming.from.keys()].sort()) repaired += await mergePartition(context, partition, incoming.records(context.op, partition), columns, journal, tally);
   journal.members = commits.map((commit, from) => memberOf(commit, from, tally, journal.drift, from === 0 ? repaired : 0));
   return journal;
 }
 
 /** Per partition, the records of every commit's spool; a record without a key is counted, not written (it would be appended again on every run). */
-async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: SchemaTracker, tally: Tally): Promise<Map<string, Incoming[]>> {
-  const incoming = new Map<string, Incoming[]>();
+async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: SchemaTracker, tally: Tally): Promise<IncomingByPartition> {
+  const incoming = new IncomingByPartition(join(context.paths.publishing, 'incoming'));
   for (const [from, commit] of commits.entries()) {
     if (commit.state.spool.bytes === 0) continue;
     let chunk: Record<string, unknown>[] = [];
@@ -87,9 +137,7 @@ async function readIncoming(context: PlanContext, commits: readonly Commit[], tr
         continue;
       }
       const partition = partitionOf(timeOf(context.op, record), context.partitioning.by);
-      let list = incoming.get(partition);
-      if (list === undefined) incoming.set(partition, (list = []));
-      list.push({ row: record, key, from });
+      await incoming.add(partition, record, from);
       tally.touched[from].add(partition);
       chunk.push(record);
       if (chunk.length >= 1_000) {
@@ -103,12 +151,12 @@ async function readIncoming(context: PlanContext, commits: readonly Commit[], tr
 }
 
 /** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
-async function mergePartition(context: PlanContext, partition: string, rows: readonly Incoming[], columns: RecordedSchema['columns'], journal: GroupJournal, tally: Tally): Promise<number> {
+async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, columns: RecordedSchema['columns'], journal: GroupJournal, tally: Tally): Promise<number> {
   const { paths, format, layout, op } = context;
   const folder = paths.partitionFolder(partition, context.partitioning.column);
   const parts = await bucketsIn(folder, format);
   const byBucket = new Map<string, { bucket: Bucket; rows: Incoming[] }>();
-  for (const entry of rows) {
+  for await (const entry of rows) {
     const bucket = bucketFor(parts, keyHash(entry.key), layout.buckets);
     const name = `${bucket.bucket}-${bucket.of}`;
     const group = byBucket.get(name) ?? { bucket, rows: [] };
