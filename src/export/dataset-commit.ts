@@ -118,7 +118,7 @@ export class GroupCommit {
       const led = await this.#attempt(() => this.#lead(refused));
       if (led === undefined) break;
       receipt ??= led.value;
-      if (!(await commitsWaiting(this.paths)).some((path) => !refused.has(writerOfCommit(path)))) break;
+      if (!(await this.#othersWait(refused))) break;
     }
     if (receipt === undefined && !(await this.#waiting())) return this.#receipt();
     // Its receipt was not read: the next open of this writer drops it.
@@ -138,7 +138,7 @@ export class GroupCommit {
       // As long as the last pass took: the walks running meanwhile (in this process too) leave their
       // commits, and the next pass takes them all at once. Publishing then takes at most about half
       // the time, however large the dataset: its rewrites grow with the data, not with the walks.
-      if (took > 0 && (await commitsWaiting(this.paths)).length > 0) await new Promise((resolve) => setTimeout(resolve, took));
+      if (took > 0 && (await this.#othersWait(refused))) await new Promise((resolve) => setTimeout(resolve, took));
       const pass = await this.#nextPass(refused);
       if (pass.length === 0) return own;
       const started = performance.now();
@@ -193,6 +193,11 @@ export class GroupCommit {
       bytes += commit.state.spool.bytes;
     }
     return pass;
+  }
+
+  /** Whether commits wait that a pass may take (not those a pass could not publish). */
+  async #othersWait(refused: ReadonlySet<string>): Promise<boolean> {
+    return (await commitsWaiting(this.paths)).some((path) => !refused.has(writerOfCommit(path)));
   }
 
   /** This writer's receipt when its lead took its commit; else the file another's publish left. */
