@@ -21,6 +21,7 @@ import type { Commit } from './dataset-commit.ts';
 import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
 import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './dataset-store.ts';
+import { fileSize } from './durable.ts';
 import { freshState, type ExportState } from './journal.ts';
 import { laterMark, nextWalkMark, readWalkMarks, type WalkMark } from './marks.ts';
 
@@ -54,6 +55,8 @@ class IncomingByPartition {
   /** Per partition, the commit each of its records (in file order) came from. */
   readonly from = new Map<string, number[]>();
   readonly #pending = new Map<string, string[]>();
+  /** Per partition, the bytes this publish wrote to its file. */
+  readonly #bytes = new Map<string, number>();
   #pendingChars = 0;
 
   constructor(readonly folder: string) {}
@@ -72,7 +75,11 @@ class IncomingByPartition {
 
   async flush(): Promise<void> {
     await mkdir(this.folder, { recursive: true });
-    for (const [partition, lines] of this.#pending) await appendFile(this.path(partition), lines.join(''));
+    for (const [partition, lines] of this.#pending) {
+      const text = lines.join('');
+      await appendFile(this.path(partition), text);
+      this.#bytes.set(partition, (this.#bytes.get(partition) ?? 0) + Buffer.byteLength(text));
+    }
     this.#pending.clear();
     this.#pendingChars = 0;
   }
@@ -81,11 +88,17 @@ class IncomingByPartition {
     return join(this.folder, `${partition}.ndjson`);
   }
 
-  /** A partition's incoming records, each with its key and commit. */
+  /** A partition's incoming records, each with its key and commit; a file that is not as written (another publish touched it) fails the publish, which then leaves every commit waiting. */
   async *records(op: OperationSpec, partition: string): AsyncGenerator<Incoming> {
     const from = this.from.get(partition) ?? [];
     let index = 0;
-    for await (const row of fromNdjson(this.path(partition))) yield { row, key: keyOfRow(op, row)!, from: from[index++] };
+    for await (const row of fromNdjson(this.path(partition))) {
+      if (index >= from.length) break;
+      yield { row, key: keyOfRow(op, row)!, from: from[index++] };
+    }
+    if (index !== from.length || (await fileSize(this.path(partition))) !== this.#bytes.get(partition)) {
+      throw new DatasetError(`${this.path(partition)} does not hold what this publish sorted into it: another publish ran at once (a lease lost); nothing was published, and the next publish takes the commits`, this.folder);
+    }
   }
 }
 
