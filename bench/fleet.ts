@@ -1,15 +1,18 @@
 /**
  * A dataset written by a fleet (issue 28): thousands of walks, each a dataset writer of its own as a
- * queue worker runs it (`writer: walk-<walkName>`, a run id, `resume`), many at once into one
- * dataset, then three scheduled rounds (the sandbox `advance`s every feed, every walk runs again).
- * Locks are the local ones here (the queue's are Redis leases, the same code path otherwise).
+ * queue worker runs it (`writer: walk-<walkName>`, a run id, `resume`, `handOff`: a walk that finishes
+ * while another publishes leaves its pages to that publish), many at once into one dataset, then
+ * three scheduled rounds (the sandbox `advance`s every feed, every walk runs again). Locks are the
+ * local ones here (the queue's are Redis leases, the same code path otherwise).
  *
  * Reports, against DuckDB's own `COPY … PARTITION_BY (_date)` of the same rows:
  * - part files (the bound: buckets × partitions) and bytes;
  * - `GROUP BY _date` and a point lookup by id, each the median of 5 on a fresh connection;
  * - per-walk setup (`recover`: what a walk reads before its first request) with 20, 200 and all
  *   walks in the dataset, measured on the same 20 walks;
- * - per round: median walk time, median setup, credits (expected: the new pages + 1 a walk).
+ * - per round: median walk time, median setup, credits (at most the new pages + 1 a walk), CPU;
+ * - per fill stage, this process's CPU a walk (walks, publishes and the sandbox): it would grow with
+ *   the dataset if publishing rewrote it once per few walks.
  *
  *   npx tsx bench/fleet.ts [walks] [posts a walk]      (default 2000 300)
  */
@@ -106,7 +109,6 @@ try {
   let filled = 0;
   for (const size of [PROBE, 200, WALKS].filter((size, index, all) => size <= WALKS && all.indexOf(size) === index)) {
     const fill = await walks(filled, size, 'fill');
-    // CPU a walk (this process: walks, publishes and the sandbox) says whether publishing stays linear: it would grow with the dataset if each publish rewrote it for a few walks.
     console.log(`fill to ${size} walks: ${(fill.ms / 1000).toFixed(1)} s, CPU ${(fill.cpuMs / 1000).toFixed(1)} s (${(fill.cpuMs / (size - filled)).toFixed(0)} ms a walk), ${fill.credits} credits, median walk ${median(fill.walkMs).toFixed(0)} ms`);
     filled = size;
     // The same 20 walks again (nothing new: a page each), with `size` walks in the dataset.
@@ -121,7 +123,7 @@ try {
     const result = await walks(0, WALKS, `round-${round}`);
     rounds.push({ round, walk: median(result.walkMs), setup: median(result.setupMs), credits: result.credits, ms: result.ms, cpuMs: result.cpuMs });
   }
-  console.log('round  median walk ms  median setup ms  credits  (new pages + 1 a walk)  round s  CPU s');
+  console.log('round  median walk ms  median setup ms  credits  (at most new pages + 1 a walk)  round s  CPU s');
   for (const row of rounds) {
     console.log(`${String(row.round).padStart(5)}  ${row.walk.toFixed(0).padStart(13)}  ${row.setup.toFixed(2).padStart(15)}  ${String(row.credits).padStart(7)}  ${String(WALKS * 2).padStart(22)}  ${(row.ms / 1000).toFixed(1).padStart(7)}  ${(row.cpuMs / 1000).toFixed(1).padStart(5)}`);
   }
