@@ -15,7 +15,7 @@
  * the partition of its own (unchanging) time, and each part is replaced whole, so a reader sees each
  * record exactly once at every moment.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
@@ -189,11 +189,18 @@ export class DatasetDestination implements Destination {
   /**
    * Checks, before any request, what this run's publish will read of other writers: a group publish
    * a kill left (whoever publishes next finishes it) and the commits waiting (a publish takes them;
-   * this writer's own, a kill left, is dropped unread).
+   * this writer's own, a kill left, is dropped unread). A commit this process found whole before
+   * is not read again: hundreds may wait while a publish runs, and every walk opening would read them all.
    */
   async #checkWaiting(): Promise<void> {
     await readGroupJournal(this.paths, groupJournalRemedy(this.paths));
-    for (const path of await commitsWaiting(this.paths)) if (path !== this.paths.commit()) await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
+    for (const path of await commitsWaiting(this.paths)) {
+      if (path === this.paths.commit()) continue;
+      const version = await commitVersion(path);
+      if (version === undefined || checkedCommits.get(path) === version) continue;
+      await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
+      checkedCommits.set(path, version);
+    }
   }
 
   /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
@@ -380,6 +387,16 @@ export class DatasetDestination implements Destination {
   async recordFrozenDrift(error: SchemaDriftError): Promise<void> {
     await writeJsonAtomic(this.paths.drift, { operation: this.op.id, at: new Date().toISOString(), frozen: true, drift: error.drift });
   }
+}
+
+/** Commits this process read and found whole, by path: their version then (`commitVersion`). */
+const checkedCommits = new Map<string, string>();
+
+/** A commit file's version: it is only ever replaced whole (a new file renamed in) or removed, so its inode, time and size tell a new one. */
+async function commitVersion(path: string): Promise<string | undefined> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) checkedCommits.delete(path);
+  return info === undefined ? undefined : `${info.ino}:${info.mtimeMs}:${info.size}`;
 }
 
 function checkLayout(layout: Layout): Layout {
