@@ -1,15 +1,18 @@
 /**
  * A dataset written by a fleet (issue 28): thousands of walks, each a dataset writer of its own as a
- * queue worker runs it (`writer: walk-<walkName>`, a run id, `resume`), many at once into one
- * dataset, then three scheduled rounds (the sandbox `advance`s every feed, every walk runs again).
- * Locks are the local ones here (the queue's are Redis leases, the same code path otherwise).
+ * queue worker runs it (`writer: walk-<walkName>`, a run id, `resume`, `handOff`: a walk that finishes
+ * while another publishes leaves its pages to that publish), many at once into one dataset, then
+ * three scheduled rounds (the sandbox `advance`s every feed, every walk runs again). Locks are the
+ * local ones here (the queue's are Redis leases, the same code path otherwise).
  *
  * Reports, against DuckDB's own `COPY … PARTITION_BY (_date)` of the same rows:
  * - part files (the bound: buckets × partitions) and bytes;
  * - `GROUP BY _date` and a point lookup by id, each the median of 5 on a fresh connection;
  * - per-walk setup (`recover`: what a walk reads before its first request) with 20, 200 and all
  *   walks in the dataset, measured on the same 20 walks;
- * - per round: median walk time, median setup, credits (expected: the new pages + 1 a walk).
+ * - per round: median walk time, median setup, credits (at most the new pages + 1 a walk), CPU;
+ * - per fill stage, this process's CPU a walk (walks, publishes and the sandbox): it would grow with
+ *   the dataset if publishing rewrote it once per few walks.
  *
  *   npx tsx bench/fleet.ts [walks] [posts a walk]      (default 2000 300)
  */
@@ -52,11 +55,12 @@ const charged = () => sandbox.requests.charged[KEY] ?? 0;
 const params = (index: number) => ({ subforum: `s${index}-n${POSTS}`, sort: 'new' as const, trim: true });
 
 /** Runs walks `from`..`to`-1 as a queue's workers would, `AT_ONCE` at a time; each walk's time and setup. */
-async function walks(from: number, to: number, run: string): Promise<{ walkMs: number[]; setupMs: number[]; credits: number; ms: number }> {
+async function walks(from: number, to: number, run: string): Promise<{ walkMs: number[]; setupMs: number[]; credits: number; ms: number; cpuMs: number }> {
   const before = charged();
   const setups = setupMs.length;
   const walkMs: number[] = [];
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let next = from;
   const lane = async () => {
     while (next < to) {
@@ -64,13 +68,14 @@ async function walks(from: number, to: number, run: string): Promise<{ walkMs: n
       const walk = params(index);
       const begun = performance.now();
       const writer = `walk-${walkName({ subforum: walk.subforum, sort: walk.sort, trim: 'true' })}`;
-      const summary = await toDataset(client.forum.subforum(walk), dir, { writer, runId: `fleet:${run}`, resume: true });
+      const summary = await toDataset(client.forum.subforum(walk), dir, { writer, runId: `fleet:${run}`, resume: true, handOff: true });
       if (!summary.complete) throw new Error(`walk ${index} did not complete: ${summary.stoppedBy ?? 'failed'}`);
       walkMs.push(performance.now() - begun);
     }
   };
   await Promise.all(Array.from({ length: AT_ONCE }, lane));
-  return { walkMs, setupMs: setupMs.slice(setups), credits: charged() - before, ms: performance.now() - started };
+  const used = process.cpuUsage(cpu);
+  return { walkMs, setupMs: setupMs.slice(setups), credits: charged() - before, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
 }
 
 function files(folder: string, extension: string): { count: number; bytes: number } {
@@ -104,23 +109,23 @@ try {
   let filled = 0;
   for (const size of [PROBE, 200, WALKS].filter((size, index, all) => size <= WALKS && all.indexOf(size) === index)) {
     const fill = await walks(filled, size, 'fill');
+    console.log(`fill to ${size} walks: ${(fill.ms / 1000).toFixed(1)} s, CPU ${(fill.cpuMs / 1000).toFixed(1)} s (${(fill.cpuMs / (size - filled)).toFixed(0)} ms a walk), ${fill.credits} credits, median walk ${median(fill.walkMs).toFixed(0)} ms`);
     filled = size;
-    console.log(`fill to ${size} walks: ${(fill.ms / 1000).toFixed(1)} s, ${fill.credits} credits, median walk ${median(fill.walkMs).toFixed(0)} ms`);
     // The same 20 walks again (nothing new: a page each), with `size` walks in the dataset.
     const probe = await walks(0, PROBE, `probe-${size}`);
     probes.push({ walks: size, setup: median(probe.setupMs) });
   }
   console.log(`per-walk setup (median, the same ${PROBE} walks): ${probes.map((probe) => `${probe.walks} walks ${probe.setup.toFixed(2)} ms`).join(', ')}; ` + `×${(probes[probes.length - 1].setup / probes[0].setup).toFixed(2)} from ${probes[0].walks} to ${probes[probes.length - 1].walks}`);
 
-  const rounds: { round: number; walk: number; setup: number; credits: number; ms: number }[] = [];
+  const rounds: { round: number; walk: number; setup: number; credits: number; ms: number; cpuMs: number }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     sandbox.advance({ records: NEW_PER_ROUND });
     const result = await walks(0, WALKS, `round-${round}`);
-    rounds.push({ round, walk: median(result.walkMs), setup: median(result.setupMs), credits: result.credits, ms: result.ms });
+    rounds.push({ round, walk: median(result.walkMs), setup: median(result.setupMs), credits: result.credits, ms: result.ms, cpuMs: result.cpuMs });
   }
-  console.log('round  median walk ms  median setup ms  credits  (new pages + 1 a walk)  round s');
+  console.log('round  median walk ms  median setup ms  credits  (at most new pages + 1 a walk)  round s  CPU s');
   for (const row of rounds) {
-    console.log(`${String(row.round).padStart(5)}  ${row.walk.toFixed(0).padStart(13)}  ${row.setup.toFixed(2).padStart(15)}  ${String(row.credits).padStart(7)}  ${String(WALKS * 2).padStart(22)}  ${(row.ms / 1000).toFixed(1).padStart(7)}`);
+    console.log(`${String(row.round).padStart(5)}  ${row.walk.toFixed(0).padStart(13)}  ${row.setup.toFixed(2).padStart(15)}  ${String(row.credits).padStart(7)}  ${String(WALKS * 2).padStart(22)}  ${(row.ms / 1000).toFixed(1).padStart(7)}  ${(row.cpuMs / 1000).toFixed(1).padStart(5)}`);
   }
   console.log(`round 3 median walk ×${(rounds[ROUNDS - 1].walk / rounds[0].walk).toFixed(2)} round 1`);
 

@@ -155,25 +155,6 @@ export class SchemaDriftError extends SinkError {
 }
 
 /**
- * A dataset was written by shards of one count (`--shard K/N`, or one writer: N = 1) and a run asks
- * for another. Refused before any request: each writer merges a record's versions within its own
- * part files, so another N would put a record in two writers' files.
- */
-export class ShardCountError extends SocialstreamError {
-  readonly code = 'SHARD_COUNT';
-  constructor(
-    message: string,
-    /** The dataset directory. */
-    readonly path: string,
-    /** The shard count the dataset was written with, and the one asked for. */
-    readonly recorded: number,
-    readonly asked: number,
-  ) {
-    super(message);
-  }
-}
-
-/**
  * A dataset directory could not be used as asked: another live run holds its lock, it holds part
  * files of another format, a part file it must merge into cannot be read back, or a column it
  * recorded as double would round an integer past 2^53 (README "Big integers"). (An interrupted run

@@ -62,7 +62,6 @@ const EXIT_OF_CODE: Record<string, number> = {
   SERVICE_CONFIG: EXIT.upstream,
   PAGINATION_LOOP: EXIT.upstream,
   DISK_FULL: EXIT.diskFull,
-  SHARD_COUNT: EXIT.usage,
   // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
   DATASET: EXIT.usage,
   // The queue's address cannot work (README "Beyond one machine"); a Redis that did not answer may later.

@@ -6,36 +6,37 @@
  * the first page that is wholly held (`inspect`).
  *
  * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
- * sight of readers. Publishing is a group commit: a writer whose pages are staged leaves a commit
- * (`commits/<writer>.json`) and waits for the publish lock; whoever takes it publishes every commit
- * waiting (its own first), so many writers that finish at once share one rewrite of the parts they
- * touch. The publish merges the group's spools into new parts, writes a journal naming them, the walk
- * states and each writer's staging after it, then renames them into place: killed before the
- * journal, the dataset is as it was and every staging intact; killed after it, whoever takes the lock
- * next finishes it. Each record lives in one bucket part of the partition of its own (unchanging)
- * time, and each part is replaced whole, so a reader sees each record exactly once at every moment.
+ * sight of readers. Publishing is a group commit (`dataset-commit.ts`): a writer whose pages are
+ * staged leaves a commit, and whoever holds the publish lock publishes every commit waiting. A
+ * publish merges the group's spools into new parts (`dataset-plan.ts`), writes a journal naming
+ * them, the walk states and each writer's staging after it, then renames them into place
+ * (`finishGroup`): killed before the journal, the dataset is as it was and every staging intact;
+ * killed after it, whoever takes the lock next finishes it. Each record lives in one bucket part of
+ * the partition of its own (unchanging) time, and each part is replaced whole, so a reader sees each
+ * record exactly once at every moment.
  */
-import { mkdir, readdir, rm } from 'node:fs/promises';
-import { basename, join, relative, resolve } from 'node:path';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { describeDrift, hasDrift, mergeSchemas, SchemaTracker } from '../../sinks/dataset-schema.ts';
-import { bucketFor, bucketPath, bucketsIn, DEFAULT_LAYOUT, FETCHED_AT, keyHash, MAX_BUCKETS, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
-import { BucketMerge, finishGroup, finishLegacyPublishes, groupJournalRemedy, keyOfRow, rewriteIntoBuckets, rowHash, STABLE_KEY, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
+import type { DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { describeDrift, hasDrift, SchemaTracker } from '../../sinks/dataset-schema.ts';
+import { DEFAULT_LAYOUT, FETCHED_AT, MAX_BUCKETS, type Layout } from './dataset-buckets.ts';
+import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './dataset-commit.ts';
+import { planGroup } from './dataset-plan.ts';
+import { finishGroup, finishLegacyPublishes, groupJournalRemedy, rewriteIntoBuckets, STABLE_KEY, type GroupJournal } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
-import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readReceiptFile, readSchemaFile } from './dataset-state.ts';
-import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, tryLock, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
+import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
-import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
 import type { Destination, DestinationCapabilities, Published } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
-import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
-import { freshState, type ExportState, type WalkState } from './journal.ts';
-import type { DatasetChanges, SchemaPolicy } from './types.ts';
+import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
+import type { ExportState, WalkState } from './journal.ts';
+import type { SchemaPolicy } from './types.ts';
 
 export { describeDrift } from '../../sinks/dataset-schema.ts';
 
@@ -54,6 +55,8 @@ export interface DatasetDestinationOptions {
   publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
   /** The same lock taken only if free (`ExportLocks.tryPublish`). */
   tryPublishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<{ value: T } | undefined>;
+  /** A finished run leaves its pages to a publish in progress instead of waiting for it (`ExportOptions.handOff`). */
+  handOff?: boolean;
   incremental?: boolean;
   maxDepth?: number;
   partition?: PartitionBy;
@@ -64,26 +67,6 @@ export interface DatasetDestinationOptions {
   /** Record-time bounds in Unix ms (`since` inclusive, `until` exclusive). */
   since?: number;
   until?: number;
-}
-
-/** How often a writer waiting to publish looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
-const POLL_MS = 20;
-const TRY_EVERY = 10;
-/** A publish of a large group rewrites many parts; a lock held longer than this is a run that hangs. */
-const PUBLISH_PATIENCE_MS = 10 * 60_000;
-
-/** A writer's staged pages, waiting for a publish (`DatasetPaths.commit`). */
-interface Commit {
-  writer: string;
-  complete: boolean;
-  runId?: string;
-  state: ExportState;
-}
-
-/** What a publish tells a writer it took the pages of (`DatasetPaths.receipt`). */
-interface Receipt {
-  changes: DatasetChanges;
-  repaired: number;
 }
 
 export class DatasetDestination implements Destination {
@@ -100,7 +83,8 @@ export class DatasetDestination implements Destination {
   readonly #askedLayout: Layout;
   readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #publishLock: DatasetDestinationOptions['publishLock'];
-  readonly #tryPublishLock: DatasetDestinationOptions['tryPublishLock'];
+  readonly #group: GroupCommit;
+  readonly #handOff: boolean;
   readonly #runId: string | undefined;
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
@@ -136,7 +120,8 @@ export class DatasetDestination implements Destination {
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#walks = options.walks ?? [];
     this.#publishLock = options.publishLock;
-    this.#tryPublishLock = options.tryPublishLock;
+    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (commits) => this.#plan(commits));
+    this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
     this.#until = options.until;
@@ -166,6 +151,7 @@ export class DatasetDestination implements Destination {
     let schema = await this.#recordedSchema();
     this.#checkLocks(schema);
     await this.#checkWaiting();
+    await this.#finishHandedOff();
     if (await this.#unsettled(schema)) {
       await this.#locked(async () => {
         await this.#settle();
@@ -203,11 +189,18 @@ export class DatasetDestination implements Destination {
   /**
    * Checks, before any request, what this run's publish will read of other writers: a group publish
    * a kill left (whoever publishes next finishes it) and the commits waiting (a publish takes them;
-   * this writer's own, a kill left, is dropped unread).
+   * this writer's own, a kill left, is dropped unread). A commit this process found whole before
+   * is not read again: hundreds may wait while a publish runs, and every walk opening would read them all.
    */
   async #checkWaiting(): Promise<void> {
     await readGroupJournal(this.paths, groupJournalRemedy(this.paths));
-    for (const path of await commitsWaiting(this.paths)) if (path !== this.paths.commit()) await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
+    for (const path of await commitsWaiting(this.paths)) {
+      if (path === this.paths.commit()) continue;
+      const version = await commitVersion(path);
+      if (version === undefined || checkedCommits.get(path) === version) continue;
+      await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
+      checkedCommits.set(path, version);
+    }
   }
 
   /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
@@ -218,6 +211,17 @@ export class DatasetDestination implements Destination {
         'export into it through the queue (--queue), or into another directory',
       this.output,
     );
+  }
+
+  /**
+   * A commit this writer handed off (its run finished and its checkpoint went) is published before
+   * this run reads the dataset: its walks' marks and its completed run come with it. A receipt
+   * without a commit is of a publish that took a handed-off commit: nobody waits for it.
+   */
+  async #finishHandedOff(): Promise<void> {
+    const committed = (await fileSize(this.paths.commit())) !== undefined;
+    if (committed && (await fileSize(this.paths.checkpoint)) === undefined) await this.#group.awaitOwn();
+    else if (!committed) await rm(this.paths.receipt(), { force: true });
   }
 
   /** Whether something a kill left, or an older layout, must be settled under the lock before this run reads the dataset. */
@@ -315,83 +319,17 @@ export class DatasetDestination implements Destination {
   }
 
   /**
-   * Publishes the spool with every other writer's waiting (group commit): leaves this writer's
-   * commit, then waits for the publish lock. Holding it, a writer whose commit another's publish
-   * took reads what it changed; any other publishes the commits waiting, its own first.
+   * Publishes the spool with every other writer's waiting (group commit, `dataset-commit.ts`): leaves
+   * this writer's commit, then leads the publish or is taken by another's. With `handOff`, a
+   * publish in progress takes the commit and this returns at once, without `dataset` changes.
    */
   async publish(state: ExportState, complete: boolean): Promise<Published> {
     const commit: Commit = { writer: this.paths.writer, complete, ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}), state };
-    await mkdir(this.paths.commits, { recursive: true });
-    await writeJsonAtomic(this.paths.commit(), commit);
-    const lead = async (): Promise<Receipt> => {
-      if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
-      await finishCompaction(this.paths);
-      // A publish killed after its journal may have taken this commit: finishing it says so.
-      await finishGroup(this.paths);
-      if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
-      const journal = await this.#planGroup(commit);
-      await writeJsonAtomic(this.paths.publishJournal, journal);
-      await finishGroup(this.paths);
-      return this.#receipt();
-    };
-    try {
-      const receipt = await this.#waitOrLead(lead);
-      this.#tracker = new SchemaTracker((await this.#recordedSchema())?.columns ?? []);
-      if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
-      return { dataset: receipt.changes, repaired: receipt.repaired, spoolTaken: true };
-    } catch (error) {
-      // Not published: the staging is whole, and a resume publishes it.
-      if ((await fileSize(this.paths.publishJournal)) === undefined) await rm(this.paths.commit(), { force: true }).catch(() => undefined);
-      throw error;
-    }
-  }
-
-  async #receipt(): Promise<Receipt> {
-    const path = this.paths.receipt();
-    const receipt = await readReceiptFile(path, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
-    await rm(path, { force: true });
-    if (receipt === undefined) throw new DatasetError(`${this.output}: the publish of ${this.paths.writer}'s pages left no receipt (${path}); resume the export`, this.output);
-    return receipt;
-  }
-
-  /**
-   * The plan of every commit waiting, this writer's first; when the group cannot be published (a
-   * record of another writer's refused, say), this writer's alone, the others left for their own.
-   */
-  async #planGroup(own: Commit): Promise<GroupJournal> {
-    const others: Commit[] = [];
-    for (const path of await commitsWaiting(this.paths)) {
-      if (path === this.paths.commit()) continue;
-      const commit = await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
-      if (commit !== undefined) others.push(commit);
-    }
-    if (others.length === 0) return this.#plan([own]);
-    try {
-      return await this.#plan([own, ...others]);
-    } catch {
-      await rm(this.paths.publishing, { recursive: true, force: true });
-      return this.#plan([own]);
-    }
-  }
-
-  /**
-   * Until this writer's commit is taken: it is gone once another's publish took it (the receipt is
-   * written first), else this writer takes the lock when it is free and leads. Without a lock that
-   * can be tried, waits for the lock.
-   */
-  async #waitOrLead(lead: () => Promise<Receipt>): Promise<Receipt> {
-    const tryPublish = this.#tryPublishLock;
-    if (this.#publishLock !== undefined && tryPublish === undefined) return this.#locked(lead);
-    const attempt = (fn: () => Promise<Receipt>) => (tryPublish === undefined ? tryLock(this.paths, fn) : tryPublish(this.paths.lock, fn));
-    const deadline = Date.now() + PUBLISH_PATIENCE_MS;
-    for (let polls = 0; ; polls++) {
-      if ((await fileSize(this.paths.commit())) === undefined) return this.#receipt();
-      // The lock is tried less often than the commit is looked at: in queue mode each try is a Redis round trip.
-      const led = polls % TRY_EVERY === 0 ? await attempt(lead) : undefined;
-      if (led !== undefined) return led.value;
-      if (Date.now() > deadline) throw new DatasetError(`${this.paths.meta} is locked by another run that has been publishing for ten minutes (${this.paths.lock})`, this.output);
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
+    // Only a finished run hands off: a partial one goes on from the checkpoint its publish writes.
+    const receipt = await this.#group.publish(commit, this.#handOff && complete);
+    this.#tracker = new SchemaTracker((await this.#recordedSchema())?.columns ?? []);
+    if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
+    return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
   }
 
   #locked<T>(fn: () => Promise<T>): Promise<T> {
@@ -425,121 +363,24 @@ export class DatasetDestination implements Destination {
     });
   }
 
-  /** Reads every commit's staged records, merges them into the bucket parts they touch, and writes the new parts (staged). */
+  /** The plan of a group publish, by the dataset as recorded now (a compaction since this run opened may have changed it: `compact.ts`). */
   async #plan(commits: readonly Commit[]): Promise<GroupJournal> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
-    // A compaction since this run opened may have changed it (`compact.ts`): the recorded one is the dataset's.
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
-    const layout = recorded?.layout ?? this.#askedLayout;
-    const tracker = new SchemaTracker(recorded?.columns ?? []);
-    /** Per partition, the incoming rows and the commit each came from. */
-    const incoming = new Map<string, { row: Record<string, unknown>; key: string; from: number }[]>();
-    const setAside = commits.map(() => 0);
-    for (const [from, commit] of commits.entries()) {
-      if (commit.state.spool.bytes === 0) continue;
-      let chunk: Record<string, unknown>[] = [];
-      for await (const record of fromNdjson(new DatasetPaths(this.output, this.op.id, commit.writer).spool)) {
-        const key = keyOfRow(this.op, record);
-        // Without a key it would be appended again on every run: it is counted instead.
-        if (key === undefined) {
-          setAside[from]++;
-          continue;
-        }
-        const partition = partitionOf(timeOf(this.op, record), this.#partitioning.by);
-        let list = incoming.get(partition);
-        if (list === undefined) incoming.set(partition, (list = []));
-        list.push({ row: record, key, from });
-        chunk.push(record);
-        if (chunk.length >= 1_000) {
-          tracker.observe(chunk, this.#maxDepth);
-          chunk = [];
-        }
-      }
-      tracker.observe(chunk, this.#maxDepth);
-    }
-    const columns = mergeSchemas(recorded?.columns ?? [], tracker.columns());
-    checkPartitionCollision(this.paths, this.#partitioning, columns);
-    const schema: RecordedSchema = {
-      version: 1,
-      operation: this.op.id,
-      format: this.#format,
-      columns,
-      partitioning: this.#partitioning,
-      layout,
-      ...(recorded?.locks === 'queue' || this.#publishLock !== undefined ? { locks: 'queue' as const } : {}),
-    };
-    const renames: [string, string][] = [];
-    const removes: string[] = [];
-    const added = commits.map(() => 0);
-    const updated = commits.map(() => 0);
-    const touched = commits.map(() => new Set<string>());
-    let repaired = 0;
-    const partitions = [...incoming.keys()].sort();
-    for (const partition of partitions) {
-      const folder = this.paths.partitionFolder(partition, this.#partitioning.column);
-      const parts = await bucketsIn(folder, this.#format);
-      const byBucket = new Map<string, { bucket: Bucket; rows: { row: Record<string, unknown>; key: string; from: number }[] }>();
-      for (const entry of incoming.get(partition)!) {
-        const bucket = bucketFor(parts, keyHash(entry.key), layout.buckets);
-        const name = `${bucket.bucket}-${bucket.of}`;
-        const group = byBucket.get(name) ?? { bucket, rows: [] };
-        group.rows.push(entry);
-        byBucket.set(name, group);
-        touched[entry.from].add(partition);
-      }
-      for (const { bucket, rows } of byBucket.values()) {
-        const target = bucketPath(folder, bucket, this.#format);
-        const merge = new BucketMerge(this.op);
-        for await (const row of readExisting(target, this.#format)) merge.add(row);
-        const counted = commits.map(() => new Set<string>());
-        for (const { row, key, from } of rows) {
-          const held = merge.has(key);
-          const kept = merge.add(row, key);
-          if (counted[from].has(key)) continue;
-          counted[from].add(key);
-          if (!held) added[from]++;
-          else if (kept) updated[from]++;
-        }
-        const stagedPath = (each: Bucket) => join(this.paths.publishing, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-        const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(this.op, row), stagedPath, this.#format, columns, layout.splitBytes);
-        for (const part of written) {
-          // Old rows were repaired when first written: the count is this publish's strings.
-          repaired += part.repaired;
-          renames.push([relative(this.output, part.staged), relative(this.output, bucketPath(folder, part, this.#format))]);
-        }
-        // A split: the part it replaces goes once its halves are in place.
-        if (written.length !== 1 || written[0].of !== bucket.of) removes.push(relative(this.output, target));
-      }
-    }
-    const drift = tracker.drift();
-    const walks = new Map<string, WalkMark>();
-    for (const commit of commits) {
-      for (const walk of commit.state.walks) {
-        const name = walkName(walk.params);
-        // Read afresh: another writer of the same walk may have published since this one opened.
-        const next = nextWalkMark(walks.get(name) ?? (await readWalkMarks(this.paths, [walk.params])).get(name), walk);
-        if (next !== undefined) walks.set(name, laterMark(walks.get(name), next));
-      }
-    }
-    const members = commits.map(
-      (commit, from): GroupMember => ({
-        writer: commit.writer,
-        ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
-        next: commit.complete ? null : afterPublish(commit.state),
-        changes: {
-          added: added[from],
-          updated: updated[from],
-          partitions: [...touched[from]].sort(),
-          drift,
-          writer: commit.writer,
-          stoppedAtMark: commit.state.walks.filter((walk) => walk.stoppedAtMark === true).length,
-          setAside: setAside[from],
-        },
-        repaired: from === 0 ? repaired : 0,
-      }),
+    return planGroup(
+      {
+        op: this.op,
+        paths: this.paths,
+        format: this.#format,
+        partitioning: this.#partitioning,
+        layout: recorded?.layout ?? this.#askedLayout,
+        maxDepth: this.#maxDepth,
+        recorded,
+        queueLocks: recorded?.locks === 'queue' || this.#publishLock !== undefined,
+      },
+      commits,
     );
-    return { version: 2, renames, removes, schema, walks: [...walks.values()], members, drift };
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */
@@ -548,19 +389,14 @@ export class DatasetDestination implements Destination {
   }
 }
 
-/** The commits waiting, by path. */
-function commitRemedy(path: string): string {
-  return `delete ${path}; its writer publishes on resume`;
-}
+/** Commits this process read and found whole, by path: their version then (`commitVersion`). */
+const checkedCommits = new Map<string, string>();
 
-/** The writer whose commit is at `path` (`DatasetPaths.commit`). */
-function writerOfCommit(path: string): string {
-  return basename(path, '.json');
-}
-
-async function commitsWaiting(paths: DatasetPaths): Promise<string[]> {
-  const names = await readdir(paths.commits).catch(() => [] as string[]);
-  return names.filter((name) => name.endsWith('.json') && !name.endsWith('.done.json')).sort().map((name) => join(paths.commits, name));
+/** A commit file's version: it is only ever replaced whole (a new file renamed in) or removed, so its inode, time and size tell a new one. */
+async function commitVersion(path: string): Promise<string | undefined> {
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined) checkedCommits.delete(path);
+  return info === undefined ? undefined : `${info.ino}:${info.mtimeMs}:${info.size}`;
 }
 
 function checkLayout(layout: Layout): Layout {
@@ -569,21 +405,4 @@ function checkLayout(layout: Layout): Layout {
   }
   if (!(layout.splitBytes >= 1)) throw new TypeError(`layout.splitBytes must be a positive number of bytes, got ${String(layout.splitBytes)}`);
   return layout;
-}
-
-/** The staging state once the spool is published: the same walks and totals, an empty spool. */
-function afterPublish(state: ExportState): ExportState {
-  const empty = freshState(state.op, []);
-  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
-}
-
-/** The rows of a part, none when it does not exist yet. */
-async function* readExisting(path: string, format: DatasetFormat): AsyncGenerator<Record<string, unknown>> {
-  try {
-    yield* readPart(path, format);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new DatasetError(`cannot read the part file ${path} back to merge into it (${reason}); move it aside, or restore it, then resume`, path, { cause: error });
-  }
 }

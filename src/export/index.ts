@@ -24,7 +24,6 @@ export {
   NotWritableError,
   OptionError,
   SchemaDriftError,
-  ShardCountError,
   StateDamagedError,
   StreamUsedError,
   TransformError,

@@ -23,6 +23,8 @@ export interface ExportSettings {
   shard: { index: number; count: number } | undefined;
   runId: string | undefined;
   writer: string | undefined;
+  /** A finished writer that finds the publish lock held leaves its commit to the holder. */
+  handOff: boolean;
   incremental: boolean;
   maxDepth: number | undefined;
   partition: ExportOptions['partition'];
@@ -54,8 +56,8 @@ export interface ExportSettings {
 const FORMATS: readonly FileFormat[] = ['ndjson', 'csv', 'parquet'];
 
 /** Options that shape a dataset, and mean nothing to a file. */
-const DATASET_ONLY = ['schema', 'shard', 'writer', 'runId', 'incremental', 'partition', 'bucketing', 'since', 'until'] as const;
-const BOOLEANS = ['resume', 'restart', 'overfetch', 'keepDuplicates', 'escapeFormulae', 'incremental'] as const;
+const DATASET_ONLY = ['schema', 'shard', 'writer', 'runId', 'handOff', 'incremental', 'partition', 'bucketing', 'since', 'until'] as const;
+const BOOLEANS = ['resume', 'restart', 'overfetch', 'keepDuplicates', 'escapeFormulae', 'incremental', 'handOff'] as const;
 /** Whole-number options and the least each may be. */
 const COUNTS = [
   ['maxCredits', 0],
@@ -179,6 +181,7 @@ function settingsOf(options: ExportOptions): ExportSettings {
     shard: options.shard,
     writer: options.writer,
     runId: options.runId,
+    handOff: options.handOff ?? false,
     incremental,
     maxDepth: options.maxDepth,
     partition: options.partition,

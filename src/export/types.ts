@@ -43,6 +43,13 @@ export interface ExportOptions {
    * the publish. Without it, every run of a dataset is a new, incremental one.
    */
   runId?: string;
+  /**
+   * Datasets: a run that finishes while another writer publishes leaves its pages to that publish
+   * (durable on disk, published by it or the next) and returns at once, without `dataset` in its
+   * summary; the next run of the same writer first sees them published. A queue worker's walks do
+   * this (README § 8 "Group commit"). Default false: the run waits for its pages to be published.
+   */
+  handOff?: boolean;
   /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
   incremental?: boolean;
   /**

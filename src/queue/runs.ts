@@ -43,6 +43,8 @@ export interface WalkJob {
   partition?: PartitionBy;
   schema?: 'evolve' | 'freeze';
   pageConcurrency?: number;
+  /** What the walk staged, once a run of it finished and handed its pages to a publish in progress (counted when they are published). */
+  handedOff?: { records: number; pages: number };
 }
 
 /** An export's identity: its operation and its dataset directory. */

@@ -5,7 +5,9 @@
  *
  * - **A walk is a dataset writer of its own** (`walk-<walkName>`: its own staging and lock), publishing
  *   into the dataset's bucket parts with every walk that finishes at the same moment on any worker
- *   (group commit, README § 8). A worker that dies leaves the walk's pages and checkpoint staged on DIR;
+ *   (group commit, README § 8). A walk that finishes while another publishes hands its pages to that
+ *   publish and frees its slot; its job comes back a moment later and is counted done once the pages
+ *   are in the dataset, so a finished run means a dataset that holds it. A worker that dies leaves the walk's pages and checkpoint staged on DIR;
  *   its job's lease (BullMQ's job lock, renewed while the worker lives) expires, the job goes back to
  *   the queue, and whichever worker takes it resumes the walk from its last staged page: no answered
  *   page is bought twice. BullMQ would fail a job whose worker died `maxStalledCount` times; here a
@@ -27,6 +29,7 @@ import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from
 import type { Redis } from 'ioredis';
 import { createClient } from '../client.ts';
 import { AuthError, InsufficientCreditsError, LockedError } from '../errors.ts';
+import { commitWaits } from '../export/dataset-commit.ts';
 import { exportTo } from '../export/engine.ts';
 import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
@@ -68,6 +71,9 @@ export interface WorkerOutcome {
   error?: AuthError | InsufficientCreditsError;
 }
 
+/** How long a walk that handed its pages to a publish in progress waits before it looks whether they are published. */
+const HANDED_OFF_MS = 250;
+
 /**
  * Takes walks until `signal` aborts (or the key is refused), then resolves once its walks are back in
  * the queue or done. While Redis cannot be reached it waits, trying again every 5 s; an address that
@@ -75,7 +81,16 @@ export interface WorkerOutcome {
  * throws a `QueueError` subclass before any walk is taken.
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> {
-  const { queue: url, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
+  const settings = checkWorkerOptions(options);
+  // A missing or malformed key stops the worker here, before it takes a walk.
+  await createClient({ apiKey: settings.apiKey, baseUrl: settings.baseUrl }).close();
+  return new WalkWorker(settings, options.signal).run();
+}
+
+type WorkerSettings = Required<Pick<WorkerOptions, 'queue' | 'concurrency' | 'leaseMs' | 'parkMs' | 'log'>> & Pick<WorkerOptions, 'apiKey' | 'baseUrl'>;
+
+function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
+  const { queue, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
   for (const [name, value] of [
     ['concurrency', concurrency],
     ['leaseMs', leaseMs],
@@ -83,159 +98,242 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   ] as const) {
     if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer, got ${String(value)}`);
   }
-  const apiKey = options.apiKey ?? process.env.SOCIALSTREAM_API_KEY;
-  const baseUrl = options.baseUrl ?? process.env.SOCIALSTREAM_BASE_URL;
-  // A missing or malformed key stops the worker here, before it takes a walk.
-  await createClient({ apiKey, baseUrl }).close();
+  return { queue, concurrency, leaseMs, parkMs, log, apiKey: options.apiKey ?? process.env.SOCIALSTREAM_API_KEY, baseUrl: options.baseUrl ?? process.env.SOCIALSTREAM_BASE_URL };
+}
 
-  const id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
-  const stopper = new AbortController();
-  const signal = options.signal === undefined ? stopper.signal : AbortSignal.any([options.signal, stopper.signal]);
-  let redis: Redis;
-  try {
-    // Waits while Redis cannot be reached (the signal ends the wait); an address that cannot work throws.
-    redis = await connectQueue(url, { persistent: true, signal, log });
-  } catch (error) {
-    if (signal.aborted) return { id, walks: 0, stoppedBy: 'signal' };
-    throw error;
+/** A walk's job as this worker holds it: the job, BullMQ's token for it, and the walk's name for the log. */
+interface Held {
+  job: Job<WalkJob>;
+  token: string | undefined;
+  walk: WalkJob;
+  label: string;
+}
+
+/** One worker's life: connect, take walks (`process`), stop (`close`). */
+class WalkWorker {
+  readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  readonly #settings: WorkerSettings;
+  readonly #stopper = new AbortController();
+  readonly #signal: AbortSignal;
+  #redis: Redis | undefined;
+  #stopError: AuthError | InsufficientCreditsError | undefined;
+  #finished = 0;
+
+  constructor(settings: WorkerSettings, signal: AbortSignal | undefined) {
+    this.#settings = settings;
+    this.#signal = signal === undefined ? this.#stopper.signal : AbortSignal.any([signal, this.#stopper.signal]);
   }
-  let stopError: AuthError | InsufficientCreditsError | undefined;
-  let finished = 0;
-  const report = (state: string, error?: string): Promise<unknown> =>
-    redis.hset(keys.workers, id, JSON.stringify({ host: hostname(), pid: process.pid, state, ...(error === undefined ? {} : { error }), at: new Date().toISOString() })).catch(() => undefined);
-  const stop = (error: AuthError | InsufficientCreditsError): void => {
-    stopError ??= error;
-    stopper.abort(error);
-  };
 
-  const processor = async (job: Job<WalkJob>, token?: string): Promise<unknown> => {
+  get #log(): (line: string) => void {
+    return this.#settings.log;
+  }
+
+  get redis(): Redis {
+    return this.#redis!;
+  }
+
+  async run(): Promise<WorkerOutcome> {
+    try {
+      // Waits while Redis cannot be reached (the signal ends the wait); an address that cannot work throws.
+      this.#redis = await connectQueue(this.#settings.queue, { persistent: true, signal: this.#signal, log: this.#log });
+    } catch (error) {
+      if (this.#signal.aborted) return this.#outcome();
+      throw error;
+    }
+    const worker = this.#bullWorker();
+    await this.#announce();
+    const stopped = new Promise<void>((resolve) => {
+      if (this.#signal.aborted) resolve();
+      this.#signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    const running = worker.run();
+    await stopped;
+    return this.#close(worker, running);
+  }
+
+  #bullWorker(): Worker<WalkJob> {
+    const { concurrency, leaseMs } = this.#settings;
+    const worker = new Worker<WalkJob>(QUEUE_NAME, (job, token) => this.process(job, token), {
+      connection: this.redis,
+      prefix: PREFIX,
+      concurrency,
+      lockDuration: leaseMs,
+      stalledInterval: leaseMs,
+      // A walk survives any number of worker deaths: its staging is the truth, not its attempts.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
+      autorun: false,
+    });
+    // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every attempt.
+    worker.on('error', (error) => {
+      if (this.redis.status === 'ready') this.#log(`queue: ${error.message}`);
+    });
+    return worker;
+  }
+
+  /** A worker starting on a machine clears what earlier workers there reported (a key since fixed), then says it runs. */
+  async #announce(): Promise<void> {
+    for (const [other, text] of Object.entries(await this.redis.hgetall(keys.workers))) {
+      if ((JSON.parse(text) as { host?: string }).host === hostname()) await this.redis.hdel(keys.workers, other);
+    }
+    await this.#report('running');
+    this.#log(`worker ${this.id} takes walks from ${shownUrl(this.#settings.queue)} (${this.#settings.concurrency} at once)`);
+  }
+
+  /** BullMQ's processor: one walk's job, from the checks before it to what its end tells the queue. */
+  async process(job: Job<WalkJob>, token?: string): Promise<unknown> {
     const walk = job.data;
-    const label = `walk ${walk.walk} (${Object.entries(walk.params).map(([name, value]) => `${name}=${value}`).join(' ')})`;
-    const back = async (): Promise<never> => {
-      await job.moveToWait(token);
-      throw new WaitingError();
-    };
-    const park = async (ms: number): Promise<never> => {
-      await job.moveToDelayed(Date.now() + ms, token);
-      throw new DelayedError();
-    };
-    const outlook = await walkOutlook(redis, walk);
+    const held: Held = { job, token, walk, label: `walk ${walk.walk} (${Object.entries(walk.params).map(([name, value]) => `${name}=${value}`).join(' ')})` };
+    const outlook = await walkOutlook(this.redis, walk);
     if (!outlook.current) return { skipped: 'a later run of its export has started' };
     if (outlook.ended) {
-      log(`${label}: already ended in this run (its job was taken again after its lease ran out); nothing to do`);
+      this.#log(`${held.label}: already ended in this run (its job was taken again after its lease ran out); nothing to do`);
       return { skipped: 'the walk already ended in this run' };
     }
-    if (signal.aborted) return back();
-    if (outlook.budgetSpent) {
-      log(`${label}: the run's budget is spent; parked until it is raised`);
-      return park(parkMs);
+    if (this.#signal.aborted) return this.#back(held);
+    // A walk whose pages wait for a publish is finished whatever the budget says now.
+    if (outlook.budgetSpent && walk.handedOff === undefined) {
+      this.#log(`${held.label}: the run's budget is spent; parked until it is raised`);
+      return this.#park(held, this.#settings.parkMs);
     }
+    // Handed off and since published (the usual case): done, without opening the dataset again.
+    if (walk.handedOff !== undefined && !(await commitWaits(walk.dataset, walk.op, `walk-${walk.walk}`))) return this.#done(held, walk.handedOff);
+    const ran = await this.#walk(held);
+    return 'summary' in ran ? this.#afterWalk(held, ran.summary, ran.gate, ran.signal) : ran.outcome;
+  }
+
+  /** Runs the walk through the export engine, into the job's dataset, as writer `walk-<walkName>`, under Redis leases and the run's budget. */
+  async #walk(held: Held): Promise<{ summary: ExportSummary; gate: BudgetGate; signal: AbortSignal } | { outcome: unknown }> {
+    const { walk, label } = held;
+    const { apiKey, baseUrl, leaseMs } = this.#settings;
     // Ends this walk alone: its writer lock was taken over (this worker stalled past its lease).
     const lost = new AbortController();
-    const locks = new RedisLocks(redis, id, leaseMs, (path) => {
-      log(`${label}: lost the lock ${path} to another worker; stopping this walk`);
+    const locks = new RedisLocks(this.redis, this.id, leaseMs, (path) => {
+      this.#log(`${label}: lost the lock ${path} to another worker; stopping this walk`);
       lost.abort(new Error('lock lost'));
     });
-    const walkSignal = AbortSignal.any([signal, lost.signal]);
+    const signal = AbortSignal.any([this.#signal, lost.signal]);
     const client = createClient({ apiKey, baseUrl, maxConcurrentRequests: Math.max(8, walk.pageConcurrency ?? 16) });
-    const gate = new BudgetGate(redis, walk);
+    const gate = new BudgetGate(this.redis, walk);
     const refunds = client.events$.subscribe((event) => gate.refund(event));
-    let summary: ExportSummary;
     try {
-      summary = await exportTo([client.stream(walk.op as OperationId, walk.params)], {
+      const summary = await exportTo([client.stream(walk.op as OperationId, walk.params)], {
         dataset: walk.dataset,
         writer: `walk-${walk.walk}`,
         // A job handed out again after its walk published (its worker killed before it could say so in Redis) buys nothing.
         runId: `${walk.exportId}:${walk.run}`,
         resume: true,
+        // Its pages are left to a publish in progress: the job comes back to see them published (`#afterWalk`).
+        handOff: true,
         concurrency: 1,
         gates: [gate],
         locks,
-        signal: walkSignal,
+        signal,
         ...(walk.partition === undefined ? {} : { partition: walk.partition }),
         ...(walk.schema === undefined ? {} : { schema: walk.schema }),
         ...(walk.pageConcurrency === undefined ? {} : { pageConcurrency: walk.pageConcurrency }),
       });
+      return { summary, gate, signal };
     } catch (error) {
       if (error instanceof AuthError || error instanceof InsufficientCreditsError) {
-        stop(error);
-        return back();
+        this.#stop(error);
+        return { outcome: await this.#back(held) };
       }
       // The walk's earlier holder is still finishing (its lease ran out while it lived): later.
-      if (error instanceof LockedError) return park(leaseMs);
-      if (walkSignal.aborted) return back();
+      if (error instanceof LockedError) return { outcome: await this.#park(held, leaseMs) };
+      if (signal.aborted) return { outcome: await this.#back(held) };
       const message = error instanceof Error ? error.message : String(error);
-      await walkFailed(redis, walk, message);
-      log(`${label} failed: ${message}`);
+      await walkFailed(this.redis, walk, message);
+      this.#log(`${label} failed: ${message}`);
       throw new UnrecoverableError(message);
     } finally {
       refunds.unsubscribe();
       await client.close();
     }
-    if (summary.complete) {
-      finished++;
-      const last = await walkStopped(redis, walk, summary, 'done');
-      log(`${label} done: ${counted(summary.records, 'record')}, ${counted(summary.pages, 'page')}${last ? '; the run is finished' : ''}`);
-      return { records: summary.records, pages: summary.pages };
+  }
+
+  /**
+   * What the walk's end tells the queue. Finished and published: done. Finished with its pages
+   * handed to a publish in progress: the job waits `HANDED_OFF_MS` and comes back, and is done once
+   * they are published (the run is finished only when the dataset holds every walk). Stopped early:
+   * counted, and back to the queue or parked.
+   */
+  async #afterWalk(held: Held, summary: ExportSummary, gate: BudgetGate, signal: AbortSignal): Promise<unknown> {
+    const { job, walk, label } = held;
+    const counts = { records: summary.records + (walk.handedOff?.records ?? 0), pages: summary.pages + (walk.handedOff?.pages ?? 0) };
+    if (summary.complete && summary.dataset === undefined && walk.handedOff === undefined) {
+      await job.updateData({ ...walk, handedOff: counts });
+      return this.#park(held, HANDED_OFF_MS);
     }
+    if (summary.complete) return this.#done(held, counts);
     if (summary.rejected.length > 0) {
       const { message } = summary.rejected[0];
-      await walkFailed(redis, walk, `rejected by the service: ${message}`, summary);
+      await walkFailed(this.redis, walk, `rejected by the service: ${message}`, summary);
       throw new UnrecoverableError(message);
     }
-    await walkStopped(redis, walk, summary);
+    await walkStopped(this.redis, walk, summary);
     if (summary.stoppedBy === 'balance') {
-      stop(new InsufficientCreditsError('out of credits', summary.balance?.required ?? 1, summary.balance?.available ?? 0));
-      return back();
+      this.#stop(new InsufficientCreditsError('out of credits', summary.balance?.required ?? 1, summary.balance?.available ?? 0));
+      return this.#back(held);
     }
-    if (gate.refused > 0 && !walkSignal.aborted) {
-      log(`${label}: the run's budget is spent after ${counted(summary.pages, 'page')}; parked until it is raised`);
-      return park(parkMs);
+    if (gate.refused > 0 && !signal.aborted) {
+      this.#log(`${label}: the run's budget is spent after ${counted(summary.pages, 'page')}; parked until it is raised`);
+      return this.#park(held, this.#settings.parkMs);
     }
-    return back();
-  };
+    return this.#back(held);
+  }
 
-  const worker = new Worker<WalkJob>(QUEUE_NAME, processor, {
-    connection: redis,
-    prefix: PREFIX,
-    concurrency,
-    lockDuration: leaseMs,
-    stalledInterval: leaseMs,
-    // A walk survives any number of worker deaths: its staging is the truth, not its attempts.
-    maxStalledCount: Number.MAX_SAFE_INTEGER,
-    autorun: false,
-  });
-  // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every attempt.
-  worker.on('error', (error) => {
-    if (redis.status === 'ready') log(`queue: ${error.message}`);
-  });
-  // A worker starting on a machine clears what earlier workers there reported (a key since fixed).
-  for (const [other, text] of Object.entries(await redis.hgetall(keys.workers))) {
-    if ((JSON.parse(text) as { host?: string }).host === hostname()) await redis.hdel(keys.workers, other);
+  /** The walk ended with its pages in the dataset: counted done, and the run finished when it was the last. */
+  async #done({ walk, label }: Held, counts: { records: number; pages: number }): Promise<{ records: number; pages: number }> {
+    this.#finished++;
+    const last = await walkStopped(this.redis, walk, counts, 'done');
+    this.#log(`${label} done: ${counted(counts.records, 'record')}, ${counted(counts.pages, 'page')}${last ? '; the run is finished' : ''}`);
+    return counts;
   }
-  await report('running');
-  log(`worker ${id} takes walks from ${shownUrl(url)} (${concurrency} at once)`);
-  const stopped = new Promise<void>((resolve) => {
-    if (signal.aborted) resolve();
-    signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  const running = worker.run();
-  await stopped;
-  const outcome = (): WorkerOutcome => ({ id, walks: finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) });
-  if (redis.status !== 'ready') {
-    // Redis away: nothing BullMQ or this worker would wait for can reach it, so it stops without
-    // them; its walks' jobs go back to the queue when their leases run out, as after a kill.
-    redis.disconnect();
-    await worker.close(true);
-    return outcome();
+
+  /** Back to the queue for any worker. */
+  async #back({ job, token }: Held): Promise<never> {
+    await job.moveToWait(token);
+    throw new WaitingError();
   }
-  await worker.close();
-  await running.catch(() => undefined);
-  // A worker that stopped for its key stays listed for `status`; one stopped by its signal leaves no trace.
-  if (stopError === undefined) await redis.hdel(keys.workers, id).catch(() => undefined);
-  else await report('stopped', whyStopped(stopError));
-  await redis.quit().catch(() => redis.disconnect());
-  return outcome();
+
+  /** Back to the queue after `ms`. */
+  async #park({ job, token }: Held, ms: number): Promise<never> {
+    await job.moveToDelayed(Date.now() + ms, token);
+    throw new DelayedError();
+  }
+
+  #report(state: string, error?: string): Promise<unknown> {
+    const said = { host: hostname(), pid: process.pid, state, ...(error === undefined ? {} : { error }), at: new Date().toISOString() };
+    return this.redis.hset(keys.workers, this.id, JSON.stringify(said)).catch(() => undefined);
+  }
+
+  #stop(error: AuthError | InsufficientCreditsError): void {
+    this.#stopError ??= error;
+    this.#stopper.abort(error);
+  }
+
+  #outcome(): WorkerOutcome {
+    const stopError = this.#stopError;
+    return { id: this.id, walks: this.#finished, stoppedBy: stopError === undefined ? 'signal' : 'key', ...(stopError === undefined ? {} : { error: stopError }) };
+  }
+
+  async #close(worker: Worker<WalkJob>, running: Promise<unknown>): Promise<WorkerOutcome> {
+    const redis = this.redis;
+    if (redis.status !== 'ready') {
+      // Redis away: nothing BullMQ or this worker would wait for can reach it, so it stops without
+      // them; its walks' jobs go back to the queue when their leases run out, as after a kill.
+      redis.disconnect();
+      await worker.close(true);
+      return this.#outcome();
+    }
+    await worker.close();
+    await running.catch(() => undefined);
+    // A worker that stopped for its key stays listed for `status`; one stopped by its signal leaves no trace.
+    if (this.#stopError === undefined) await redis.hdel(keys.workers, this.id).catch(() => undefined);
+    else await this.#report('stopped', whyStopped(this.#stopError));
+    await redis.quit().catch(() => redis.disconnect());
+    return this.#outcome();
+  }
 }
 
 function whyStopped(error: AuthError | InsufficientCreditsError): string {

@@ -214,6 +214,37 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
     }
   });
 
+  it('walks handed to a publisher killed -9 (its publish lease running out) are published by their own jobs, and the run finishes only then', async () => {
+    const context = await setup();
+    const redis = new Redis(context.url);
+    const COUNTS_HANDED = [90, 40, 65, 30];
+    try {
+      expect((await enqueue(context, inputsFile(COUNTS_HANDED, 'handed'))).code).toBe(0);
+      // A publisher holding the dataset's publish lease while every page is bought, then killed: its lease runs out 3 s later.
+      const lock = join(context.dir, '_dataset', 'forum__subforum', 'lock');
+      const hold = () => redis.set(lockKey(lock), 'a-killed-worker#1', 'PX', 3_000);
+      await hold();
+      const renewal = setInterval(() => void hold(), 500);
+      startWorker(context);
+      try {
+        await until(context.url, () => context.charged() === pagesOf(COUNTS_HANDED));
+      } finally {
+        clearInterval(renewal);
+      }
+      // Bought and staged, not yet in the dataset: the run is not finished.
+      expect((await run(context.url)).state).toBe('active');
+      const finishedRun = await until(context.url, (current) => current.state === 'finished');
+      expect(finishedRun.walks).toMatchObject({ total: 4, done: 4, failed: 0 });
+      expect(finishedRun.records).toBe(sum(COUNTS_HANDED));
+      expect(await datasetCounts(context.dir)).toEqual({ rows: sum(COUNTS_HANDED), ids: sum(COUNTS_HANDED) });
+      expect(context.charged()).toBe(pagesOf(COUNTS_HANDED));
+    } finally {
+      redis.disconnect();
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
   it('a job taken again after its walk ended (its lock ran out while its worker finished) buys nothing and is counted once', async () => {
     const context = await setup();
     const queue = new Queue(QUEUE_NAME, { connection: new Redis(context.url, { maxRetriesPerRequest: null }), prefix: PREFIX });

@@ -1,0 +1,259 @@
+/**
+ * The plan of a group publish (README § 8 "Group commit"): the staged records of every commit in the
+ * group merged into the bucket parts they touch (each new part written under `publishing/`, out of
+ * readers' sight), the walks' next marks, and what each writer changed, as the journal that
+ * `finishGroup` (`dataset-rewrite.ts`) then carries out. Planning changes nothing readers see: a
+ * publish killed while it plans leaves the dataset and every commit as they were.
+ */
+import { appendFile, mkdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { stringifyExact } from '../exact-json.ts';
+import type { SchemaDrift } from '../errors.ts';
+import { timeOf } from '../operations/record-meta.ts';
+import type { OperationSpec } from '../operations/spec.ts';
+import { walkName } from '../operations/walk-name.ts';
+import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { mergeSchemas, SchemaTracker } from '../../sinks/dataset-schema.ts';
+import { DatasetError } from '../errors.ts';
+import { fromNdjson } from '../../sinks/from-ndjson.ts';
+import { bucketFor, bucketPath, bucketsIn, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import type { Commit } from './dataset-commit.ts';
+import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
+import type { RecordedSchema } from './dataset-scan.ts';
+import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './dataset-store.ts';
+import { fileSize } from './durable.ts';
+import { freshState, type ExportState } from './journal.ts';
+import { laterMark, nextWalkMark, readWalkMarks, type WalkMark } from './marks.ts';
+
+/** What a plan goes by: the dataset as recorded (or, for a new one, as the planning writer asks). */
+export interface PlanContext {
+  op: OperationSpec;
+  paths: DatasetPaths;
+  format: DatasetFormat;
+  partitioning: Partitioning;
+  layout: Layout;
+  maxDepth: number;
+  /** The dataset's recorded schema, if it has one. */
+  recorded: RecordedSchema | undefined;
+  /** Whether the dataset is (or becomes) locked by a queue's Redis leases. */
+  queueLocks: boolean;
+}
+
+/** A staged record on its way into a part: its key, and which commit of the group it came from. */
+interface Incoming {
+  row: Record<string, unknown>;
+  key: string;
+  from: number;
+}
+
+/**
+ * The group's records, sorted by partition on disk (`publishing/incoming/<partition>.ndjson`), so a
+ * publish holds one partition's incoming records in memory at a time, not the whole group's: a
+ * group can then be as large as what waits, and the parts are rewritten once for all of it.
+ */
+class IncomingByPartition {
+  /** Per partition, the commit each of its records (in file order) came from. */
+  readonly from = new Map<string, number[]>();
+  readonly #pending = new Map<string, string[]>();
+  /** Per partition, the bytes this publish wrote to its file. */
+  readonly #bytes = new Map<string, number>();
+  #pendingChars = 0;
+
+  constructor(readonly folder: string) {}
+
+  async add(partition: string, record: Record<string, unknown>, from: number): Promise<void> {
+    let list = this.from.get(partition);
+    if (list === undefined) this.from.set(partition, (list = []));
+    list.push(from);
+    const line = `${stringifyExact(record)!}\n`;
+    const pending = this.#pending.get(partition);
+    if (pending === undefined) this.#pending.set(partition, [line]);
+    else pending.push(line);
+    this.#pendingChars += line.length;
+    if (this.#pendingChars > FLUSH_CHARS) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    await mkdir(this.folder, { recursive: true });
+    for (const [partition, lines] of this.#pending) {
+      const text = lines.join('');
+      await appendFile(this.path(partition), text);
+      this.#bytes.set(partition, (this.#bytes.get(partition) ?? 0) + Buffer.byteLength(text));
+    }
+    this.#pending.clear();
+    this.#pendingChars = 0;
+  }
+
+  path(partition: string): string {
+    return join(this.folder, `${partition}.ndjson`);
+  }
+
+  /** A partition's incoming records, each with its key and commit; a file that is not as written (another publish touched it) fails the publish, which then leaves every commit waiting. */
+  async *records(op: OperationSpec, partition: string): AsyncGenerator<Incoming> {
+    const from = this.from.get(partition) ?? [];
+    let index = 0;
+    for await (const row of fromNdjson(this.path(partition))) {
+      if (index >= from.length) break;
+      yield { row, key: keyOfRow(op, row)!, from: from[index++] };
+    }
+    if (index !== from.length || (await fileSize(this.path(partition))) !== this.#bytes.get(partition)) {
+      throw new DatasetError(`${this.path(partition)} does not hold what this publish sorted into it: another publish ran at once (a lease lost); nothing was published, and the next publish takes the commits`, this.folder);
+    }
+  }
+}
+
+/** Incoming lines held in memory before they go to their partitions' files. */
+const FLUSH_CHARS = 4 * 1024 * 1024;
+
+/** Per commit of the group: what its records did to the dataset. */
+interface Tally {
+  added: number[];
+  updated: number[];
+  touched: Set<string>[];
+  setAside: number[];
+}
+
+/** Reads every commit's staged records, merges them into the bucket parts they touch, and writes the new parts (staged). */
+export async function planGroup(context: PlanContext, commits: readonly Commit[]): Promise<GroupJournal> {
+  const tracker = new SchemaTracker(context.recorded?.columns ?? []);
+  const tally: Tally = { added: commits.map(() => 0), updated: commits.map(() => 0), touched: commits.map(() => new Set<string>()), setAside: commits.map(() => 0) };
+  const incoming = await readIncoming(context, commits, tracker, tally);
+  await incoming.flush();
+  const columns = mergeSchemas(context.recorded?.columns ?? [], tracker.columns());
+  checkPartitionCollision(context.paths, context.partitioning, columns);
+  const schema: RecordedSchema = {
+    version: 1,
+    operation: context.op.id,
+    format: context.format,
+    columns,
+    partitioning: context.partitioning,
+    layout: context.layout,
+    ...(context.queueLocks ? { locks: 'queue' as const } : {}),
+  };
+  const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), members: [], drift: tracker.drift() };
+  let repaired = 0;
+  for (const partition of [...incoming.from.keys()].sort()) repaired += await mergePartition(context, partition, incoming.records(context.op, partition), columns, journal, tally);
+  journal.members = commits.map((commit, from) => memberOf(commit, from, tally, journal.drift, from === 0 ? repaired : 0));
+  return journal;
+}
+
+/** Per partition, the records of every commit's spool; a record without a key is counted, not written (it would be appended again on every run). */
+async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: SchemaTracker, tally: Tally): Promise<IncomingByPartition> {
+  const incoming = new IncomingByPartition(join(context.paths.publishing, 'incoming'));
+  for (const [from, commit] of commits.entries()) {
+    if (commit.state.spool.bytes === 0) continue;
+    let chunk: Record<string, unknown>[] = [];
+    for await (const record of fromNdjson(new DatasetPaths(context.paths.dir, context.op.id, commit.writer).spool)) {
+      const key = keyOfRow(context.op, record);
+      if (key === undefined) {
+        tally.setAside[from]++;
+        continue;
+      }
+      const partition = partitionOf(timeOf(context.op, record), context.partitioning.by);
+      await incoming.add(partition, record, from);
+      tally.touched[from].add(partition);
+      chunk.push(record);
+      if (chunk.length >= 1_000) {
+        tracker.observe(chunk, context.maxDepth);
+        chunk = [];
+      }
+    }
+    tracker.observe(chunk, context.maxDepth);
+  }
+  return incoming;
+}
+
+/** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
+async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, columns: RecordedSchema['columns'], journal: GroupJournal, tally: Tally): Promise<number> {
+  const { paths, format, layout, op } = context;
+  const folder = paths.partitionFolder(partition, context.partitioning.column);
+  const parts = await bucketsIn(folder, format);
+  const byBucket = new Map<string, { bucket: Bucket; rows: Incoming[] }>();
+  for await (const entry of rows) {
+    const bucket = bucketFor(parts, keyHash(entry.key), layout.buckets);
+    const name = `${bucket.bucket}-${bucket.of}`;
+    const group = byBucket.get(name) ?? { bucket, rows: [] };
+    group.rows.push(entry);
+    byBucket.set(name, group);
+  }
+  let repaired = 0;
+  for (const { bucket, rows: bucketRows } of byBucket.values()) {
+    const target = bucketPath(folder, bucket, format);
+    const merge = new BucketMerge(op);
+    for await (const row of readExisting(target, format)) merge.add(row);
+    countChanges(merge, bucketRows, tally);
+    const stagedPath = (each: Bucket) => join(paths.publishing, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+    const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(op, row), stagedPath, format, columns, layout.splitBytes);
+    for (const part of written) {
+      // Old rows were repaired when first written: the count is this publish's strings.
+      repaired += part.repaired;
+      journal.renames.push([relative(paths.dir, part.staged), relative(paths.dir, bucketPath(folder, part, format))]);
+    }
+    // A split: the part it replaces goes once its halves are in place.
+    if (written.length !== 1 || written[0].of !== bucket.of) journal.removes.push(relative(paths.dir, target));
+  }
+  return repaired;
+}
+
+/** Adds a bucket's incoming rows to its merge, counting per commit each key once: new to the dataset, or a later fetch than the one held. */
+function countChanges(merge: BucketMerge, rows: readonly Incoming[], tally: Tally): void {
+  const counted = new Map<number, Set<string>>();
+  for (const { row, key, from } of rows) {
+    const held = merge.has(key);
+    const kept = merge.add(row, key);
+    let seen = counted.get(from);
+    if (seen === undefined) counted.set(from, (seen = new Set()));
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (!held) tally.added[from]++;
+    else if (kept) tally.updated[from]++;
+  }
+}
+
+/** The walks' marks after the group: each walk's state read afresh (another writer of the same walk may have published since this one opened). */
+async function nextMarks(paths: DatasetPaths, commits: readonly Commit[]): Promise<WalkMark[]> {
+  const walks = new Map<string, WalkMark>();
+  for (const commit of commits) {
+    for (const walk of commit.state.walks) {
+      const name = walkName(walk.params);
+      const next = nextWalkMark(walks.get(name) ?? (await readWalkMarks(paths, [walk.params])).get(name), walk);
+      if (next !== undefined) walks.set(name, laterMark(walks.get(name), next));
+    }
+  }
+  return [...walks.values()];
+}
+
+function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift, repaired: number): GroupMember {
+  return {
+    writer: commit.writer,
+    ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
+    next: commit.complete ? null : afterPublish(commit.state),
+    changes: {
+      added: tally.added[from],
+      updated: tally.updated[from],
+      partitions: [...tally.touched[from]].sort(),
+      drift,
+      writer: commit.writer,
+      stoppedAtMark: commit.state.walks.filter((walk) => walk.stoppedAtMark === true).length,
+      setAside: tally.setAside[from],
+    },
+    repaired,
+  };
+}
+
+/** The staging state once the spool is published: the same walks and totals, an empty spool. */
+function afterPublish(state: ExportState): ExportState {
+  const empty = freshState(state.op, []);
+  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
+}
+
+/** The rows of a part, none when it does not exist yet. */
+async function* readExisting(path: string, format: DatasetFormat): AsyncGenerator<Record<string, unknown>> {
+  try {
+    yield* readPart(path, format);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DatasetError(`cannot read the part file ${path} back to merge into it (${reason}); move it aside, or restore it, then resume`, path, { cause: error });
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Group commit with hand-off (issue 28, items 1 and 4; README § 8 "Group commit"): a writer that
+ * finishes while another holds the publish lock leaves its pages to that publish and returns; they
+ * are durable, published by whoever publishes next, and never bought again. The publish lock is
+ * held here as a live writer holds it (the lock folder, signed by this process).
+ */
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Client } from '../../src/index.ts';
+import { toDataset } from '../../src/export/index.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
+
+const KEY = 'sk_live_sandbox_group_commit';
+let sandbox: Sandbox;
+let client: Client;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: KEY, credits: 100_000 }] });
+  client = createClient({ apiKey: KEY, baseUrl: sandbox.url });
+});
+afterAll(async () => {
+  await client.close();
+  await sandbox.close();
+});
+
+const root = scratchDir();
+let counter = 0;
+const freshDir = () => join(root, `commit-${++counter}`);
+const META = '_dataset/forum__subforum';
+const charged = () => sandbox.requests.charged[KEY] ?? 0;
+
+/** Holds the publish lock as a live writer of this machine does, until the returned function lets go. */
+function holdPublishLock(dir: string): () => void {
+  const lock = join(dir, META, 'lock');
+  mkdirSync(lock, { recursive: true });
+  writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
+  return () => rmSync(lock, { recursive: true, force: true });
+}
+
+function walk(dir: string, subforum: string, options: { handOff?: boolean; runId?: string } = {}) {
+  return toDataset(client.forum.subforum({ subforum, sort: 'new' }), dir, { writer: `walk-${subforum}`, runId: options.runId ?? 'run-1', resume: true, handOff: options.handOff ?? false });
+}
+
+async function counts(dir: string): Promise<{ rows: number; keys: number }> {
+  const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet(${sqlPath(`${dir}/forum/subforum/**/*.parquet`)}, hive_partitioning = true)`);
+  return { rows: rows as number, keys: keys as number };
+}
+
+describe('group commit with hand-off', () => {
+  it('leaves a finished walk to the publish in progress, durable, and the next publish takes it with its own', async () => {
+    const dir = freshDir();
+    await walk(dir, 'seed-n10');
+    const release = holdPublishLock(dir);
+    const handed = await walk(dir, 'gca-n60', { handOff: true });
+    expect(handed.complete).toBe(true);
+    expect(handed.dataset).toBeUndefined();
+    expect(readdirSync(join(dir, META, 'commits')).filter((name) => !name.endsWith('.done.json'))).toEqual(['walk-gca-n60.json']);
+    expect(await counts(dir)).toEqual({ rows: 10, keys: 10 });
+    release();
+    // Another writer's publish takes every commit waiting.
+    const other = await walk(dir, 'gcb-n40');
+    expect(other.dataset?.added).toBe(40);
+    expect(await counts(dir)).toEqual({ rows: 110, keys: 110 });
+    expect(existsSync(join(dir, META, 'commits', 'walk-gca-n60.json'))).toBe(false);
+  });
+
+  it('publishes a walk’s own handed-off pages when the walk opens again, and buys nothing for a run it finished', async () => {
+    const dir = freshDir();
+    const release = holdPublishLock(dir);
+    await walk(dir, 'gcc-n75', { handOff: true });
+    expect(existsSync(join(dir, 'forum'))).toBe(false);
+    release();
+    const before = charged();
+    const again = await walk(dir, 'gcc-n75', { handOff: true });
+    expect(again.complete).toBe(true);
+    expect(charged()).toBe(before);
+    expect(await counts(dir)).toEqual({ rows: 75, keys: 75 });
+  });
+
+  it('takes the next run of a handed-off walk from the mark its pages set: one page, not the walk again', async () => {
+    const dir = freshDir();
+    const release = holdPublishLock(dir);
+    await walk(dir, 'gcd-n200', { handOff: true });
+    release();
+    const before = charged();
+    const next = await walk(dir, 'gcd-n200', { runId: 'run-2' });
+    expect(next.complete).toBe(true);
+    expect(charged() - before).toBe(1);
+    expect(await counts(dir)).toEqual({ rows: 200, keys: 200 });
+  });
+
+  it('waits for the publish instead without handOff: its summary says what it changed', async () => {
+    const dir = freshDir();
+    const release = holdPublishLock(dir);
+    let returned = false;
+    const waiting = walk(dir, 'gce-n30').finally(() => (returned = true));
+    // Its commit is left, and it waits on the lock rather than return.
+    while (!existsSync(join(dir, META, 'commits', 'walk-gce-n30.json'))) await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(returned).toBe(false);
+    release();
+    const summary = await waiting;
+    expect(summary.dataset?.added).toBe(30);
+    expect(await counts(dir)).toEqual({ rows: 30, keys: 30 });
+  });
+});
