@@ -28,7 +28,7 @@ export const EXPORT_FLAGS: FlagSpec[] = [
     kind: 'boolean',
     help: "in a .csv, prefix ' to text starting with = + - @ tab or CR, so a spreadsheet shows it instead of running it (off by default: it alters those values)",
   },
-  { name: 'layout', kind: 'string', value: 'nested|flat', help: 'a .parquet output: objects as STRUCT and arrays as LIST (nested, the default), or one column per dotted leaf path (flat)' },
+  { name: 'layout', kind: 'string', value: 'nested|flat', help: 'a .parquet output or a new dataset: objects as STRUCT and arrays as LIST (nested, the default), or one column per dotted leaf path (flat); a dataset keeps the layout of its first run' },
   { name: 'page-concurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
   { name: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
   { name: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },
@@ -111,7 +111,7 @@ export async function planExport(
   if (escapeFormulae && format !== 'csv') throw new UsageError('--csv-escape-formulae applies to a .csv output only');
   const layout = flags.layout;
   if (layout !== undefined && layout !== 'nested' && layout !== 'flat') throw new UsageError(`--layout must be nested or flat, got "${String(layout)}"`);
-  if (layout !== undefined && format !== 'parquet') throw new UsageError('--layout applies to a .parquet output only (CSV is always flat; dataset parts are flat)');
+  if (layout !== undefined && dataset === undefined && format !== 'parquet') throw new UsageError('--layout applies to a .parquet output or a dataset only (CSV is always flat)');
   const concurrency = optionalNumber(flags.concurrency) ?? 4;
   const pageConcurrency = optionalNumber(flags['page-concurrency']);
   if (concurrency < 1) throw new UsageError('--concurrency must be at least 1');

@@ -65,6 +65,7 @@ const EXIT_OF_CODE: Record<string, number> = {
   SHARD_COUNT: EXIT.usage,
   // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
   DATASET: EXIT.usage,
+  DATASET_LAYOUT: EXIT.usage,
   // The queue's address cannot work (README "Beyond one machine"); a Redis that did not answer may later.
   QUEUE: EXIT.usage,
   QUEUE_NOT_REDIS: EXIT.usage,

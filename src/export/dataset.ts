@@ -22,7 +22,8 @@ import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../o
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { describeDrift, hasDrift, mergeSchemas, SchemaTracker } from '../../sinks/dataset-schema.ts';
+import { describeDrift, hasDrift, mergeSchemas, SchemaTracker, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPath, bucketsIn, DEFAULT_LAYOUT, FETCHED_AT, keyHash, MAX_BUCKETS, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import { BucketMerge, finishGroup, finishLegacyPublishes, groupJournalRemedy, keyOfRow, rewriteIntoBuckets, rowHash, STABLE_KEY, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
@@ -30,7 +31,7 @@ import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMa
 import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, tryLock, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
-import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
+import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
 import type { Destination, DestinationCapabilities, Published } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
@@ -59,6 +60,8 @@ export interface DatasetDestinationOptions {
   partition?: PartitionBy;
   /** How a new dataset lays rows into part files; a dataset keeps the layout it was created with. */
   layout?: Partial<Layout>;
+  /** A Parquet dataset's layout: a new one records it (default nested); a run asking for another than the recorded one is refused. */
+  parquetLayout?: ParquetLayout;
   /** The walks of this export: each reads its own state before the first request. */
   walks?: readonly Readonly<Record<string, string>>[];
   /** Record-time bounds in Unix ms (`since` inclusive, `until` exclusive). */
@@ -94,10 +97,12 @@ export class DatasetDestination implements Destination {
   readonly remedy: string;
   readonly #policy: SchemaPolicy;
   readonly #incremental: boolean;
-  readonly #maxDepth: number;
+  readonly #maxDepth: number | undefined;
   readonly #askedFormat: DatasetFormat | undefined;
   readonly #askedPartition: PartitionBy | undefined;
   readonly #askedLayout: Layout;
+  readonly #askedParquetLayout: ParquetLayout | undefined;
+  #parquetLayout: ParquetLayout | undefined;
   readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #publishLock: DatasetDestinationOptions['publishLock'];
   readonly #tryPublishLock: DatasetDestinationOptions['tryPublishLock'];
@@ -105,7 +110,7 @@ export class DatasetDestination implements Destination {
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
-  #tracker = new SchemaTracker([]);
+  #tracker: DatasetSchemaTracker = new SchemaTracker([]);
   /** The state of each walk of this export that has one: its mark and the keys near it. */
   #marks = new Map<string, WalkMark>();
   /** Per walk, the keys near its mark, for `inspect`. */
@@ -130,10 +135,11 @@ export class DatasetDestination implements Destination {
     this.remedy = `restart the export (--restart) to discard ${this.paths.staging} and start over; the published dataset stays`;
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
-    this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.#maxDepth = options.maxDepth;
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
+    this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
     this.#publishLock = options.publishLock;
     this.#tryPublishLock = options.tryPublishLock;
@@ -179,8 +185,9 @@ export class DatasetDestination implements Destination {
     }
     if (schema === undefined) await checkOtherSchemas(this.paths);
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
+    this.#parquetLayout = layoutForRun(schema, this.#format, this.#askedParquetLayout, this.paths);
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
-    this.#tracker = new SchemaTracker(schema?.columns ?? []);
+    this.#tracker = schemaTracker(schema?.columns ?? [], this.#parquetLayout);
     const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
     if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     // Before any request: a part this run would merge into must read back.
@@ -336,7 +343,8 @@ export class DatasetDestination implements Destination {
     };
     try {
       const receipt = await this.#waitOrLead(lead);
-      this.#tracker = new SchemaTracker((await this.#recordedSchema())?.columns ?? []);
+      const recorded = await this.#recordedSchema();
+      this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));
       if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
       return { dataset: receipt.changes, repaired: receipt.repaired, spoolTaken: true };
     } catch (error) {
@@ -432,7 +440,9 @@ export class DatasetDestination implements Destination {
     // A compaction since this run opened may have changed it (`compact.ts`): the recorded one is the dataset's.
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
     const layout = recorded?.layout ?? this.#askedLayout;
-    const tracker = new SchemaTracker(recorded?.columns ?? []);
+    // A first run of another writer's may have recorded the layout since this one opened: the recorded one is the dataset's.
+    const parquetLayout = recorded === undefined ? this.#parquetLayout : recordedLayout(recorded);
+    const tracker = schemaTracker(recorded?.columns ?? [], parquetLayout);
     /** Per partition, the incoming rows and the commit each came from. */
     const incoming = new Map<string, { row: Record<string, unknown>; key: string; from: number }[]>();
     const setAside = commits.map(() => 0);
@@ -467,6 +477,7 @@ export class DatasetDestination implements Destination {
       columns,
       partitioning: this.#partitioning,
       layout,
+      ...(parquetLayout === undefined ? {} : { parquetLayout }),
       ...(recorded?.locks === 'queue' || this.#publishLock !== undefined ? { locks: 'queue' as const } : {}),
     };
     const renames: [string, string][] = [];
@@ -502,7 +513,7 @@ export class DatasetDestination implements Destination {
           else if (kept) updated[from]++;
         }
         const stagedPath = (each: Bucket) => join(this.paths.publishing, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-        const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(this.op, row), stagedPath, this.#format, columns, layout.splitBytes);
+        const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(this.op, row), stagedPath, schema, layout.splitBytes);
         for (const part of written) {
           // Old rows were repaired when first written: the count is this publish's strings.
           repaired += part.repaired;

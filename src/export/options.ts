@@ -35,7 +35,7 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
-  /** A Parquet file's layout (`'nested'` or `'flat'`). */
+  /** A Parquet file's or a new Parquet dataset's layout (`'nested'` or `'flat'`). */
   parquetLayout: ParquetLayout | undefined;
   gates: readonly RequestGate[];
   locks: ExportOptions['locks'];
@@ -116,7 +116,7 @@ export function checkOptions(options: ExportOptions): ExportSettings {
   if (dataset !== undefined && (dedupe !== undefined || escapeFormulae)) throw new TypeError('dedupe and escapeFormulae apply to a file: a dataset merges rows by the record key');
   const parquetLayout = layout;
   if (parquetLayout !== undefined && !PARQUET_LAYOUTS.includes(parquetLayout)) throw new TypeError(`layout must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${String(parquetLayout)}`);
-  if (parquetLayout !== undefined && dataset !== undefined) throw new TypeError(`layout '${parquetLayout}' applies to a Parquet file: dataset parts are flat`);
+  if (parquetLayout !== undefined && format !== undefined && format !== 'parquet') throw new TypeError(`layout '${parquetLayout}' applies to Parquet, not to ${format}`);
   for (const [name, value] of [
     ['resume', resume],
     ['restart', restart],
