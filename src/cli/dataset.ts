@@ -1,5 +1,5 @@
 /**
- * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--json]`:
+ * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--layout L] [--json]`:
  * the library's `datasetInfo` and `compactDataset`, their results as text or one JSON object.
  */
 import { PARTITION_BYS, type PartitionBy } from '../export/dataset-store.ts';

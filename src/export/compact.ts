@@ -5,8 +5,9 @@
  * What merges: every part of the partitions that a coarser partitioning puts together (a dataset by
  * day becomes one bucket part a month, or a year, or one in all), and the parts writers kept apart
  * before the bucket layout (`part-<writer>`, `part-walk-…`, `part-shard-K-of-N`): a key in several
- * of them keeps the version fetched last. A dataset already in buckets at the partitioning asked
- * for is left as it is.
+ * of them keeps the version fetched last. A dataset already in buckets at the partitioning and
+ * Parquet layout asked for is left as it is; asked for the other layout, every part is rewritten
+ * into it (`dataset-nesting.ts` types the new columns from every row first).
  *
  * How it stays safe: it takes every writer's lock (`LOCKED` while an export runs; none can start
  * meanwhile), then under the publish lock finishes any publish or compaction a kill left, writes the
