@@ -194,6 +194,13 @@ function shapeOf(shape: ColumnShape): ColumnShape {
   return { kind: shape.kind };
 }
 
+/** A column's type in words, as `dataset info` shows it: `integer`, `list<string>`, `struct<nickname: string, stats: struct<plays: integer>>`. */
+export function typeName(shape: ColumnShape): string {
+  if (shape.kind === 'struct') return `struct<${shape.fields.map((field) => `${field.name}: ${typeName(field)}`).join(', ')}>`;
+  if (shape.kind === 'list') return `list<${typeName(shape.element)}>`;
+  return shape.kind;
+}
+
 export function hasDrift(drift: PageDrift | SchemaDrift): boolean {
   return drift.added.length > 0 || drift.conflicting.length > 0;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { compactDataset, DatasetLayoutError, toDataset } from '../../src/export/index.ts';
+import { compactDataset, datasetInfo, DatasetLayoutError, describeDatasetInfo, toDataset } from '../../src/export/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 
@@ -48,6 +48,14 @@ describe('a Parquet dataset', () => {
     await toDataset(videos(), dir);
     expect(schemaOf(dir).parquetLayout).toBe('nested');
     expect(await authorType(dir)).toMatch(/^STRUCT\(/);
+  });
+
+  it('shows its struct and list columns by their shapes in dataset info', async () => {
+    const dir = fresh('info');
+    await toDataset(videos(), dir);
+    const text = describeDatasetInfo(await datasetInfo(dir));
+    expect(text).toMatch(/author struct<uid: string, .*avatar_thumb: struct<uri: string, url_list: list<string>/);
+    expect(text).not.toContain('[object Object]');
   });
 
   it('keeps the flat layout of its first run when later runs do not name one', async () => {
