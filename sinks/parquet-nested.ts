@@ -74,7 +74,7 @@ export interface Seen {
   elements: Seen | undefined;
 }
 
-export function seen(): Seen {
+function seen(): Seen {
   return { scalars: new Map(), objects: 0, opaque: false, fields: new Map(), arrays: 0, elements: undefined };
 }
 
