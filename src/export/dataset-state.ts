@@ -165,7 +165,8 @@ function column(depth: number): Rule<SchemaColumn> {
 
 function shapeProblem(value: unknown, at: string, depth: number): Problem | undefined {
   if (!isObject(value)) return { what: `${at} is ${shown(value)}, not an object { kind }` };
-  if (depth > MAX_NESTING) return { what: `${at} nests deeper than ${MAX_NESTING} levels` };
+  // Named by the column it is in: the path down to it would be thousands of `.element`s long.
+  if (depth > MAX_NESTING) return { what: `${at.split('.')[0]} nests deeper than ${MAX_NESTING} levels` };
   const problem = COLUMN_KIND.problem(value.kind, `${at}.kind`);
   if (problem !== undefined) return problem;
   if (value.kind === 'list') return shapeProblem(value.element, `${at}.element`, depth + 1);

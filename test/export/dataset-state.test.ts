@@ -124,6 +124,17 @@ describe('dataset state checked on open', () => {
     expect(charged()).toBe(before);
   });
 
+  it('refuses a schema file whose list nests 5,000 deep, naming the column, without overflowing the stack', async () => {
+    const dir = copy('nested-deep');
+    // As text: JSON.stringify itself overflows the stack on a value this deep (JSON.parse does not).
+    const element = '{"kind":"list","element":'.repeat(5_000) + '{"kind":"string"}' + '}'.repeat(5_000);
+    const schema = JSON.stringify({ ...schemaOf(dir), parquetLayout: 'nested', columns: [] }).replace('"columns":[]', `"columns":[{"name":"deep","kind":"list","element":${element}}]`);
+    writeFileSync(join(dir, META, 'schema.json'), schema);
+    const error = await toDataset(posts(client), dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect((error as Error).message).toMatch(/schema\.json is damaged: columns\[0\] nests deeper than 1000 levels/);
+  });
+
   it('takes a column named "" for no damage: a record may have such a field', async () => {
     const dir = fresh('empty-name');
     await recordsIntoDataset([{ id: 'e1', created_utc: 1_700_000_000, '': 1 }], dir, { params: { subforum: 'empty-name' } });
