@@ -32,3 +32,4 @@ export {
 export type { PartitionBy } from './dataset-store.ts';
 export type { DatasetFormat } from '../../sinks/dataset-parts.ts';
 export type { ColumnShape, SchemaColumn } from '../../sinks/dataset-schema.ts';
+export type { ColumnKind } from '../../sinks/rows.ts';
