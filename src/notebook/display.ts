@@ -62,7 +62,7 @@ function within(entries: readonly ((width: number) => string)[], width: number):
     // Room for `, …` after this one, unless it is the last.
     const fits = text.length + (index === entries.length - 1 ? 0 : 3) <= room;
     if (!fits && index > 0) return [...shown, '…'].join(', ');
-    if (!fits) return cut(text, Math.max(room - 3, 1)) + (entries.length > 1 ? ', …' : '');
+    if (!fits) return entries.length > 1 ? `${cut(text, Math.max(room - 3, 1))}, …` : cut(text, Math.max(room, 1));
     shown.push(text);
     used += text.length + (index === 0 ? 0 : 2);
   }
