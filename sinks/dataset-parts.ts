@@ -18,11 +18,13 @@ import { createReadStream } from 'node:fs';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { csvWriter } from './csv.ts';
-import type { SchemaColumn } from './dataset-schema.ts';
+import { nestedFields } from './dataset-nested.ts';
+import { leavesOf, type SchemaColumn } from './dataset-schema.ts';
 import { parseExact } from '../src/exact-json.ts';
 import { fromNdjson } from './from-ndjson.ts';
 import { ndjsonWriter } from './ndjson.ts';
-import { COLUMNS_METADATA_KEY, parquetWriter } from './parquet.ts';
+import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from './parquet.ts';
+import type { NestedField, Shape } from './parquet-nested.ts';
 import { splitColumnName, type ColumnKind } from './rows.ts';
 import { runSink, type SinkResult } from './run.ts';
 import { setField } from '../src/operations/unkey.ts';
@@ -33,19 +35,31 @@ export const PART_EXTENSION: Record<DatasetFormat, string> = { parquet: '.parque
 
 type Record_ = Record<string, unknown>;
 
+/** What a part is written with: the dataset's format, columns and, for Parquet, layout (absent: flat, as before datasets were nested). */
+export interface PartSchema {
+  format: DatasetFormat;
+  columns: readonly SchemaColumn[];
+  parquetLayout?: ParquetLayout;
+}
+
 /**
  * Writes `records` to `path` (any name: staged parts must not end in the format's extension, or a
  * reader globbing the dataset would see them) with the schema's columns and kinds, atomically.
  */
-export function writePart(records: AnyIterable<unknown>, path: string, format: DatasetFormat, schema: readonly SchemaColumn[]): Promise<SinkResult> {
+export function writePart(records: AnyIterable<unknown>, path: string, schema: PartSchema): Promise<SinkResult> {
+  const { format, columns } = schema;
   if (format === 'ndjson') return runSink(records, path, ndjsonWriter);
+  if (format === 'parquet' && schema.parquetLayout === 'nested') {
+    // Every part of a nested dataset has the recorded shapes (`dataset-nested.ts`), never its own sample's.
+    const shapes = columns.length === 0 ? {} : { shapes: nestedFields(columns) };
+    return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested' }));
+  }
   // Records with no field at all give no columns; the sinks then plan from the records themselves.
+  const leaves = leavesOf(columns);
   const pinned =
-    schema.length === 0
-      ? {}
-      : { columns: schema.map((column) => column.name), kinds: Object.fromEntries(schema.map((column) => [column.name, column.kind])) };
+    leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
-  // A dataset's parts are flat: its recorded schema pins dotted columns (sinks/README.md).
+  // A flat dataset's parts pin dotted columns (sinks/README.md).
   return runSink(records, path, (destination) => parquetWriter(destination, { ...pinned, layout: 'flat' }));
 }
 
@@ -59,11 +73,21 @@ async function* readParquetPart(path: string): AsyncGenerator<Record_> {
   const file = await asyncBufferFromFile(path);
   const metadata = await parquetMetadataAsync(file);
   const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
-  const described = JSON.parse(entry?.value ?? '{}') as { columns?: { name: string; kind: ColumnKind }[]; overflow?: string };
-  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
+  const described = JSON.parse(entry?.value ?? '{}') as {
+    layout?: ParquetLayout;
+    columns?: { name: string; kind: ColumnKind }[];
+    fields?: NestedField[];
+    overflow?: string;
+  };
   const overflow = described.overflow ?? '_extra';
   // A part is merged in memory whole (dataset.ts), so reading it whole holds nothing more.
   const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
+  if (described.layout === 'nested') {
+    const fields = described.fields ?? [];
+    for (const row of rows) yield nestedRecordOf(row, fields, overflow);
+    return;
+  }
+  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
   for (const row of rows) yield recordOf(row, kinds, overflow);
 }
 
@@ -100,6 +124,34 @@ function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKi
     }
   }
   return record;
+}
+
+/**
+ * A row of a nested part as the record it was: struct fields and top-level columns that are NULL
+ * are absent (NULL and absent are the same in a part), list elements keep their nulls, JSON text
+ * leaves are parsed, and `_extra`'s values go back to their dotted paths.
+ */
+function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], overflow: string): Record_ {
+  const record = structOf(row, fields);
+  const spilled = row[overflow];
+  if (typeof spilled === 'string') for (const [path, value] of Object.entries(parseExact(spilled) as Record_)) setPath(record, splitColumnName(path), value);
+  return record;
+}
+
+function structOf(object: Record<string, unknown>, fields: readonly NestedField[]): Record_ {
+  const record: Record_ = {};
+  for (const { name, shape } of fields) {
+    const value = nestedValueOf(object[name], shape);
+    if (value !== undefined) setField(record, name, value);
+  }
+  return record;
+}
+
+function nestedValueOf(value: unknown, shape: Shape): unknown {
+  if (value === null || value === undefined) return undefined;
+  if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct);
+  if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list) ?? null);
+  return valueOf(value as Cell, shape.kind);
 }
 
 function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {

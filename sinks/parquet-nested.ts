@@ -57,8 +57,14 @@ export type Shape =
   | { readonly struct: ReadonlyArray<{ readonly name: string; readonly shape: Shape }> }
   | { readonly list: Shape };
 
-/** What the sample showed of one field. */
-interface Seen {
+/** A top-level field of the layout and its shape. */
+export interface NestedField {
+  readonly name: string;
+  readonly shape: Shape;
+}
+
+/** What the sample showed of one field (a dataset's schema observes its records so too: `sinks/dataset-nested.ts`). */
+export interface Seen {
   scalars: Map<ColumnKind, number>;
   objects: number;
   /** An object that is a keyed collection, or one nested too deep: the field is JSON text. */
@@ -91,7 +97,7 @@ function observe(value: unknown, into: Seen, path: string, depth: number, maxDep
   into.scalars.set(kind, (into.scalars.get(kind) ?? 0) + 1);
 }
 
-function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string, depth: number, maxDepth: number): void {
+export function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string, depth: number, maxDepth: number): void {
   for (const key of keys) {
     let field = fields.get(key);
     if (field === undefined) fields.set(key, (field = seen()));
@@ -116,7 +122,7 @@ function scalarKind(scalars: ReadonlyMap<ColumnKind, number>): ColumnKind {
   return kinds.size === 1 ? [...kinds][0] : 'json';
 }
 
-function settle(field: Seen): Shape {
+export function settle(field: Seen): Shape {
   const kinds = (field.scalars.size > 0 ? 1 : 0) + (field.objects > 0 ? 1 : 0) + (field.arrays > 0 ? 1 : 0);
   if (kinds === 0) return { kind: 'string' };
   if (kinds > 1 || field.opaque) return JSON_SHAPE;
@@ -211,9 +217,13 @@ export class NestedLayout {
     this.sampled = fields.length;
   }
 
-  /** Plans the layout from the sample: the fields the records have (or those `columns` names), and their shapes. */
-  static plan(sample: readonly unknown[], options: RowOptions, repairs: Repairs): NestedLayout {
+  /**
+   * Plans the layout from the sample: the fields the records have (or those `columns` names), and their
+   * shapes; or takes `shapes` as they are (a dataset's recorded schema, so its parts type a field alike).
+   */
+  static plan(sample: readonly unknown[], options: RowOptions & { shapes?: readonly NestedField[] }, repairs: Repairs): NestedLayout {
     const maxDepth = options.maxDepth ?? DEFAULT_NESTED_MAX_DEPTH;
+    if (options.shapes !== undefined) return new NestedLayout([...options.shapes], repairs, false, maxDepth);
     const fields = new Map<string, Seen>();
     for (const record of sample) {
       const object = checkRecord(record);

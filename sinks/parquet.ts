@@ -18,7 +18,7 @@ import type { AnyIterable } from '../src/operators/types.ts';
 import { RowGroupCells } from './parquet-cells.ts';
 import { encodeRowGroup, placeRowGroup, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
 import { encodeRowGroupOffThread } from './parquet-encoder.ts';
-import { NestedLayout, PARQUET_TYPE } from './parquet-nested.ts';
+import { NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, DEFAULT_SAMPLE_SIZE, type ColumnKind, type RowOptions } from './rows.ts';
@@ -47,6 +47,11 @@ export interface ParquetOptions extends RowOptions {
    * under Deno, whose worker threads cost more than they save (`bench/deno.ts`).
    */
   encoder?: ParquetEncoder;
+}
+
+/** What the dataset code writes parts with besides `ParquetOptions`: its recorded nested fields (`NestedLayout.plan`). */
+export interface ParquetWriterOptions extends ParquetOptions {
+  shapes?: readonly NestedField[];
 }
 
 export type ParquetLayout = 'nested' | 'flat';
@@ -99,7 +104,7 @@ function checkLayout(options: ParquetOptions): void {
   }
 }
 
-export function parquetWriter(destination: Destination, options: ParquetOptions): RecordWriter {
+export function parquetWriter(destination: Destination, options: ParquetWriterOptions): RecordWriter {
   const compression = COMPRESSION[options.compression ?? 'snappy'];
   const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
   const offThread = (options.encoder ?? defaultEncoder()) === 'worker';

@@ -173,6 +173,24 @@ export class DatasetError extends SinkError {
 }
 
 /**
+ * A dataset run asked for another Parquet layout (`nested` or `flat`) than the one the dataset
+ * recorded, or for one where its parts are not Parquet. Refused before any request: parts of two
+ * layouts do not read as one table. `dataset compact --layout` converts a dataset.
+ */
+export class DatasetLayoutError extends DatasetError {
+  override readonly code: string = 'DATASET_LAYOUT';
+  constructor(
+    message: string,
+    path: string,
+    /** The layout the dataset recorded (undefined when its parts are not Parquet), and the one asked for. */
+    readonly recorded: 'nested' | 'flat' | undefined,
+    readonly asked: 'nested' | 'flat',
+  ) {
+    super(message, path);
+  }
+}
+
+/**
  * An export (`exportTo`, the CLI's `export`) could not use its output as asked. Each subclass has a
  * stable `code`, so a caller (and the CLI's exit codes) tell them apart without reading messages.
  */

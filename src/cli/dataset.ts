@@ -1,5 +1,5 @@
 /**
- * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--json]`:
+ * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--layout L] [--json]`:
  * the library's `datasetInfo` and `compactDataset`, their results as text or one JSON object.
  */
 import { compactDataset, type CompactionSummary, type CompactOptions } from '../export/compact.ts';
@@ -22,14 +22,21 @@ const COMPACT_FLAGS: FlagSpec[] = [
     help: "merge partitions into coarser ones (a dataset by day into one part a month); every later run keeps it (default: as recorded)",
   },
   { name: 'operation', option: 'operation', kind: 'string', value: 'OP-ID', help: 'only this operation (default: every operation of the dataset)' },
+  {
+    name: 'layout',
+    option: 'layout',
+    kind: 'string',
+    value: 'nested|flat',
+    help: 'rewrite Parquet parts into this layout (nested: STRUCT and LIST; flat: dotted columns); every later run keeps it (default: as recorded)',
+  },
   { name: 'json', kind: 'boolean', help: 'print what was done as one JSON object' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
 const USAGE = `usage:
   socialstream dataset info DIR [--json]          what a dataset holds: operations, rows, partitions, parts, writers, marks, schema, drift, staged runs
-  socialstream dataset compact DIR [--partition day|month|year|none] [--operation OP-ID] [--json]
-                                                  rewrite many small part files as few, in place (refused while an export writes DIR)`;
+  socialstream dataset compact DIR [--partition day|month|year|none] [--layout nested|flat] [--operation OP-ID] [--json]
+                                                  rewrite many small part files as few, or into another Parquet layout, in place (refused while an export writes DIR)`;
 
 export async function runDataset(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
@@ -63,7 +70,7 @@ async function info(argv: string[]): Promise<number> {
 async function compact(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMPACT_FLAGS);
   if (args.flags.help) {
-    process.stdout.write(`usage: socialstream dataset compact DIR [--partition day|month|year|none] [--operation OP-ID] [--json]\n\n${describeFlags(COMPACT_FLAGS)}\n`);
+    process.stdout.write(`usage: socialstream dataset compact DIR [--partition day|month|year|none] [--layout nested|flat] [--operation OP-ID] [--json]\n\n${describeFlags(COMPACT_FLAGS)}\n`);
     return 0;
   }
   const dir = directory('compact', args.positionals, args.params);
@@ -78,13 +85,14 @@ async function compact(argv: string[]): Promise<number> {
 function describeCompaction(summary: CompactionSummary): string {
   return summary.operations
     .map((operation) => {
-      const { parts, partitioning } = operation;
+      const { parts, partitioning, layout } = operation;
       const recovered = operation.recovered ? ' (first finished what a killed run left half done)' : '';
       if (operation.rows === 0) {
         const apart = operation.writers.length > 1 ? `; the parts of its ${operation.writers.length} writers stay apart, as each merges later runs into its own` : '';
         return `${operation.operation}: nothing to compact, one part per writer and partition by ${partitioning.after} (${counted(parts.before, 'part file')})${apart}${recovered}; --partition month|year|none merges partitions`;
       }
-      return `${operation.operation}: ${counted(parts.before, 'part file')} → ${parts.after}, ${counted(operation.rows, 'row')}, partitioned by ${partitioning.before} → ${partitioning.after}${recovered}`;
+      const converted = layout.before === layout.after ? '' : `, ${layout.before} → ${layout.after} layout`;
+      return `${operation.operation}: ${counted(parts.before, 'part file')} → ${parts.after}, ${counted(operation.rows, 'row')}, partitioned by ${partitioning.before} → ${partitioning.after}${converted}${recovered}`;
     })
     .join('\n');
 }

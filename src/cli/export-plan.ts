@@ -33,7 +33,7 @@ export const EXPORT_FLAGS: FlagSpec[] = [
     kind: 'boolean',
     help: "in a .csv, prefix ' to text starting with = + - @ tab or CR, so a spreadsheet shows it instead of running it (off by default: it alters those values)",
   },
-  { name: 'layout', option: 'layout', kind: 'string', value: 'nested|flat', help: 'a .parquet output: objects as STRUCT and arrays as LIST (nested, the default), or one column per dotted leaf path (flat)' },
+  { name: 'layout', option: 'layout', kind: 'string', value: 'nested|flat', help: 'a .parquet output or a new dataset: objects as STRUCT and arrays as LIST (nested, the default), or one column per dotted leaf path (flat); a dataset keeps the layout of its first run' },
   { name: 'page-concurrency', option: 'pageConcurrency', kind: 'integer', value: 'N', help: 'pages of one walk in flight at once where its rule allows: forum comment trees, popular videos (default 16)' },
   { name: 'overfetch', option: 'overfetch', kind: 'boolean', help: 'web search: buy pages ahead before the end is known, paying for empty pages past it' },
   { name: 'dataset', option: 'dataset', kind: 'string', value: 'DIR', help: 'instead of --out: merge into a growing dataset (Parquet parts, one row per record key)' },

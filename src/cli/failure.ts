@@ -64,6 +64,7 @@ const EXIT_OF_CODE: Record<string, number> = {
   DISK_FULL: EXIT.diskFull,
   // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
   DATASET: EXIT.usage,
+  DATASET_LAYOUT: EXIT.usage,
   // The queue's address cannot work (README "Beyond one machine"); a Redis that did not answer may later.
   QUEUE: EXIT.usage,
   QUEUE_NOT_REDIS: EXIT.usage,

@@ -5,8 +5,9 @@
  * What merges: every part of the partitions that a coarser partitioning puts together (a dataset by
  * day becomes one bucket part a month, or a year, or one in all), and the parts writers kept apart
  * before the bucket layout (`part-<writer>`, `part-walk-…`, `part-shard-K-of-N`): a key in several
- * of them keeps the version fetched last. A dataset already in buckets at the partitioning asked
- * for is left as it is.
+ * of them keeps the version fetched last. A dataset already in buckets at the partitioning and
+ * Parquet layout asked for is left as it is; asked for the other layout, every part is rewritten
+ * into it (`dataset-nesting.ts` types the new columns from every row first).
  *
  * How it stays safe: it takes every writer's lock (`LOCKED` while an export runs; none can start
  * meanwhile), then under the publish lock finishes any publish or compaction a kill left, writes the
@@ -16,7 +17,8 @@
  * its workers' locks are Redis leases, which this cannot see.
  */
 import { join } from 'node:path';
-import { DatasetError } from '../errors.ts';
+import { DatasetError, DatasetLayoutError } from '../errors.ts';
+import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { option, optionError } from './option-message.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
@@ -26,6 +28,7 @@ import { scanOperations, scanParts, scanWriters, type ScannedOperation } from '.
 import { checkParts } from './dataset-state.ts';
 import { withLock } from './dataset-store.ts';
 import { atLeastAsCoarse, isPartitionBy, PARTITION_BYS, type PartitionBy } from './partition-by.ts';
+import { recordedLayout } from './dataset-nesting.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
 
 export interface CompactOptions {
@@ -36,11 +39,18 @@ export interface CompactOptions {
   partition?: PartitionBy;
   /** Only this operation (e.g. `forum/subforum`); default every operation of the dataset. */
   operation?: string;
+  /**
+   * The Parquet layout afterwards: as recorded (the default), or the other one, into which every
+   * part is rewritten (README § 8 "Parquet layout"). Every later run keeps it.
+   */
+  layout?: ParquetLayout;
 }
 
 export interface OperationCompaction {
   operation: string;
   partitioning: { before: PartitionBy; after: PartitionBy };
+  /** The Parquet layout before and after (undefined for NDJSON and CSV parts). */
+  layout: { before: ParquetLayout | undefined; after: ParquetLayout | undefined };
   parts: { before: number; after: number };
   bytes: { before: number; after: number };
   /** Rows rewritten into new parts (0 when there was nothing to merge). */
@@ -73,17 +83,20 @@ async function compact(dir: string, options: CompactOptions, finish: boolean): P
   if (options.partition !== undefined && !isPartitionBy(options.partition)) {
     throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${JSON.stringify(options.partition)}`;
   }
+  if (options.layout !== undefined && !PARQUET_LAYOUTS.includes(options.layout)) {
+    throw optionError`${option('layout')} must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${JSON.stringify(options.layout)}`;
+  }
   let operations = await scanOperations(dir);
   if (options.operation !== undefined) {
     operations = operations.filter((operation) => operation.operation === options.operation);
     if (operations.length === 0) throw new DatasetError(`${dir} holds no operation ${options.operation}`, dir);
   }
   const done: OperationCompaction[] = [];
-  for (const operation of operations) done.push(await compactOperation(dir, operation, options.partition, finish));
+  for (const operation of operations) done.push(await compactOperation(dir, operation, options, finish));
   return { dir, operations: done };
 }
 
-async function compactOperation(dir: string, scanned: ScannedOperation, by: PartitionBy | undefined, finish: boolean): Promise<OperationCompaction> {
+async function compactOperation(dir: string, scanned: ScannedOperation, options: CompactOptions, finish: boolean): Promise<OperationCompaction> {
   const spec = findOperation(scanned.operation);
   if (spec === undefined) throw new DatasetError(`${dir} holds ${scanned.operation}, an operation this version does not know`, dir);
   if (scanned.schema?.locks === 'queue') {
@@ -103,22 +116,21 @@ async function compactOperation(dir: string, scanned: ScannedOperation, by: Part
       await finishLegacyPublishes(scanned.paths);
       // Read again: a finished compaction or publish changed the schema and the parts.
       const operation = (await scanOperations(dir)).find((each) => each.operation === scanned.operation) ?? scanned;
-      return { ...(await rewrite(dir, spec, operation, by, finish)), recovered: compacted || published };
+      return { ...(await rewrite(dir, spec, operation, options, finish)), recovered: compacted || published };
     });
   } finally {
     for (const lock of locks) await lock.release();
   }
 }
 
-async function rewrite(
-  dir: string,
-  spec: OperationSpec,
-  operation: ScannedOperation,
-  asked: PartitionBy | undefined,
-  finish: boolean,
-): Promise<Omit<OperationCompaction, 'recovered'>> {
+async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOperation, options: CompactOptions, finish: boolean): Promise<Omit<OperationCompaction, 'recovered'>> {
   const from = operation.partitioning;
-  const by = asked ?? from.by;
+  const by = options.partition ?? from.by;
+  const recorded = operation.schema === undefined ? undefined : recordedLayout(operation.schema);
+  if (options.layout !== undefined && operation.schema !== undefined && recorded === undefined) {
+    throw new DatasetLayoutError(`${dir} holds ${operation.operation} as ${operation.format} part files, which have no Parquet layout to convert`, dir, undefined, options.layout);
+  }
+  const layout = { before: recorded, after: options.layout ?? recorded };
   if (!atLeastAsCoarse(by, from.by)) {
     throw new DatasetError(
       `${dir} holds ${operation.operation} partitioned by ${from.by}; compaction merges partitions and cannot split them by ${by} (export into a new directory for a finer partitioning)`,
@@ -129,11 +141,11 @@ async function rewrite(
   await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
   const writers = [...new Set(parts.flatMap((part) => part.writer ?? []))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
-  const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, writers };
-  // Bucket parts at the recorded partitioning are what a rewrite would write again.
+  const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, layout, writers };
+  // Bucket parts at the recorded partitioning and layout are what a rewrite would write again.
   const bucketed = operation.schema?.layout !== undefined && writers.length === 0;
-  if ((by === from.by && bucketed) || operation.schema === undefined) {
+  if ((by === from.by && layout.after === layout.before && bucketed) || operation.schema === undefined) {
     return { ...unchanged, parts: { before: parts.length, after: parts.length }, bytes: { before: bytes, after: bytes }, rows: 0 };
   }
-  return { ...unchanged, ...(await rewriteIntoBuckets(spec, operation, by, finish)) };
+  return { ...unchanged, ...(await rewriteIntoBuckets(spec, operation, by, finish, layout.after)) };
 }

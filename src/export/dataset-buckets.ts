@@ -15,8 +15,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PART_EXTENSION, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { PART_EXTENSION, writePart, type DatasetFormat, type PartSchema } from '../../sinks/dataset-parts.ts';
 
 /** How a dataset lays its rows into part files, recorded at creation in its schema file. */
 export interface Layout {
@@ -117,12 +116,11 @@ export async function writeBucket(
   bucket: Bucket,
   hashOf: (row: Record<string, unknown>) => number,
   stagedPath: (bucket: Bucket) => string,
-  format: DatasetFormat,
-  columns: readonly SchemaColumn[],
+  schema: PartSchema,
   splitBytes: number,
 ): Promise<WrittenBucket[]> {
   const staged = stagedPath(bucket);
-  const { repaired } = await writePart(rows, staged, format, columns);
+  const { repaired } = await writePart(rows, staged, schema);
   if (rows.length < 2 || (await stat(staged)).size <= splitBytes) return [{ ...bucket, staged, repaired }];
   await rm(staged, { force: true });
   const of = bucket.of * 2;
@@ -135,8 +133,8 @@ export async function writeBucket(
   // A hash that does not split (every row in one half) would split forever: past 2^20 buckets, the part stays large.
   for (const [half, part] of halves) {
     if (part.length === 0) continue;
-    if (part.length === rows.length && of >= 1 << 20) written.push(...(await writeBucket(part, half, hashOf, stagedPath, format, columns, Infinity)));
-    else written.push(...(await writeBucket(part, half, hashOf, stagedPath, format, columns, splitBytes)));
+    if (part.length === rows.length && of >= 1 << 20) written.push(...(await writeBucket(part, half, hashOf, stagedPath, schema, Infinity)));
+    else written.push(...(await writeBucket(part, half, hashOf, stagedPath, schema, splitBytes)));
   }
   return written;
 }

@@ -12,12 +12,14 @@ import type { SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { mergeSchemas, SchemaTracker } from '../../sinks/dataset-schema.ts';
+import { readPart, type DatasetFormat, type PartSchema } from '../../sinks/dataset-parts.ts';
+import { mergeSchemas, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { bucketFor, bucketPath, bucketsIn, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import type { Commit } from './dataset-commit.ts';
+import { schemaTracker } from './dataset-nesting.ts';
 import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
 import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './dataset-store.ts';
@@ -32,7 +34,9 @@ export interface PlanContext {
   format: DatasetFormat;
   partitioning: Partitioning;
   layout: Layout;
-  maxDepth: number;
+  maxDepth: number | undefined;
+  /** A Parquet dataset's layout, as recorded (or, for a new one, as this run asks). */
+  parquetLayout: ParquetLayout | undefined;
   /** The dataset's recorded schema, if it has one. */
   recorded: RecordedSchema | undefined;
   /** Whether the dataset is (or becomes) locked by a queue's Redis leases. */
@@ -115,7 +119,7 @@ interface Tally {
 
 /** Reads every commit's staged records, merges them into the bucket parts they touch, and writes the new parts (staged). */
 export async function planGroup(context: PlanContext, commits: readonly Commit[]): Promise<GroupJournal> {
-  const tracker = new SchemaTracker(context.recorded?.columns ?? []);
+  const tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
   const tally: Tally = { added: commits.map(() => 0), updated: commits.map(() => 0), touched: commits.map(() => new Set<string>()), setAside: commits.map(() => 0) };
   const incoming = await readIncoming(context, commits, tracker, tally);
   await incoming.flush();
@@ -128,17 +132,18 @@ export async function planGroup(context: PlanContext, commits: readonly Commit[]
     columns,
     partitioning: context.partitioning,
     layout: context.layout,
+    ...(context.parquetLayout === undefined ? {} : { parquetLayout: context.parquetLayout }),
     ...(context.queueLocks ? { locks: 'queue' as const } : {}),
   };
   const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), members: [], drift: tracker.drift() };
   let repaired = 0;
-  for (const partition of [...incoming.from.keys()].sort()) repaired += await mergePartition(context, partition, incoming.records(context.op, partition), columns, journal, tally);
+  for (const partition of [...incoming.from.keys()].sort()) repaired += await mergePartition(context, partition, incoming.records(context.op, partition), schema, journal, tally);
   journal.members = commits.map((commit, from) => memberOf(commit, from, tally, journal.drift, from === 0 ? repaired : 0));
   return journal;
 }
 
 /** Per partition, the records of every commit's spool; a record without a key is counted, not written (it would be appended again on every run). */
-async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: SchemaTracker, tally: Tally): Promise<IncomingByPartition> {
+async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: DatasetSchemaTracker, tally: Tally): Promise<IncomingByPartition> {
   const incoming = new IncomingByPartition(join(context.paths.publishing, 'incoming'));
   for (const [from, commit] of commits.entries()) {
     if (commit.state.spool.bytes === 0) continue;
@@ -164,7 +169,7 @@ async function readIncoming(context: PlanContext, commits: readonly Commit[], tr
 }
 
 /** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
-async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, columns: RecordedSchema['columns'], journal: GroupJournal, tally: Tally): Promise<number> {
+async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: GroupJournal, tally: Tally): Promise<number> {
   const { paths, format, layout, op } = context;
   const folder = paths.partitionFolder(partition, context.partitioning.column);
   const parts = await bucketsIn(folder, format);
@@ -183,7 +188,7 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
     for await (const row of readExisting(target, format)) merge.add(row);
     countChanges(merge, bucketRows, tally);
     const stagedPath = (each: Bucket) => join(paths.publishing, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-    const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(op, row), stagedPath, format, columns, layout.splitBytes);
+    const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(op, row), stagedPath, schema, layout.splitBytes);
     for (const part of written) {
       // Old rows were repaired when first written: the count is this publish's strings.
       repaired += part.repaired;

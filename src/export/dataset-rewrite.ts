@@ -18,11 +18,13 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart } from '../../sinks/dataset-parts.ts';
 import { mergeSchemas } from '../../sinks/dataset-schema.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
 import { DatasetPaths, partitionOf, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
 import { readGroupJournal, readMarksFile, readPublishJournal, readWalkMarkFile } from './dataset-state.ts';
+import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
 import { writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
 import { laterMark, type MarksFile, type WalkMark } from './marks.ts';
@@ -202,23 +204,26 @@ export interface Rewritten {
  * a key found in several parts (several writers' parts, before buckets) keeps the version fetched
  * last, a row without `_fetched_at` counting as fetched when its part was last written. The
  * caller holds the publish lock and has finished any publish. Old marks of writers become walk
- * state files. `finish: false` stops after the journal (for tests of recovery).
+ * state files. `finish: false` stops after the journal (for tests of recovery). `parquetLayout`, when
+ * another than the recorded one, converts the parts to it (`dataset-nesting.ts`).
  */
-export async function rewriteIntoBuckets(spec: OperationSpec, operation: ScannedOperation, by: PartitionBy, finish: boolean): Promise<Rewritten> {
+export async function rewriteIntoBuckets(spec: OperationSpec, operation: ScannedOperation, by: PartitionBy, finish: boolean, parquetLayout?: ParquetLayout): Promise<Rewritten> {
   const { paths } = operation;
   const dir = paths.dir;
-  const schema = operation.schema!;
-  const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
   const from = operation.partitioning;
   const parts = await scanParts(dir, operation);
+  const converting = parquetLayout !== undefined && parquetLayout !== recordedLayout(operation.schema!);
+  const schema = converting ? await convertedSchema(operation.schema!, parts, parquetLayout) : operation.schema!;
+  const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const columns = mergeSchemas(schema.columns, [{ name: FETCHED_AT, kind: 'string' }]);
+  const rewritten: RecordedSchema = { ...schema, columns, partitioning: { by, column: from.column }, layout, shards: undefined };
   const journal: CompactionJournal = {
     version: 1,
     operation: operation.operation,
     renames: [],
     removes: [],
-    schema: { ...schema, columns, partitioning: { by, column: from.column }, layout, shards: undefined },
+    schema: rewritten,
     ...(await walksOfWriters(paths)),
   };
   const staging = compactionStaging(paths);
@@ -247,7 +252,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
     }
     for (const [bucket, bucketRows] of buckets.values()) {
       const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-      for (const written of await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, operation.format, columns, layout.splitBytes)) {
+      for (const written of await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes)) {
         const target = bucketPath(folder, written, operation.format);
         journal.renames.push([relative(dir, written.staged), relative(dir, target)]);
         targets.add(target);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketOfName, type Layout } from './dataset-buckets.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, type Partitioning } from './dataset-store.ts';
 import { readSchemaFile } from './dataset-state.ts';
@@ -21,6 +22,8 @@ export interface RecordedSchema {
   partitioning?: Partitioning;
   /** Absent in datasets of part files per writer (before buckets), which are migrated on their first open. */
   layout?: Layout;
+  /** How Parquet parts hold records (`dataset-nesting.ts`); absent in datasets recorded before layouts, which are flat. */
+  parquetLayout?: ParquetLayout;
   /** `queue`: written through a queue, whose workers lock it with Redis leases; every writer must. */
   locks?: 'queue';
   /** Writers of datasets before buckets recorded their shard count; no longer read. */

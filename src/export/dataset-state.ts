@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { parquetMetadataAsync } from 'hyparquet';
 import { StateDamagedError } from '../errors.ts';
 import { DATASET_FORMATS, PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { COLUMN_KINDS } from '../../sinks/rows.ts';
 import { MAX_BUCKETS } from './dataset-buckets.ts';
 import { walkName } from '../operations/walk-name.ts';
@@ -140,20 +142,79 @@ function listOf<T>(each: Rule<T>, unique?: { field: keyof T & string; noun: stri
 /** The Hive keys a dataset's folders use: `_date`, or `date` in datasets of socialstream 0.1. */
 const PARTITION_COLUMNS = [PARTITION_COLUMN, LEGACY_PARTITIONING.column];
 
+const NEWER_REMEDY = 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup';
+/** A leaf's kind (`COLUMN_KINDS`), or a nested dataset's STRUCT and LIST (`sinks/dataset-nested.ts`). */
+const COLUMN_KIND = oneOf([...COLUMN_KINDS, 'struct', 'list'], NEWER_REMEDY);
+/** Deeper than any `maxDepth` a run would type: a file nested so deep is damage, and checking it would exhaust the stack. */
+const MAX_NESTING = 1_000;
+
+/**
+ * A column of the schema: its name and its shape: a leaf kind, a STRUCT with its (named, distinct, at
+ * least one) fields, or a LIST with its element's shape.
+ */
+function column(depth: number): Rule<SchemaColumn> {
+  return {
+    expected: 'an object { name: text; kind: text }',
+    problem(value, at) {
+      if (!isObject(value)) return { what: `${at} is ${shown(value)}, not an object { name; kind }` };
+      // A record's field may be named "" (`{"": 1}`), and its column so.
+      return anyText.problem(value.name, `${at}.name`) ?? shapeProblem(value, at, depth);
+    },
+  };
+}
+
+function shapeProblem(value: unknown, at: string, depth: number): Problem | undefined {
+  if (!isObject(value)) return { what: `${at} is ${shown(value)}, not an object { kind }` };
+  // Named by the column it is in: the path down to it would be thousands of `.element`s long.
+  if (depth > MAX_NESTING) return { what: `${at.split('.')[0]} nests deeper than ${MAX_NESTING} levels` };
+  const problem = COLUMN_KIND.problem(value.kind, `${at}.kind`);
+  if (problem !== undefined) return problem;
+  if (value.kind === 'list') return shapeProblem(value.element, `${at}.element`, depth + 1);
+  if (value.kind !== 'struct') return undefined;
+  if (Array.isArray(value.fields) && value.fields.length === 0) return { what: `${at}.fields is [], and a struct needs a field` };
+  return columnList(depth + 1).problem(value.fields, `${at}.fields`);
+}
+
+function columnList(depth: number): Rule<SchemaColumn[]> {
+  // Two entries of a column put its values in the overflow column instead (README §8: 112 of 1,000 ids went there).
+  return listOf(column(depth), { field: 'name', noun: 'column', remedy: 'remove the repeated entry (the first is the one the part files were written with)' });
+}
+
+/**
+ * The schema file's fields that must agree: a Parquet layout only for Parquet parts, and STRUCT and
+ * LIST columns only in a nested dataset (a flat one's parts have dotted leaf columns).
+ */
+function agreeing<T extends { format: DatasetFormat; columns: SchemaColumn[]; parquetLayout?: ParquetLayout }>(inner: Rule<T>): Rule<T> {
+  return {
+    ...inner,
+    problem(value, at) {
+      const problem = inner.problem(value, at);
+      if (problem !== undefined) return problem;
+      const { format, columns, parquetLayout } = value as T;
+      const prefix = at === '' ? '' : `${at}.`;
+      if (parquetLayout !== undefined && format !== 'parquet') {
+        return { what: `${prefix}parquetLayout is ${shown(parquetLayout)}, and the parts are ${format}, which has none`, remedy: 'remove parquetLayout' };
+      }
+      const nested = columns.findIndex((each) => each.kind === 'struct' || each.kind === 'list');
+      if (parquetLayout !== 'nested' && nested !== -1) {
+        return {
+          what: `${prefix}columns[${nested}] is a ${columns[nested].kind}, and the parts are ${format === 'parquet' ? 'flat (parquetLayout is not "nested")' : format}`,
+          remedy: 'restore the file from a backup (a nested dataset records parquetLayout "nested")',
+        };
+      }
+      return undefined;
+    },
+  };
+}
+
 /** `_dataset/<op>/schema.json` (`dataset.ts` writes it on every publish). */
-const SCHEMA_FILE = shape({
+const SCHEMA_FILE = agreeing(shape({
   version: exactly(1),
   operation: text,
   format: oneOf(DATASET_FORMATS),
-  columns: listOf(
-    shape({
-      // A record's field may be named "" (`{"": 1}`), and its column so.
-      name: anyText,
-      kind: oneOf(COLUMN_KINDS, 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup'),
-    }),
-    // Two entries of a column put its values in the overflow column instead (README §8: 112 of 1,000 ids went there).
-    { field: 'name', noun: 'column', remedy: 'remove the repeated entry (the first is the one the part files were written with)' },
-  ),
+  columns: columnList(0),
+  // Absent in datasets recorded before layouts, whose parts are flat (`dataset-nesting.ts`).
+  parquetLayout: optional(oneOf(PARQUET_LAYOUTS, NEWER_REMEDY)),
   partitioning: optional(
     shape({
       by: oneOf(PARTITION_BYS, 'set it to the grain of the partition folders (_date=2025-11-21 is day, _date=2025-11 month, _date=2025 year, _date=all none)'),
@@ -169,7 +230,7 @@ const SCHEMA_FILE = shape({
   ),
   locks: optional(exactly('queue')),
   shards: optional(count),
-});
+}));
 
 /** `_dataset/<op>/state-<writer>.json` (`marks.ts`): the run it last completed, and before walks kept their own files, their marks. */
 const MARKS_FILE = shape({

@@ -22,7 +22,8 @@ import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../o
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { describeDrift, hasDrift, SchemaTracker } from '../../sinks/dataset-schema.ts';
+import { describeDrift, hasDrift, SchemaTracker, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DEFAULT_LAYOUT, FETCHED_AT, MAX_BUCKETS, type Layout } from './dataset-buckets.ts';
 import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './dataset-commit.ts';
 import { planGroup } from './dataset-plan.ts';
@@ -31,7 +32,7 @@ import { scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
-import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
+import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
 import type { Destination, DestinationCapabilities, Published } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
@@ -62,6 +63,8 @@ export interface DatasetDestinationOptions {
   partition?: PartitionBy;
   /** How a new dataset lays rows into part files; a dataset keeps the layout it was created with. */
   layout?: Partial<Layout>;
+  /** A Parquet dataset's layout: a new one records it (default nested); a run asking for another than the recorded one is refused. */
+  parquetLayout?: ParquetLayout;
   /** The walks of this export: each reads its own state before the first request. */
   walks?: readonly Readonly<Record<string, string>>[];
   /** Record-time bounds in Unix ms (`since` inclusive, `until` exclusive). */
@@ -77,10 +80,12 @@ export class DatasetDestination implements Destination {
   readonly remedy: string;
   readonly #policy: SchemaPolicy;
   readonly #incremental: boolean;
-  readonly #maxDepth: number;
+  readonly #maxDepth: number | undefined;
   readonly #askedFormat: DatasetFormat | undefined;
   readonly #askedPartition: PartitionBy | undefined;
   readonly #askedLayout: Layout;
+  readonly #askedParquetLayout: ParquetLayout | undefined;
+  #parquetLayout: ParquetLayout | undefined;
   readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #publishLock: DatasetDestinationOptions['publishLock'];
   readonly #group: GroupCommit;
@@ -89,7 +94,7 @@ export class DatasetDestination implements Destination {
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
-  #tracker = new SchemaTracker([]);
+  #tracker: DatasetSchemaTracker = new SchemaTracker([]);
   /** The state of each walk of this export that has one: its mark and the keys near it. */
   #marks = new Map<string, WalkMark>();
   /** Per walk, the keys near its mark, for `inspect`. */
@@ -114,10 +119,11 @@ export class DatasetDestination implements Destination {
     this.remedy = `restart the export (--restart) to discard ${this.paths.staging} and start over; the published dataset stays`;
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
-    this.#maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.#maxDepth = options.maxDepth;
     this.#askedFormat = options.format;
     this.#askedPartition = options.partition;
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
+    this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
     this.#publishLock = options.publishLock;
     this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (commits) => this.#plan(commits));
@@ -165,8 +171,9 @@ export class DatasetDestination implements Destination {
     }
     if (schema === undefined) await checkOtherSchemas(this.paths);
     this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
+    this.#parquetLayout = layoutForRun(schema, this.#format, this.#askedParquetLayout, this.paths);
     this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
-    this.#tracker = new SchemaTracker(schema?.columns ?? []);
+    this.#tracker = schemaTracker(schema?.columns ?? [], this.#parquetLayout);
     const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
     if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     // Before any request: a part this run would merge into must read back.
@@ -327,7 +334,8 @@ export class DatasetDestination implements Destination {
     const commit: Commit = { writer: this.paths.writer, complete, ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}), state };
     // Only a finished run hands off: a partial one goes on from the checkpoint its publish writes.
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
-    this.#tracker = new SchemaTracker((await this.#recordedSchema())?.columns ?? []);
+    const recorded = await this.#recordedSchema();
+    this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));
     if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
     return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
   }
@@ -376,6 +384,8 @@ export class DatasetDestination implements Destination {
         partitioning: this.#partitioning,
         layout: recorded?.layout ?? this.#askedLayout,
         maxDepth: this.#maxDepth,
+        // A first run of another writer's may have recorded the layout since this one opened: the recorded one is the dataset's.
+        parquetLayout: recorded === undefined ? this.#parquetLayout : recordedLayout(recorded),
         recorded,
         queueLocks: recorded?.locks === 'queue' || this.#publishLock !== undefined,
       },

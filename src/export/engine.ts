@@ -59,6 +59,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           maxDepth: settings.maxDepth,
           partition: settings.partition,
           layout: settings.bucketing,
+          parquetLayout: settings.parquetLayout,
           walks: walks.params,
           since: settings.since,
           until: settings.until,

@@ -17,6 +17,7 @@ export { datasetInfo, describeDatasetInfo, type DatasetInfo, type DatasetInfoDat
 export { compactDataset, type CompactionSummary, type CompactOptions, type OperationCompaction } from './compact.ts';
 export type { DatasetChanges, ExportLocks, ExportOptions, ExportProgress, ExportSummary, FileFormat, SchemaPolicy, StopReason } from './types.ts';
 export {
+  DatasetLayoutError,
   DiskFullError,
   ExportError,
   HeldStateError,
@@ -30,4 +31,5 @@ export {
 } from '../errors.ts';
 export type { PartitionBy } from './dataset-store.ts';
 export type { DatasetFormat } from '../../sinks/dataset-parts.ts';
-export type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+export type { ColumnShape, SchemaColumn } from '../../sinks/dataset-schema.ts';
+export type { ColumnKind } from '../../sinks/rows.ts';

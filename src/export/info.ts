@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { describeDrift, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { describeDrift, typeName, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
@@ -248,7 +248,7 @@ export function operationLines(operation: OperationInfo): string[] {
     `${operation.operation}: ${counted(operation.rows, 'row')}, ${counted(operation.partitions.length, 'partition')} by ${partitioning.by} (${partitioning.column}=…), ` +
       `${counted(operation.parts, 'part file')} (${operation.format}, ${size(operation.bytes)})`,
   ];
-  const schema = operation.schema.map((column) => `${column.name} ${column.kind}`);
+  const schema = operation.schema.map((column) => `${column.name} ${typeName(column)}`);
   lines.push(`  schema: ${counted(schema.length, 'column')}${schema.length === 0 ? '' : `: ${schema.join(', ')}`}`);
   if (operation.compacting) lines.push('  a compaction was interrupted: the next export or `dataset compact` finishes it');
   if (operation.smallFiles !== undefined) lines.push(`  small files: ${operation.smallFiles}`);
@@ -298,7 +298,7 @@ export function schemaGrid(operation: OperationInfo): Grid {
   return {
     caption: `schema: ${counted(operation.schema.length, 'column')}`,
     columns: [{ name: 'column' }, { name: 'kind' }],
-    rows: operation.schema.map((column) => [column.name, column.kind]),
+    rows: operation.schema.map((column) => [column.name, typeName(column)]),
   };
 }
 

@@ -45,7 +45,7 @@ export interface ExportSettings {
   keepDuplicates: boolean;
   dedupe: string | undefined;
   escapeFormulae: boolean;
-  /** A Parquet file's layout (`'nested'` or `'flat'`). */
+  /** A Parquet file's or a new Parquet dataset's layout (`'nested'` or `'flat'`). */
   parquetLayout: ParquetLayout | undefined;
   gates: readonly RequestGate[];
   locks: ExportOptions['locks'];
@@ -166,7 +166,8 @@ function checkCombinations(options: ExportOptions): void {
   }
   const fileFormat = out === undefined ? undefined : formatOf(out, format);
   if (escapeFormulae === true && fileFormat !== 'csv') throw optionError`${option('escapeFormulae')} applies to a .csv output only`;
-  if (layout !== undefined && fileFormat !== 'parquet') throw optionError`${option('layout')} applies to a .parquet output only (CSV is always flat; dataset parts are flat)`;
+  // A dataset's parts are Parquet unless an older dataset recorded another format, which the run refuses.
+  if (layout !== undefined && (fileFormat ?? format ?? 'parquet') !== 'parquet') throw optionError`${option('layout')} applies to a .parquet output or a Parquet dataset only (CSV is always flat)`;
 }
 
 /** The checked options with their defaults. */

@@ -57,7 +57,11 @@ export interface ExportOptions {
    * `'day'`, `'month'` (the default), `'year'` or `'none'`. A dataset keeps the partitioning of its first run.
    */
   partition?: PartitionBy;
-  /** A Parquet file (`out`): `'nested'` (STRUCT and LIST, the default) or `'flat'` (dotted columns), README § 3. */
+  /**
+   * A Parquet file (`out`) or Parquet dataset: `'nested'` (STRUCT and LIST, the default) or `'flat'`
+   * (dotted columns), README § 3. A dataset records the layout of its first run and keeps it; a run
+   * asking for another is refused (`DATASET_LAYOUT`); `compactDataset(dir, { layout })` converts one.
+   */
   layout?: ParquetLayout;
   /**
    * Datasets: how a new dataset lays each partition's rows into part files (README § 8 "Part files"):

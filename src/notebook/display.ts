@@ -20,31 +20,53 @@ export function displayable(html: string, text: string): Displayable {
 export const CELL_WIDTH = 60;
 
 /**
- * A value as one short line: text as it is, numbers and booleans as JSON, nested arrays and objects
- * compactly (`[3 items]`, `{id, name, …}` one level down), everything cut to `max` characters.
- * Line breaks and tabs become visible escapes, so a cell stays one line in a text table.
+ * A value as one short line of at most `max` characters (README § 10 "Notebooks"): text as it
+ * is, numbers and booleans as JSON, bigints with every digit; an object as `{nickname: "ana", id: 7,
+ * …}` and a list as `[3 items: …]`, two levels down (deeper ones as `{id, name}` and `[2 items]`),
+ * entries left out as `…` so the brackets still close. Line breaks and tabs become visible escapes,
+ * so a cell stays one line in a text table.
  */
 export function cellText(value: unknown, max = CELL_WIDTH): string {
-  return cut(oneLine(compact(value, 2)), max);
+  return cut(compact(value, 2, max), max);
 }
 
-function compact(value: unknown, depth: number): string {
+function compact(value: unknown, depth: number, width: number): string {
   if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return depth < 2 ? JSON.stringify(value) : value;
+  if (typeof value === 'string') return depth < 2 ? JSON.stringify(value) : oneLine(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (typeof value === 'symbol') return value.toString();
   if (typeof value === 'function') return '[function]';
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]';
-    if (depth <= 0) return `[${value.length} ${value.length === 1 ? 'item' : 'items'}]`;
-    return `[${value.map((item) => compact(item ?? null, depth - 1) || 'null').join(', ')}]`;
+    const count = `${value.length} ${value.length === 1 ? 'item' : 'items'}`;
+    if (depth <= 0) return `[${count}]`;
+    const room = width - count.length - 4;
+    return `[${count}: ${within(value.map((item) => (fit: number) => compact(item ?? null, depth - 1, fit) || 'null'), room)}]`;
   }
+  if (value instanceof Map || value instanceof Set) return `${value.constructor.name}(${value.size})`;
   const keys = Object.keys(value);
   if (keys.length === 0) return '{}';
-  if (depth <= 0) return `{${keys.join(', ')}}`;
-  const entries = keys.map((key) => `${key}: ${compact((value as Record<string, unknown>)[key], depth - 1) || 'null'}`);
-  return `{${entries.join(', ')}}`;
+  if (depth <= 0) return `{${within(keys.map((key) => () => oneLine(key)), width - 2)}}`;
+  const record = value as Record<string, unknown>;
+  return `{${within(keys.map((key) => (fit: number) => `${oneLine(key)}: ${compact(record[key], depth - 1, fit - key.length - 2) || 'null'}`), width - 2)}}`;
+}
+
+/** Entries joined by `, ` in about `width` characters: those that do not fit become one `…` (the first is cut instead). */
+function within(entries: readonly ((width: number) => string)[], width: number): string {
+  const shown: string[] = [];
+  let used = 0;
+  for (const [index, entry] of entries.entries()) {
+    const room = width - used - (index === 0 ? 0 : 2);
+    const text = entry(Math.max(room, 1));
+    // Room for `, …` after this one, unless it is the last.
+    const fits = text.length + (index === entries.length - 1 ? 0 : 3) <= room;
+    if (!fits && index > 0) return [...shown, '…'].join(', ');
+    if (!fits) return entries.length > 1 ? `${cut(text, Math.max(room - 3, 1))}, …` : cut(text, Math.max(room, 1));
+    shown.push(text);
+    used += text.length + (index === 0 ? 0 : 2);
+  }
+  return shown.join(', ');
 }
 
 function oneLine(text: string): string {

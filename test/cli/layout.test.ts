@@ -36,7 +36,7 @@ describe('export --layout', () => {
   it('is refused for an output that is not Parquet, and for an unknown layout', async () => {
     const csv = await runCli(['export', 'shortvideo/videos', 'handle=x', '--out', join(tempDir(), 'v.csv'), '--layout', 'flat'], sandboxEnv(sandbox));
     expect(csv.code).toBe(2);
-    expect(csv.stderr).toContain('--layout applies to a .parquet output only');
+    expect(csv.stderr).toContain('--layout applies to a .parquet output or a dataset only');
     const wide = await runCli(['export', 'shortvideo/videos', 'handle=x', '--out', join(tempDir(), 'v.parquet'), '--layout', 'wide'], sandboxEnv(sandbox));
     expect(wide.code).toBe(2);
     expect(wide.stderr).toContain('--layout must be nested or flat');

@@ -92,7 +92,7 @@ const ROWS: Row[] = [
   { what: 'escaping formulae in NDJSON', flags: ['--out', 'OUT.ndjson', '--csv-escape-formulae'], options: { out: 'OUT.ndjson', escapeFormulae: true }, names: ['escapeFormulae'] },
   { what: 'an unknown Parquet layout', flags: ['--out', 'OUT.parquet', '--layout', 'wide'], options: { out: 'OUT.parquet', layout: 'wide' as 'flat' }, names: ['layout'] },
   { what: 'a layout for a CSV file', flags: ['--out', 'OUT.csv', '--layout', 'flat'], options: { out: 'OUT.csv', layout: 'flat' }, names: ['layout'] },
-  { what: 'a layout for a dataset', flags: ['--dataset', 'DIR', '--layout', 'flat'], options: { dataset: 'DIR', layout: 'flat' }, names: ['layout'] },
+  { what: 'an unknown layout for a dataset', flags: ['--dataset', 'DIR', '--layout', 'deep'], options: { dataset: 'DIR', layout: 'deep' as 'flat' }, names: ['layout'] },
   { what: 'no walk at a time', flags: ['--out', 'OUT.ndjson', '--concurrency', '0'], options: { out: 'OUT.ndjson', concurrency: 0 }, names: ['concurrency'] },
   { what: 'no page at a time', flags: ['--out', 'OUT.ndjson', '--page-concurrency', '0'], options: { out: 'OUT.ndjson', pageConcurrency: 0 }, names: ['pageConcurrency'] },
   { what: 'a negative limit', flags: ['--out', 'OUT.ndjson', '--limit', '-1'], options: { out: 'OUT.ndjson', limit: -1 }, names: ['limit'] },

@@ -38,6 +38,24 @@ function musicIdsIn(text: string): Array<[string, string]> {
   return [...text.matchAll(/"id":(-?\d+),"id_str":"(\d+)"/g)].map(([, id, idStr]) => [id, idStr]);
 }
 
+const LAYOUTS = ['nested', 'flat'] as const;
+type Layout = (typeof LAYOUTS)[number];
+
+/** A leaf in SQL: a struct's field in the nested layout (`music.id`), a dotted column in the flat one (`"music.id"`). */
+function leaf(layout: Layout, ...keys: string[]): string {
+  return layout === 'nested' ? keys.join('.') : `"${keys.join('.')}"`;
+}
+
+/** The kind the dataset's schema file records for a leaf. */
+function recordedKind(dir: string, layout: Layout, ...keys: string[]): string | undefined {
+  type Column = { name: string; kind: string; fields?: Column[] };
+  const { columns } = JSON.parse(readFileSync(join(dir, '_dataset', 'shortvideo__videos', 'schema.json'), 'utf8')) as { columns: Column[] };
+  if (layout === 'flat') return columns.find((column) => column.name === keys.join('.'))?.kind;
+  let found: Column | undefined = { name: '', kind: 'struct', fields: columns };
+  for (const key of keys) found = found?.fields?.find((column) => column.name === key);
+  return found?.kind;
+}
+
 describe('a 19-digit music.id from the sandbox', () => {
   it('is yielded by the client as a bigint with the digits of id_str', async () => {
     let count = 0;
@@ -82,22 +100,20 @@ describe('a 19-digit music.id from the sandbox', () => {
     }
   });
 
-  it('reaches a dataset as a BIGINT with the exact value, and keeps it when a later run merges into its parts', async () => {
+  it.each(LAYOUTS)('reaches a %s dataset as a BIGINT with the exact value, and keeps it when a later run merges into its parts', async (layout) => {
     const dir = fresh('dataset');
     const params = { handle: 'big-dataset-n40' };
-    await toDataset(client.shortvideo.videos(params), dir);
+    await toDataset(client.shortvideo.videos(params), dir, { layout });
     // The same videos again: every part is read back and written anew around them.
     await toDataset(client.shortvideo.videos(params), dir, { incremental: false });
-    const rows = await query(
-      `SELECT typeof("music.id") AS type, "music.id" AS id, "music.id_str" AS id_str FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true)`,
-    );
+    const [id, idStr] = [leaf(layout, 'music', 'id'), leaf(layout, 'music', 'id_str')];
+    const rows = await query(`SELECT typeof(${id}) AS type, ${id} AS id, ${idStr} AS id_str FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true)`);
     expect(rows).toHaveLength(40);
     for (const row of rows) {
       expect(row.type).toBe('BIGINT');
       expect(String(row.id)).toBe(row.id_str);
     }
-    const schema = JSON.parse(readFileSync(join(dir, '_dataset', 'shortvideo__videos', 'schema.json'), 'utf8')) as { columns: { name: string; kind: string }[] };
-    expect(schema.columns.find((column) => column.name === 'music.id')?.kind).toBe('bigint');
+    expect(recordedKind(dir, layout, 'music', 'id')).toBe('bigint');
   });
 });
 
@@ -127,14 +143,15 @@ describe('a dataset written before integers were exact', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it('is refused before any request when it recorded a field the operation sends big as double', async () => {
+  it.each(LAYOUTS)('is refused before any request when it recorded a field the operation sends big as double (%s)', async (layout) => {
     const dir = fresh('old-double');
     score = '0';
     // Earlier versions recorded a 19-digit id as double (they parsed it to a rounded number); a
     // fraction puts the column there today.
     literal = '7471.5';
-    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
-    const before = await query(`SELECT typeof("music.id") AS type FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
+    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir, { layout });
+    const id = leaf(layout, 'music', 'id');
+    const before = await query(`SELECT typeof(${id}) AS type FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
     expect(before).toEqual([{ type: 'DOUBLE' }]);
 
     const spent = charged();
@@ -144,7 +161,7 @@ describe('a dataset written before integers were exact', () => {
     expect((error as Error).message).toMatch(/recorded music\.id as double, which rounds integers past 2\^53, which this operation sends there/);
     expect((error as Error).message).toMatch(/Export into a new dataset directory/);
     expect(charged() - spent).toBe(0);
-    const after = await query(`SELECT typeof("music.id") AS type, count(*) AS n FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}) GROUP BY 1`);
+    const after = await query(`SELECT typeof(${id}) AS type, count(*) AS n FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}) GROUP BY 1`);
     expect(after).toEqual([{ type: 'DOUBLE', n: 1 }]);
   });
 
@@ -163,21 +180,19 @@ describe('a dataset written before integers were exact', () => {
     expect(rows).toEqual([{ type: 'DOUBLE', score: 2.5 }]);
   });
 
-  it('widens a column recorded as integer to exact integers, its old values kept', async () => {
+  it.each(LAYOUTS)('widens a column recorded as integer to exact integers, its old values kept (%s)', async (layout) => {
     const dir = fresh('old-integer');
     // The sandbox of earlier versions sent a 15-digit music.id: an integer column.
     literal = '747125603162527';
     score = '0';
-    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
+    await toDataset(old.shortvideo.videos({ handle: 'old' }), dir, { layout });
     await toDataset(client.shortvideo.videos({ handle: 'big-widened-n40' }), dir);
-    const rows = await query(
-      `SELECT typeof("music.id") AS type, "music.id" AS id, "music.id_str" AS id_str FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, union_by_name = true)`,
-    );
+    const [id, idStr] = [leaf(layout, 'music', 'id'), leaf(layout, 'music', 'id_str')];
+    const rows = await query(`SELECT typeof(${id}) AS type, ${id} AS id, ${idStr} AS id_str FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, union_by_name = true)`);
     expect(rows).toHaveLength(41);
     expect(new Set(rows.map((row) => row.type))).toEqual(new Set(['BIGINT']));
     expect(rows.filter((row) => row.id === 747125603162527)).toHaveLength(1);
     for (const row of rows.filter((row) => row.id !== 747125603162527)) expect(String(row.id)).toBe(row.id_str);
-    const schema = JSON.parse(readFileSync(join(dir, '_dataset', 'shortvideo__videos', 'schema.json'), 'utf8')) as { columns: { name: string; kind: string }[] };
-    expect(schema.columns.find((column) => column.name === 'music.id')?.kind).toBe('bigint');
+    expect(recordedKind(dir, layout, 'music', 'id')).toBe('bigint');
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetError } from '../../src/index.ts';
 import { compactDataset, datasetInfo, type ExportLocks } from '../../src/export/index.ts';
 import { bucketFor, fetchedLater, keyHash } from '../../src/export/dataset-buckets.ts';
-import { readPart, writePart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { readPart, writePart, type DatasetFormat, type PartSchema } from '../../sinks/dataset-parts.ts';
 import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
@@ -71,8 +71,7 @@ describe('the bucket layout', () => {
     const part = join(dir, 'forum/subforum/_date=2024-03/part-b0-of-1.parquet');
     const rows: Record<string, unknown>[] = [];
     for await (const row of readPart(part, 'parquet')) rows.push(row.id === 'p3' ? { ...row, title: 'fetched later', _fetched_at: '2999-01-01T00:00:00.000Z' } : row);
-    const columns = (JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as { columns: { name: string; kind: 'string' }[] }).columns;
-    await writePart(rows, `${part}.tmp`, 'parquet', columns);
+    await writePart(rows, `${part}.tmp`, JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as PartSchema);
     renameSync(`${part}.tmp`, part);
 
     const later = await toDataset(posts(0, 10, 'published later'), dir, { params: { subforum: 'a' } });
@@ -150,8 +149,10 @@ describe('the bucket layout', () => {
 async function legacyDataset(format: DatasetFormat): Promise<{ dir: string; walk: Record<string, string> }> {
   const dir = freshDir();
   const other = freshDir();
-  await toDataset(posts(0, 40, 'writer one'), dir, { params: { subforum: 'legacy' }, format });
-  await toDataset(posts(20, 40, 'writer two'), other, { params: { subforum: 'legacy-two' }, format });
+  // Datasets before buckets were flat: they recorded no Parquet layout.
+  const flat = format === 'parquet' ? { layout: 'flat' as const } : {};
+  await toDataset(posts(0, 40, 'writer one'), dir, { params: { subforum: 'legacy' }, format, ...flat });
+  await toDataset(posts(20, 40, 'writer two'), other, { params: { subforum: 'legacy-two' }, format, ...flat });
   const folder = join(dir, 'forum/subforum/_date=2024-03');
   const schemaPath = join(dir, META, 'schema.json');
   const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as { columns: SchemaColumn[]; layout?: unknown };
@@ -163,12 +164,12 @@ async function legacyDataset(format: DatasetFormat): Promise<{ dir: string; walk
   for (const [from, to, mtime] of writers) {
     const rows: Record<string, unknown>[] = [];
     for await (const { _fetched_at: _, ...row } of readPart(from, format)) rows.push(row);
-    await writePart(rows, `${to}.tmp`, format, columns);
+    await writePart(rows, `${to}.tmp`, { format, columns });
     rmSync(from);
     renameSync(`${to}.tmp`, to);
     utimesSync(to, mtime, mtime);
   }
-  writeFileSync(schemaPath, JSON.stringify({ ...schema, columns, layout: undefined, shards: 2 }));
+  writeFileSync(schemaPath, JSON.stringify({ ...schema, columns, layout: undefined, parquetLayout: undefined, shards: 2 }));
   const walks = join(dir, META, 'walks');
   const [name] = readdirSync(walks);
   const mark = JSON.parse(readFileSync(join(walks, name), 'utf8')) as { params: Record<string, string>; mark: number; markTime: string };

@@ -91,6 +91,50 @@ describe('dataset state checked on open', () => {
     }
   });
 
+  it('knows the struct and list columns and the Parquet layout a nested dataset records', async () => {
+    const dir = fresh('nested-kinds');
+    const paths = new DatasetPaths(dir, 'forum/subforum', 'all');
+    mkdirSync(paths.meta, { recursive: true });
+    const columns = [
+      { name: 'id', kind: 'bigint' },
+      { name: 'author', kind: 'struct', fields: [{ name: 'name', kind: 'string' }, { name: 'stats', kind: 'struct', fields: [{ name: 'karma', kind: 'integer' }] }] },
+      { name: 'media', kind: 'list', element: { kind: 'struct', fields: [{ name: 'url', kind: 'string' }] } },
+      { name: 'tags', kind: 'list', element: { kind: 'list', element: { kind: 'json' } } },
+    ];
+    writeFileSync(paths.schema, JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, parquetLayout: 'nested' }));
+    expect(await readSchemaFile(paths)).toMatchObject({ columns, parquetLayout: 'nested' });
+  });
+
+  it.each([
+    ['a layout it does not know', { parquetLayout: 'wide' }, /parquetLayout is "wide", not one of nested, flat; a newer socialstream may have written it/],
+    ['a struct in a flat dataset', { parquetLayout: 'flat', columns: [{ name: 'author', kind: 'struct', fields: [{ name: 'name', kind: 'string' }] }] }, /columns\[0\] is a struct, and the parts are flat/],
+    ['a struct without fields', { parquetLayout: 'nested', columns: [{ name: 'author', kind: 'struct', fields: [] }] }, /columns\[0\]\.fields is \[\], and a struct needs a field/],
+    ['a struct field listed twice', { parquetLayout: 'nested', columns: [{ name: 'a', kind: 'struct', fields: [{ name: 'x', kind: 'string' }, { name: 'x', kind: 'integer' }] }] }, /columns\[0\]\.fields lists the column "x" twice/],
+    ['a list without an element', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list' }] }, /columns\[0\]\.element is missing, not an object/],
+    ['an element of an unknown kind', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list', element: { kind: 'map' } }] }, /columns\[0\]\.element\.kind is "map", not one of .*struct, list/],
+    ['a layout for NDJSON parts', { format: 'ndjson', parquetLayout: 'nested' }, /parquetLayout is "nested", and the parts are ndjson, which has none; remove parquetLayout/],
+  ])('refuses a schema file with %s, naming the file, before any request', async (_, change, message) => {
+    const dir = copy('nested-damage');
+    writeFileSync(join(dir, META, 'schema.json'), JSON.stringify({ ...schemaOf(dir), ...change }));
+    const before = charged();
+    const error = await toDataset(posts(client), dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect(error).toMatchObject({ code: 'STATE_DAMAGED', path: join(dir, META, 'schema.json') });
+    expect((error as Error).message).toMatch(message);
+    expect(charged()).toBe(before);
+  });
+
+  it('refuses a schema file whose list nests 5,000 deep, naming the column, without overflowing the stack', async () => {
+    const dir = copy('nested-deep');
+    // As text: JSON.stringify itself overflows the stack on a value this deep (JSON.parse does not).
+    const element = '{"kind":"list","element":'.repeat(5_000) + '{"kind":"string"}' + '}'.repeat(5_000);
+    const schema = JSON.stringify({ ...schemaOf(dir), parquetLayout: 'nested', columns: [] }).replace('"columns":[]', `"columns":[{"name":"deep","kind":"list","element":${element}}]`);
+    writeFileSync(join(dir, META, 'schema.json'), schema);
+    const error = await toDataset(posts(client), dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect((error as Error).message).toMatch(/schema\.json is damaged: columns\[0\] nests deeper than 1000 levels/);
+  });
+
   it('takes a column named "" for no damage: a record may have such a field', async () => {
     const dir = fresh('empty-name');
     await recordsIntoDataset([{ id: 'e1', created_utc: 1_700_000_000, '': 1 }], dir, { params: { subforum: 'empty-name' } });

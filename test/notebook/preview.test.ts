@@ -181,7 +181,7 @@ describe('RecordTable display', () => {
     expect(row).toContain(`${'x'.repeat(59)}…`);
     expect(row).not.toContain('x'.repeat(61));
     expect(row).toContain('one\\ntwo');
-    expect(row).toContain('[{url: "https://a.example/1", kind: "photo"}, {url: "https:…');
+    expect(row).toContain('[2 items: {url: "https://a.example/1", kind: "photo"}, …]');
     expect(text.split('\n')).toHaveLength(4);
   });
 

@@ -7,8 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBType } from '@duckdb/node-api';
-import { DataType as ArrowType, tableFromIPC, Type } from 'apache-arrow';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { DataType as ArrowType, tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import { scratchDir } from './helpers/files.ts';
 import { sandboxParams } from './helpers/sandbox-params.ts';
 import { leafDifferences, leaves } from './helpers/leaves.ts';
 import { nestedRecords, parquetColumns, type Shape } from './helpers/read-back.ts';
+import { arrowType, canonicalRow, duckType, expectedType, polarsType, type Canonical, type PolarsType } from './helpers/readers.ts';
 
 const dir = scratchDir();
 const RECORDS_PER_OPERATION = 12;
@@ -43,87 +44,6 @@ async function walk(dialect: SandboxDialect): Promise<Map<string, Array<Record<s
   } finally {
     await sandbox.close();
   }
-}
-
-/** A reader's type as one canonical tree, so three readers' names for a type compare. */
-type Canonical = string | { struct: Array<[string, Canonical]> } | { list: Canonical };
-
-/** The documented mapping: what each leaf kind, struct and list must read as. */
-function expectedType(shape: Shape): Canonical {
-  if ('list' in shape) return { list: expectedType(shape.list) };
-  if ('struct' in shape) return { struct: shape.struct.map(({ name, shape: child }) => [name, expectedType(child)]) };
-  const leaf: Record<string, string> = { integer: 'int64', bigint: 'int64', double: 'float64', boolean: 'bool', string: 'utf8', json: 'utf8', timestamp: 'timestamp[ms]' };
-  return leaf[shape.kind];
-}
-
-function duckType(type: DuckDBType): Canonical {
-  const t = type as DuckDBType & { entryNames?: string[]; entryTypes?: DuckDBType[]; valueType?: DuckDBType };
-  const leaf: Record<string, string> = {
-    DuckDBBigIntType: 'int64',
-    DuckDBDoubleType: 'float64',
-    DuckDBBooleanType: 'bool',
-    DuckDBVarCharType: 'utf8',
-    // DuckDB reads TIMESTAMP_MILLIS as its microsecond TIMESTAMP: the same instants.
-    DuckDBTimestampType: 'timestamp[ms]',
-  };
-  if (t.entryNames !== undefined) return { struct: t.entryNames.map((name, i) => [name, duckType(t.entryTypes![i])]) };
-  if (t.valueType !== undefined) return { list: duckType(t.valueType) };
-  return leaf[t.constructor.name] ?? t.constructor.name;
-}
-
-interface PolarsType {
-  variant: string;
-  fields?: Array<{ name: string; dtype: PolarsType }>;
-  inner?: PolarsType[];
-  timeUnit?: string;
-}
-
-function polarsType(type: PolarsType): Canonical {
-  const leaf: Record<string, string> = { Int64: 'int64', Float64: 'float64', Bool: 'bool', String: 'utf8', Utf8: 'utf8' };
-  if (type.variant === 'Struct') return { struct: type.fields!.map((field) => [field.name, polarsType(field.dtype)]) };
-  if (type.variant === 'List') return { list: polarsType(type.inner![0]) };
-  if (type.variant === 'Datetime') return `timestamp[${type.timeUnit}]`;
-  return leaf[type.variant] ?? type.variant;
-}
-
-function arrowType(type: ArrowType): Canonical {
-  switch (type.typeId) {
-    case Type.Int:
-      return `int${(type as unknown as { bitWidth: number }).bitWidth}`;
-    case Type.Float:
-      return 'float64';
-    case Type.Bool:
-      return 'bool';
-    case Type.Utf8:
-    case Type.LargeUtf8:
-      return 'utf8';
-    case Type.Timestamp:
-      return (type as unknown as { unit: number }).unit === 1 ? 'timestamp[ms]' : `timestamp unit ${(type as unknown as { unit: number }).unit}`;
-    case Type.Struct:
-      return { struct: type.children.map((field) => [field.name, arrowType(field.type as ArrowType)]) };
-    case Type.List:
-    case Type.LargeList:
-      return { list: arrowType(type.children[0].type as ArrowType) };
-    default:
-      return `arrow type ${Type[type.typeId]}`;
-  }
-}
-
-/** A value as every reader should agree on it: integers as numbers (or digits beyond 2^53), instants as ISO text. */
-function canonicalValue(shape: Shape, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if ('list' in shape) return [...(value as Iterable<unknown>)].map((item) => canonicalValue(shape.list, item));
-  if ('struct' in shape) {
-    const object = (typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value) as Record<string, unknown>;
-    return Object.fromEntries(shape.struct.map(({ name, shape: child }) => [name, canonicalValue(child, object[name])]));
-  }
-  if (shape.kind === 'timestamp') {
-    // Polars' JSON writes `2024-01-01 00:00:00.123` (UTC), arrow-rs gives epoch milliseconds, DuckDB a Date.
-    if (typeof value === 'string') return new Date(`${value.replace(' ', 'T')}Z`).toISOString();
-    return new Date(value instanceof Date ? value.getTime() : Number(value)).toISOString();
-  }
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : String(value);
-  return value;
 }
 
 interface Read {
@@ -161,10 +81,6 @@ function readWithArrow(path: string, fields: Array<{ name: string; shape: Shape 
   const types = Object.fromEntries(table.schema.fields.map((field) => [field.name, arrowType(field.type as ArrowType)]));
   const rows = table.toArray().map((row) => (row as { toJSON(): Record<string, unknown> }).toJSON());
   return { rows: table.numRows, types, values: rows.map((row) => canonicalRow(fields, row)) };
-}
-
-function canonicalRow(fields: Array<{ name: string; shape: Shape }>, row: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(fields.map(({ name, shape }) => [name, canonicalValue(shape, row[name])]));
 }
 
 /** The fields of a file in either layout, as shapes: a flat file's columns are leaves of the root. */
