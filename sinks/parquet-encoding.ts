@@ -12,11 +12,14 @@ type Utf8Write = (this: Buffer, text: string, offset: number) => number;
  * encoding a short string, and every string cell of a Parquet file is written here. It is not
  * documented, so without it `write` does the same.
  */
-const utf8Write: Utf8Write =
+export const utf8Write: Utf8Write =
   (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
   function (this: Buffer, text: string, offset: number): number {
     return this.write(text, offset);
   };
+
+/** Copies shorter than this are a loop of byte stores. */
+const SHORT_COPY = 32;
 
 /** An append-only byte buffer that doubles when full. */
 export class Bytes {
@@ -70,10 +73,23 @@ export class Bytes {
     this.length += 8;
   }
 
-  /** Copies `end - start` bytes of `source` in. */
-  copy(source: Buffer, start: number, end: number): void {
-    this.reserve(end - start);
-    this.length += source.copy(this.buffer, this.length, start, end);
+  /** A 32-bit length or count, little-endian. */
+  int32(value: number): void {
+    this.reserve(4);
+    this.buffer.writeUInt32LE(value, this.length);
+    this.length += 4;
+  }
+
+  /** Copies `source[start, end)` in: a short run byte by byte, where a native copy's call would cost more. */
+  copy(source: Uint8Array, start: number, end: number): void {
+    const count = end - start;
+    this.reserve(count);
+    const buffer = this.buffer;
+    if (count < SHORT_COPY) {
+      for (let i = 0, at = this.length; i < count; i++) buffer[at + i] = source[start + i];
+    } else if (Buffer.isBuffer(source)) source.copy(buffer, this.length, start, end);
+    else buffer.set(source.subarray(start, end), this.length);
+    this.length += count;
   }
 
   /** The bytes written so far (a view, valid until the next write). */
