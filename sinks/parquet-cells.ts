@@ -154,7 +154,7 @@ export class RowGroupCells {
   take(): CellColumns {
     for (let c = 0; c < this.columns.length; c++) if (this.pending[c].length > 0) this.writePending(c);
     const group = { rows: this.rows, columns: this.columns };
-    this.reset();
+    this.reset(group.columns);
     return group;
   }
 
@@ -163,7 +163,11 @@ export class RowGroupCells {
     this.spare.push(group.columns);
   }
 
-  private reset(): void {
+  /**
+   * Empties the buffer for the next group: the columns of an encoded group, or new ones as large as
+   * `previous` (the group just taken) grew, so the next group does not grow its arrays again.
+   */
+  private reset(previous?: readonly CellColumn[]): void {
     this.rows = 0;
     this.pending = this.types.map(() => []);
     this.values = this.types.map(() => 0);
@@ -181,14 +185,18 @@ export class RowGroupCells {
       this.columns = spare;
       return;
     }
-    this.columns = this.types.map((type) => newColumn(type, Math.min(this.capacity, FIRST_ROWS)));
+    this.columns = this.types.map((type, c) => {
+      const like = previous?.[c];
+      return like === undefined ? newColumn(type, Math.min(this.capacity, FIRST_ROWS)) : newColumn(type, like.defined.length, like.text?.length);
+    });
   }
 }
 
-function newColumn({ physical, repeated, exact }: CellColumnType, rows: number): CellColumn {
+/** A column with room for `rows` entries (and `textBytes` of text). */
+function newColumn({ physical, repeated, exact }: CellColumnType, rows: number, textBytes = Math.min(TEXT_BYTES, rows * 64)): CellColumn {
   const levels = { entries: 0, defined: new Uint8Array(shared(rows)), repeated: repeated ? new Uint8Array(shared(rows)) : undefined };
   if (physical === 'BYTE_ARRAY') {
-    const text = Buffer.from(shared(Math.min(TEXT_BYTES, rows * 64)));
+    const text = Buffer.from(shared(textBytes));
     return { ...levels, lengths: new Uint32Array(shared(rows * 4)), text, textBytes: 0, ascii: true };
   }
   return exact === true ? { ...levels, integers: new BigInt64Array(shared(rows * 8)) } : { ...levels, numbers: new Float64Array(shared(rows * 8)) };

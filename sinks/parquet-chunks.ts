@@ -12,7 +12,7 @@
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import { TextDictionary } from './parquet-dictionary.ts';
-import { bitWidth, Bytes, MAX_DELTA_VALUE, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
+import { bitWidth, Bytes, MAX_DELTA_VALUE, viewOf, writeDeltaBinaryPacked, writeHybrid } from './parquet-encoding.ts';
 import { BooleanStatistics, NumberStatistics, TextStatistics, type Statistics } from './parquet-statistics.ts';
 import type { CellColumn, ColumnSpec } from './parquet-types.ts';
 
@@ -33,17 +33,18 @@ export interface ValueChunk {
   readonly statistics: Statistics;
   /** Whether the chunk ended PLAIN: the dictionary was dropped, or it never had one. */
   readonly isPlain: boolean;
-  /** Takes every entry of `cells` that has a value (definition level `maxDefinition`); counts the others as nulls. */
-  fill(cells: CellColumn, maxDefinition: number): void;
-  /** Appends the data page's values to `body` (after its levels). */
-  finish(body: Bytes): ChunkValues;
+  /**
+   * Appends the data page's values to `page` (which holds its levels): every entry of `cells` that
+   * has a value (definition level `maxDefinition`); the others are counted as nulls.
+   */
+  write(cells: CellColumn, maxDefinition: number, page: Bytes): ChunkValues;
 }
 
 /** The chunk for a column of `spec` and its `cells`; `plain` when an earlier group dropped its dictionary. */
 export function valueChunk(spec: ColumnSpec, cells: CellColumn, plain: boolean): ValueChunk {
   switch (spec.physical) {
     case 'BOOLEAN':
-      return new BooleanChunk(cells.entries);
+      return new BooleanChunk();
     case 'BYTE_ARRAY':
       return new TextChunk(cells, plain);
     default:
@@ -55,68 +56,77 @@ export function valueChunk(spec: ColumnSpec, cells: CellColumn, plain: boolean):
 class BooleanChunk implements ValueChunk {
   readonly statistics = new BooleanStatistics();
   readonly isPlain = true;
-  private readonly bits: Uint8Array;
-  private count = 0;
 
-  constructor(entries: number) {
-    this.bits = new Uint8Array(Math.ceil(entries / 8));
-  }
-
-  fill({ entries, defined, numbers }: CellColumn, maxDefinition: number): void {
-    const bits = this.bits;
+  write({ entries, defined, numbers }: CellColumn, maxDefinition: number, page: Bytes): ChunkValues {
+    const start = page.length;
+    page.reserve(Math.ceil(entries / 8));
+    const bits = page.buffer;
+    let count = 0;
     for (let at = 0; at < entries; at++) {
       if (defined[at] !== maxDefinition) {
         this.statistics.nulls++;
         continue;
       }
       const value = numbers![at] !== 0;
-      if (value) bits[this.count >> 3] |= 1 << (this.count & 7);
-      this.count++;
+      if ((count & 7) === 0) bits[start + (count >> 3)] = 0;
+      if (value) bits[start + (count >> 3)] |= 1 << (count & 7);
+      count++;
       this.statistics.observe(value);
     }
-  }
-
-  finish(body: Bytes): ChunkValues {
-    body.copy(this.bits, 0, (this.count + 7) >> 3);
+    page.length = start + ((count + 7) >> 3);
     return { encoding: Encoding.PLAIN };
   }
 }
 
-/** The dictionary bookkeeping number and text chunks share: indices, and whether the dictionary pays. */
+/**
+ * The dictionary bookkeeping number and text chunks share: indices, and whether the dictionary
+ * pays. A PLAIN value is appended to the page as it comes; a dictionary that stops paying is
+ * replayed into the page PLAIN.
+ */
 abstract class DictionaryChunk implements ValueChunk {
   abstract readonly statistics: Statistics;
   /** Non-null values so far. */
   protected count = 0;
-  /** The values PLAIN-encoded, once the chunk is PLAIN. */
-  protected plain = new Bytes(0);
+  /** The data page, and where its values start (after the levels). */
+  protected page!: Bytes;
+  protected valuesStart = 0;
   /** Each value's dictionary index; undefined once the chunk is PLAIN. */
   protected indices: Uint32Array | undefined;
   /** Bytes the values so far would take PLAIN-encoded. */
   protected plainBytes = 0;
 
-  /**
-   * `capacity`: the most values the chunk takes; `plainCapacity`: the most bytes they take PLAIN.
-   * `plain`: whether it starts PLAIN.
-   */
+  /** `capacity`: the most values the chunk takes; `plain`: whether it starts PLAIN. */
   constructor(
     private readonly capacity: number,
-    private readonly plainCapacity: number,
     plain: boolean,
   ) {
-    if (plain) this.plain = new Bytes(plainCapacity);
-    else this.indices = new Uint32Array(Math.min(1024, capacity));
+    if (!plain) this.indices = new Uint32Array(Math.min(1024, capacity));
   }
 
   get isPlain(): boolean {
     return this.indices === undefined;
   }
 
-  abstract fill(cells: CellColumn, maxDefinition: number): void;
+  write(cells: CellColumn, maxDefinition: number, page: Bytes): ChunkValues {
+    this.page = page;
+    this.valuesStart = page.length;
+    this.fill(cells, maxDefinition);
+    if (this.indices !== undefined && this.count > 0 && !this.dictionaryPays()) this.dropDictionary();
+    if (this.indices === undefined || this.count === 0) return this.finishPlain();
+    page.length = this.valuesStart;
+    const width = bitWidth(this.distinct() - 1);
+    page.byte(width);
+    writeHybrid(page, this.indices, this.count, width);
+    return { encoding: Encoding.PLAIN_DICTIONARY, dictionary: { values: this.distinct(), data: this.dictionaryPage().view() } };
+  }
+
+  /** Takes every value of `cells` (PLAIN into the page, or as dictionary indices). */
+  protected abstract fill(cells: CellColumn, maxDefinition: number): void;
   /** How many distinct values the dictionary holds. */
   protected abstract distinct(): number;
   /** The dictionary page's bytes. */
   protected abstract dictionaryPage(): Bytes;
-  /** Writes the values so far PLAIN, from the dictionary, into `plain`, and drops the dictionary. */
+  /** Appends the values so far to the page PLAIN, from the dictionary. */
   protected abstract replay(): void;
 
   /** Records the next value's dictionary index. */
@@ -139,22 +149,12 @@ abstract class DictionaryChunk implements ValueChunk {
   }
 
   private dropDictionary(): void {
-    this.plain = new Bytes(this.plainCapacity);
     this.replay();
     this.indices = undefined;
   }
 
-  finish(body: Bytes): ChunkValues {
-    if (this.indices !== undefined && this.count > 0 && !this.dictionaryPays()) this.dropDictionary();
-    if (this.indices === undefined || this.count === 0) return this.finishPlain(body);
-    const width = bitWidth(this.distinct() - 1);
-    body.byte(width);
-    writeHybrid(body, this.indices, this.count, width);
-    return { encoding: Encoding.PLAIN_DICTIONARY, dictionary: { values: this.distinct(), data: this.dictionaryPage().view() } };
-  }
-
-  protected finishPlain(body: Bytes): ChunkValues {
-    body.copy(this.plain.buffer, 0, this.plain.length);
+  /** The values are in the page, PLAIN. */
+  protected finishPlain(): ChunkValues {
     return { encoding: Encoding.PLAIN };
   }
 }
@@ -172,11 +172,11 @@ class NumberChunk extends DictionaryChunk {
     capacity: number,
     plain: boolean,
   ) {
-    super(capacity, capacity * 8, plain);
+    super(capacity, plain);
     this.statistics = new NumberStatistics(physical);
   }
 
-  fill({ entries, defined, numbers, integers }: CellColumn, maxDefinition: number): void {
+  protected fill({ entries, defined, numbers, integers }: CellColumn, maxDefinition: number): void {
     for (let at = 0; at < entries; at++) {
       if (defined[at] !== maxDefinition) this.statistics.nulls++;
       else this.push(integers === undefined ? numbers![at] : integers[at]);
@@ -186,7 +186,7 @@ class NumberChunk extends DictionaryChunk {
   private push(value: number | bigint): void {
     this.plainBytes += 8;
     if (this.indices === undefined) {
-      this.append(this.plain, value);
+      this.append(this.page, value);
       this.count++;
       return;
     }
@@ -218,13 +218,16 @@ class NumberChunk extends DictionaryChunk {
 
   protected replay(): void {
     const indices = this.indices!;
-    for (let i = 0; i < this.count; i++) this.plain.copy(this.entries.buffer, indices[i] * 8, indices[i] * 8 + 8);
+    this.page.reserve(this.count * 8);
+    for (let i = 0; i < this.count; i++) this.page.copy(this.entries.buffer, indices[i] * 8, indices[i] * 8 + 8);
     this.dictionary.clear();
   }
 
-  protected override finishPlain(body: Bytes): ChunkValues {
-    if (this.physical !== 'INT64' || this.count === 0 || !this.deltaFits()) return super.finishPlain(body);
-    writeDeltaBinaryPacked(body, this.plainIntegers(), this.count);
+  protected override finishPlain(): ChunkValues {
+    if (this.physical !== 'INT64' || this.count === 0 || !this.deltaFits()) return super.finishPlain();
+    const values = this.plainIntegers();
+    this.page.length = this.valuesStart;
+    writeDeltaBinaryPacked(this.page, values, this.count);
     return { encoding: Encoding.DELTA_BINARY_PACKED };
   }
 
@@ -234,11 +237,11 @@ class NumberChunk extends DictionaryChunk {
     return Number(min) >= -MAX_DELTA_VALUE && Number(max) <= MAX_DELTA_VALUE;
   }
 
-  /** The PLAIN-encoded INT64 values read back. */
+  /** The PLAIN-encoded INT64 values read back from the page. */
   private plainIntegers(): Float64Array {
     const values = new Float64Array(this.count);
-    const buffer = this.plain.buffer;
-    for (let i = 0; i < this.count; i++) values[i] = buffer.readInt32LE(i * 8 + 4) * 4294967296 + buffer.readUInt32LE(i * 8);
+    const buffer = this.page.buffer;
+    for (let i = 0, at = this.valuesStart; i < this.count; i++, at += 8) values[i] = buffer.readInt32LE(at + 4) * 4294967296 + buffer.readUInt32LE(at);
     return values;
   }
 }
@@ -248,15 +251,21 @@ class TextChunk extends DictionaryChunk {
   readonly statistics: TextStatistics;
   private readonly dictionary = new TextDictionary();
   private readonly text: Uint8Array;
+  private readonly textView: DataView;
+  /** The most bytes the values take PLAIN. */
+  private readonly plainCapacity: number;
 
   constructor(cells: CellColumn, plain: boolean) {
-    super(cells.entries, (cells.textBytes ?? 0) + cells.entries * 4, plain);
+    super(cells.entries, plain);
     // A column added after a group was written has no text there (`parquet.ts` completes such groups with NULLs).
     this.text = asBuffer(cells.text ?? new Uint8Array(0));
+    this.textView = viewOf(this.text);
+    this.plainCapacity = (cells.textBytes ?? 0) + cells.entries * 4;
     this.statistics = new TextStatistics(this.text, cells.ascii !== false);
   }
 
-  fill({ entries, defined, lengths }: CellColumn, maxDefinition: number): void {
+  protected fill({ entries, defined, lengths }: CellColumn, maxDefinition: number): void {
+    if (this.indices === undefined) this.page.reserve(this.plainCapacity);
     let start = 0;
     let value = 0;
     for (let at = 0; at < entries; at++) {
@@ -273,8 +282,8 @@ class TextChunk extends DictionaryChunk {
   private push(start: number, end: number): void {
     this.plainBytes += 4 + end - start;
     if (this.indices === undefined) {
-      this.plain.int32(end - start);
-      this.plain.copy(this.text, start, end);
+      this.page.int32(end - start);
+      this.page.copy(this.text, start, end, this.textView);
       this.statistics.observe(start, end);
       this.count++;
       return;
@@ -296,10 +305,12 @@ class TextChunk extends DictionaryChunk {
 
   protected replay(): void {
     const indices = this.indices!;
+    this.page.reserve(this.plainCapacity);
     const page = this.dictionary.page.buffer;
+    const view = viewOf(page);
     for (let i = 0; i < this.count; i++) {
       const start = this.dictionary.startOf(indices[i]);
-      this.plain.copy(page, start - 4, start + this.dictionary.lengthOf(indices[i]));
+      this.page.copy(page, start - 4, start + this.dictionary.lengthOf(indices[i]), view);
     }
   }
 }

@@ -73,10 +73,9 @@ export async function encodeRowGroup(specs: readonly ColumnSpec[], cells: CellCo
     const spec = specs[c];
     const column = cells.columns[c];
     const values = valueChunk(spec, column, plain[c] ?? false);
-    values.fill(column, spec.maxDefinition);
     page.length = 0;
     writeLevels(page, spec, column);
-    const { encoding, dictionary } = values.finish(page);
+    const { encoding, dictionary } = values.write(column, spec.maxDefinition, page);
     const compress = pageCompressor(spec.compression);
     const pages: WrittenPage[] = [];
     if (dictionary !== undefined) pages.push(await writePage(body, { dictionary: true, values: dictionary.values, encoding }, dictionary.data, compress));
