@@ -175,10 +175,8 @@ export class RowGroupCells {
     if (spare !== undefined) {
       for (const column of spare) {
         column.entries = 0;
-        if (column.text !== undefined) {
-          column.textBytes = 0;
-          column.ascii = true;
-        }
+        column.textBytes = 0;
+        column.ascii = true;
       }
       // A group taken before columns were added lacks them.
       for (const type of this.types.slice(spare.length)) spare.push(newColumn(type, Math.min(this.capacity, FIRST_ROWS)));
@@ -192,14 +190,25 @@ export class RowGroupCells {
   }
 }
 
-/** A column with room for `rows` entries (and `textBytes` of text). */
+/**
+ * A column with room for `rows` entries (and `textBytes` of text). Every column has every property
+ * (unused ones undefined), in one order: `pushEntry` reads them for every cell, and columns of one
+ * object shape keep those reads monomorphic.
+ */
 function newColumn({ physical, repeated, exact }: CellColumnType, rows: number, textBytes = Math.min(TEXT_BYTES, rows * 64)): CellColumn {
-  const levels = { entries: 0, defined: new Uint8Array(shared(rows)), repeated: repeated ? new Uint8Array(shared(rows)) : undefined };
-  if (physical === 'BYTE_ARRAY') {
-    const text = Buffer.from(shared(textBytes));
-    return { ...levels, lengths: new Uint32Array(shared(rows * 4)), text, textBytes: 0, ascii: true };
-  }
-  return exact === true ? { ...levels, integers: new BigInt64Array(shared(rows * 8)) } : { ...levels, numbers: new Float64Array(shared(rows * 8)) };
+  const text = physical === 'BYTE_ARRAY';
+  const integers = physical !== 'BYTE_ARRAY' && exact === true;
+  return {
+    entries: 0,
+    defined: new Uint8Array(shared(rows)),
+    repeated: repeated ? new Uint8Array(shared(rows)) : undefined,
+    numbers: text || integers ? undefined : new Float64Array(shared(rows * 8)),
+    integers: integers ? new BigInt64Array(shared(rows * 8)) : undefined,
+    lengths: text ? new Uint32Array(shared(rows * 4)) : undefined,
+    text: text ? Buffer.from(shared(textBytes)) : undefined,
+    textBytes: 0,
+    ascii: true,
+  };
 }
 
 function shared(bytes: number): SharedArrayBuffer {

@@ -237,12 +237,12 @@ class NumberChunk extends DictionaryChunk {
     return Number(min) >= -MAX_DELTA_VALUE && Number(max) <= MAX_DELTA_VALUE;
   }
 
-  /** The PLAIN-encoded INT64 values read back from the page. */
+  /** The PLAIN-encoded INT64 values read back from the page (into a buffer this thread reuses). */
   private plainIntegers(): Float64Array {
-    const values = new Float64Array(this.count);
-    const buffer = this.page.buffer;
-    for (let i = 0, at = this.valuesStart; i < this.count; i++, at += 8) values[i] = buffer.readInt32LE(at + 4) * 4294967296 + buffer.readUInt32LE(at);
-    return values;
+    if (integers.length < this.count) integers = new Float64Array(Math.max(this.count, integers.length * 2));
+    const view = this.page.dataView;
+    for (let i = 0, at = this.valuesStart; i < this.count; i++, at += 8) integers[i] = view.getInt32(at + 4, true) * 4294967296 + view.getUint32(at, true);
+    return integers;
   }
 }
 
@@ -261,7 +261,7 @@ class TextChunk extends DictionaryChunk {
     this.text = asBuffer(cells.text ?? new Uint8Array(0));
     this.textView = viewOf(this.text);
     this.plainCapacity = (cells.textBytes ?? 0) + cells.entries * 4;
-    this.statistics = new TextStatistics(this.text, cells.ascii !== false);
+    this.statistics = new TextStatistics(this.text, this.textView, cells.ascii !== false);
   }
 
   protected fill({ entries, defined, lengths }: CellColumn, maxDefinition: number): void {
@@ -289,7 +289,7 @@ class TextChunk extends DictionaryChunk {
       return;
     }
     const distinct = this.dictionary.size;
-    const index = this.dictionary.indexOf(this.text, start, end);
+    const index = this.dictionary.indexOf(this.text, this.textView, start, end);
     // The bounds of the distinct values are those of every value.
     if (this.dictionary.size > distinct) this.statistics.observe(start, end);
     this.pushIndex(index);
@@ -314,6 +314,9 @@ class TextChunk extends DictionaryChunk {
     }
   }
 }
+
+/** `NumberChunk.plainIntegers`'s values, reused by every chunk of this thread. */
+let integers = new Float64Array(0);
 
 /** The same bytes as a Buffer (cells posted to the worker arrive as Uint8Arrays), for native copies. */
 function asBuffer(bytes: Uint8Array): Buffer {

@@ -25,8 +25,8 @@ const NATIVE_COPY = 512;
 export class Bytes {
   buffer: Buffer;
   length = 0;
-  /** A view of `buffer`, for copies four bytes at a time. */
-  private dataView: DataView;
+  /** A view of `buffer`, for reads and copies four bytes at a time (replaced when the buffer grows). */
+  dataView: DataView;
 
   constructor(capacity = 1024) {
     this.buffer = Buffer.allocUnsafe(capacity);
@@ -80,7 +80,7 @@ export class Bytes {
   /** A 32-bit length or count, little-endian. */
   int32(value: number): void {
     this.reserve(4);
-    this.buffer.writeUInt32LE(value, this.length);
+    this.dataView.setUint32(this.length, value, true);
     this.length += 4;
   }
 

@@ -13,8 +13,8 @@ const BLOCK_SIZE = 1 << 16;
 const MAX_HASH_BITS = 14;
 /** Below this many bytes left in a block, the rest is one literal (snappy's `kInputMarginBytes`). */
 const INPUT_MARGIN = 15;
-/** Literals at least this long are copied with `Buffer#copy` rather than byte by byte. */
-const LONG_LITERAL = 24;
+/** Literals at least this long are copied with `Buffer#copy`. */
+const LONG_LITERAL = 512;
 
 /** Positions (from the block start) of recent 4-byte windows, by hash; one per thread, cleared per block. */
 const table = new Uint16Array(1 << MAX_HASH_BITS);
@@ -35,8 +35,10 @@ export function snappyCompress(input: Buffer, start: number, end: number, output
     length >>>= 7;
   }
   output[at++] = length;
+  const inputView = new DataView(input.buffer, input.byteOffset, input.byteLength);
+  const outputView = new DataView(output.buffer, output.byteOffset, output.byteLength);
   for (let block = start; block < end; block += BLOCK_SIZE) {
-    at = compressBlock(input, block, Math.min(block + BLOCK_SIZE, end), output, at);
+    at = compressBlock(input, inputView, block, Math.min(block + BLOCK_SIZE, end), output, outputView, at);
   }
   return at;
 }
@@ -55,8 +57,7 @@ function matchLength(view: DataView, input: Buffer, a: number, b: number, end: n
   return a - from;
 }
 
-function compressBlock(input: Buffer, start: number, end: number, output: Buffer, at: number): number {
-  const view = new DataView(input.buffer, input.byteOffset, input.byteLength);
+function compressBlock(input: Buffer, view: DataView, start: number, end: number, output: Buffer, outputView: DataView, at: number): number {
   const size = end - start;
   let bits = 8;
   while (bits < MAX_HASH_BITS && 1 << bits < size) bits++;
@@ -83,7 +84,7 @@ function compressBlock(input: Buffer, start: number, end: number, output: Buffer
         candidate = start + table[hash];
         table[hash] = ip - start;
       } while (current !== view.getInt32(candidate, true));
-      at = emitLiteral(input, nextEmit, ip, output, at);
+      at = emitLiteral(input, view, nextEmit, ip, output, outputView, at);
       // Emit copies while the bytes after each one match again at once.
       for (;;) {
         const base = ip;
@@ -102,10 +103,10 @@ function compressBlock(input: Buffer, start: number, end: number, output: Buffer
       nextHash = Math.imul(view.getInt32(ip, true), 0x1e35a7bd) >>> shift;
     }
   }
-  return nextEmit < end ? emitLiteral(input, nextEmit, end, output, at) : at;
+  return nextEmit < end ? emitLiteral(input, view, nextEmit, end, output, outputView, at) : at;
 }
 
-function emitLiteral(input: Buffer, from: number, to: number, output: Buffer, at: number): number {
+function emitLiteral(input: Buffer, inputView: DataView, from: number, to: number, output: Buffer, outputView: DataView, at: number): number {
   const n = to - from - 1;
   if (n < 0) return at;
   if (n < 60) output[at++] = n << 2;
@@ -119,7 +120,10 @@ function emitLiteral(input: Buffer, from: number, to: number, output: Buffer, at
     output[at++] = n >>> 8;
   }
   if (n + 1 >= LONG_LITERAL) return at + input.copy(output, at, from, to);
-  for (let i = from; i < to; i++) output[at++] = input[i];
+  // Four bytes a step: `Buffer#copy` makes a view per call, which costs more than a short literal.
+  let i = from;
+  for (; i + 4 <= to; i += 4, at += 4) outputView.setInt32(at, inputView.getInt32(i, true), true);
+  for (; i < to; i++) output[at++] = input[i];
   return at;
 }
 

@@ -92,6 +92,8 @@ export class TextStatistics implements Statistics {
 
   constructor(
     private readonly text: Uint8Array,
+    /** A DataView of `text`. */
+    private readonly view: DataView,
     /** Whether every value is ASCII: only then do signed bytes order them as unsigned ones do. */
     private readonly ascii: boolean,
   ) {}
@@ -101,10 +103,10 @@ export class TextStatistics implements Statistics {
     if (this.minStart < 0) {
       this.minStart = this.maxStart = start;
       this.minEnd = this.maxEnd = end;
-    } else if (compareBytes(this.text, start, end, this.minStart, this.minEnd) < 0) {
+    } else if (compareBytes(this.view, this.text, start, end, this.minStart, this.minEnd) < 0) {
       this.minStart = start;
       this.minEnd = end;
-    } else if (compareBytes(this.text, start, end, this.maxStart, this.maxEnd) > 0) {
+    } else if (compareBytes(this.view, this.text, start, end, this.maxStart, this.maxEnd) > 0) {
       this.maxStart = start;
       this.maxEnd = end;
     }
@@ -122,12 +124,21 @@ export class TextStatistics implements Statistics {
   }
 }
 
-/** `bytes[aStart, aEnd)` against `bytes[bStart, bEnd)`, unsigned and then by length: negative, zero or positive. */
-function compareBytes(bytes: Uint8Array, aStart: number, aEnd: number, bStart: number, bEnd: number): number {
+/**
+ * `bytes[aStart, aEnd)` against `bytes[bStart, bEnd)`, unsigned and then by length: negative, zero
+ * or positive. Four bytes at a time first: read big-endian, two words order as their bytes do.
+ */
+function compareBytes(view: DataView, bytes: Uint8Array, aStart: number, aEnd: number, bStart: number, bEnd: number): number {
   const a = aEnd - aStart;
   const b = bEnd - bStart;
   const n = a < b ? a : b;
-  for (let i = 0; i < n; i++) {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const x = view.getUint32(aStart + i);
+    const y = view.getUint32(bStart + i);
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  for (; i < n; i++) {
     const difference = bytes[aStart + i] - bytes[bStart + i];
     if (difference !== 0) return difference;
   }

@@ -51,12 +51,13 @@ describe("a text column's dictionary", () => {
   it('gives each distinct byte string one index, in order of first appearance, through many rehashes', () => {
     const values = Array.from({ length: 5_000 }, (_, i) => `value ${i % 1_500}${'x'.repeat(i % 7)}`);
     const text = Buffer.from(values.join(''));
+    const view = new DataView(text.buffer, text.byteOffset, text.byteLength);
     const dictionary = new TextDictionary();
     const firstIndex = new Map<string, number>();
     let start = 0;
     for (const value of values) {
       const end = start + Buffer.byteLength(value);
-      const index = dictionary.indexOf(text, start, end);
+      const index = dictionary.indexOf(text, view, start, end);
       if (!firstIndex.has(value)) firstIndex.set(value, firstIndex.size);
       expect(index).toBe(firstIndex.get(value));
       start = end;
@@ -73,12 +74,13 @@ describe("a text column's dictionary", () => {
 
   it('tells apart values that differ only in length or in one byte, and knows the empty value', () => {
     const text = Buffer.from('abcabdab');
+    const view = new DataView(text.buffer, text.byteOffset, text.byteLength);
     const dictionary = new TextDictionary();
-    expect(dictionary.indexOf(text, 0, 3)).toBe(0); // abc
-    expect(dictionary.indexOf(text, 3, 6)).toBe(1); // abd
-    expect(dictionary.indexOf(text, 6, 8)).toBe(2); // ab
-    expect(dictionary.indexOf(text, 0, 0)).toBe(3); // ''
-    expect(dictionary.indexOf(text, 3, 3)).toBe(3);
-    expect(dictionary.indexOf(text, 0, 2)).toBe(2);
+    expect(dictionary.indexOf(text, view, 0, 3)).toBe(0); // abc
+    expect(dictionary.indexOf(text, view, 3, 6)).toBe(1); // abd
+    expect(dictionary.indexOf(text, view, 6, 8)).toBe(2); // ab
+    expect(dictionary.indexOf(text, view, 0, 0)).toBe(3); // ''
+    expect(dictionary.indexOf(text, view, 3, 3)).toBe(3);
+    expect(dictionary.indexOf(text, view, 0, 2)).toBe(2);
   });
 });
