@@ -11,7 +11,7 @@
  * any other is written value by value). The arrays lie on SharedArrayBuffers, so the worker reads
  * them where they were written, and the arrays of an encoded group are filled again by a later one.
  */
-import { utf8Write } from './parquet-encoding.ts';
+import { latin1Write, utf8Write } from './parquet-encoding.ts';
 import type { CellColumn, CellColumns, CellColumnType } from './parquet-types.ts';
 import type { Cell } from './rows.ts';
 
@@ -129,7 +129,7 @@ export class RowGroupCells {
   /** Stores an entry; a text value is left for the caller to queue for joining. */
   private pushEntry(c: number, definition: number, repetition: number, cell?: Exclude<Cell, null>): void {
     const column = this.columns[c];
-    if (column.entries === column.defined.length) grow(column);
+    if (column.entries === column.defined.length) grow(column, this.expected(column.entries));
     const at = column.entries++;
     column.defined[at] = definition;
     if (column.repeated !== undefined) column.repeated[at] = repetition;
@@ -146,8 +146,20 @@ export class RowGroupCells {
   /** Writes column `c`'s waiting values into its text buffer, with their lengths. */
   private writePending(c: number): void {
     const pending = this.pending[c];
-    this.values[c] = writeText(this.columns[c], pending, this.values[c]);
+    const column = this.columns[c];
+    this.values[c] = writeText(column, pending, this.values[c], this.expected(column.textBytes!));
     pending.length = 0;
+  }
+
+  /**
+   * What a column holding `sofar` (entries or bytes) now will hold when the group is full, at the
+   * rate of the rows so far (once there are enough of them to tell): growing to it at once, not by
+   * doubling, allocates and copies far less. At most 8 times `sofar`, so one odd row cannot make it
+   * huge.
+   */
+  private expected(sofar: number): number {
+    if (this.rows < FIRST_ROWS) return 0;
+    return Math.min(Math.ceil((sofar / this.rows) * this.capacity * 1.1), sofar * 8);
   }
 
   /** The rows gathered so far; the buffer is then empty again. */
@@ -215,9 +227,9 @@ function shared(bytes: number): SharedArrayBuffer {
   return new SharedArrayBuffer(bytes);
 }
 
-/** Doubles a column's room for entries, keeping what it holds. */
-function grow(column: CellColumn): void {
-  const room = column.defined.length * 2;
+/** Grows a column's room for entries (at least doubled, to `expected` if more), keeping what it holds. */
+function grow(column: CellColumn, expected: number): void {
+  const room = Math.max(column.defined.length * 2, expected);
   column.defined = grown(column.defined, new Uint8Array(shared(room)));
   if (column.repeated !== undefined) column.repeated = grown(column.repeated, new Uint8Array(shared(room)));
   if (column.numbers !== undefined) column.numbers = grown(column.numbers, new Float64Array(shared(room * 8)));
@@ -239,16 +251,16 @@ function grownIntegers(old: BigInt64Array, room: BigInt64Array): BigInt64Array {
  * Appends `values` to a text column as UTF-8, each one's byte length at `lengths[first…]`;
  * returns how many values the column then holds.
  */
-function writeText(column: CellColumn, values: readonly string[], first: number): number {
+function writeText(column: CellColumn, values: readonly string[], first: number, expected: number): number {
   const joined = values.join('');
   const bytes = Buffer.byteLength(joined, 'utf8');
   const start = column.textBytes!;
-  const text = room(column, start + bytes);
+  const text = room(column, start + bytes, expected);
   const lengths = column.lengths!;
   let at = first;
   if (bytes === joined.length) {
     // Every character is ASCII: one write, and each value's length in bytes is its length.
-    text.write(joined, start, 'latin1');
+    latin1Write.call(text, joined, start);
     for (const value of values) lengths[at++] = value.length;
   } else {
     column.ascii = false;
@@ -263,11 +275,11 @@ function writeText(column: CellColumn, values: readonly string[], first: number)
   return at;
 }
 
-/** The column's text buffer, grown (keeping what it holds) to at least `bytes`. */
-function room(column: CellColumn, bytes: number): Buffer {
+/** The column's text buffer, grown (keeping what it holds) to at least `bytes` (to `expected` if more). */
+function room(column: CellColumn, bytes: number, expected: number): Buffer {
   const text = column.text as Buffer;
   if (bytes <= text.length) return text;
-  const larger = Buffer.from(shared(Math.max(bytes, text.length * 2)));
+  const larger = Buffer.from(shared(Math.max(bytes, text.length * 2, expected)));
   larger.set(text.subarray(0, column.textBytes));
   column.text = larger;
   return larger;

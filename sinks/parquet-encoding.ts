@@ -18,6 +18,14 @@ export const utf8Write: Utf8Write =
     return this.write(text, offset);
   };
 
+type Latin1Write = (this: Buffer, text: string, offset: number) => number;
+/** Buffer's own Latin-1 writer, behind `buffer.write`'s checks, as `utf8Write`: for a run of ASCII text. */
+export const latin1Write: Latin1Write =
+  (Buffer.prototype as unknown as { latin1Write?: Latin1Write }).latin1Write ??
+  function (this: Buffer, text: string, offset: number): number {
+    return this.write(text, offset, 'latin1');
+  };
+
 /** Copies at least this long are native (`Bytes.copy`). */
 const NATIVE_COPY = 512;
 
