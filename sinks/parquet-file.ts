@@ -41,8 +41,8 @@ export class ParquetFile {
   private offset = 0;
   private rows = 0;
   /**
-   * The row group being encoded and written while the next one is gathered: at most one is, so
-   * groups reach the file in order and memory holds two groups at most.
+   * The row groups being encoded and written while the next one is gathered: at most two are, so
+   * groups reach the file in order and memory holds three groups at most.
    */
   private writing: Promise<void> = Promise.resolve();
 
@@ -115,10 +115,18 @@ export class ParquetFile {
       await before;
       await this.place(ready);
     })();
-    // Its failure is reported by the next flush or by end(), whichever awaits it; never unhandled.
+    // Its failure is reported by a later flush or by end(), whichever awaits it; never unhandled.
     this.writing.catch(() => undefined);
-    await before;
+    // Two groups may wait for the encoder: the first group of a file takes the encoder several
+    // times as long as the next ones (its code is not yet optimized), and the writer goes on
+    // gathering meanwhile instead of stalling.
+    const earlier = this.queued;
+    this.queued = before;
+    await earlier;
   }
+
+  /** The write the next flush waits for: the group before the one being encoded. */
+  private queued: Promise<void> = Promise.resolve();
 
   /** Writes an encoded group at the file's current end and lists it for the footer. */
   private async place(group: CompressedRowGroup): Promise<void> {
