@@ -6,59 +6,16 @@
  * Why not a JS value per cell: a 10,000-row group held as values kept its strings alive across
  * young-generation collections, and copying them doubled the garbage collector's time; posting them
  * to the worker cost a copy per value. Text is therefore joined `TEXT_JOIN` values at a time and
- * written into one byte buffer per column, off the JS heap: an ASCII run as one byte per character,
- * any other as UTF-16 code units, which keep even a lone surrogate as it was. The arrays and buffers
- * of an encoded group are filled again by a later one, so a file allocates them only twice.
+ * written as UTF-8 into one byte buffer per column, off the JS heap, with each value's byte length:
+ * the bytes the file holds, so the encoder never makes strings again (an ASCII run is one write;
+ * any other is written value by value). The arrays lie on SharedArrayBuffers, so the worker reads
+ * them where they were written, and the arrays of an encoded group are filled again by a later one.
  */
-import type { PhysicalType } from './parquet-columns.ts';
+import { latin1Write, utf8Write } from './parquet-encoding.ts';
+import type { CellColumn, CellColumns, CellColumnType } from './parquet-types.ts';
 import type { Cell } from './rows.ts';
 
-/**
- * One column of a row group's cells; plain data, so it can be posted to the worker. A column holds
- * one entry per row in the flat layout; in the nested layout a list column holds one per element
- * (an empty or NULL list, one), as Parquet's repetition and definition levels count them.
- */
-export interface CellColumn {
-  /** How many entries (levels) the column holds. */
-  entries: number;
-  /** Each entry's definition level: the column's greatest where it has a value, less where it (or a parent) is NULL. */
-  defined: Uint8Array;
-  /** Each entry's repetition level (columns inside a list only). */
-  repeated?: Uint8Array;
-  /** INT64, DOUBLE and BOOLEAN (1 or 0) columns: each entry's value. */
-  numbers?: Float64Array;
-  /** Exact INT64 columns (`ColumnSpec.exact`): each entry's value, past 2^53 too. */
-  integers?: BigInt64Array;
-  /** BYTE_ARRAY columns: each value's length in UTF-16 units… */
-  lengths?: Uint32Array;
-  /** …the values' runs, written one after another from the start of `text`… */
-  runs?: TextRun[];
-  /** …and the buffer they are written into (only its start, up to the last run's end, is used). */
-  text?: Uint8Array;
-}
-
-/** `count` values (about `TEXT_JOIN`) as bytes of `text`, up to `end`. */
-interface TextRun {
-  encoding: 'latin1' | 'utf16le';
-  end: number;
-  count: number;
-}
-
-/** One row group's cells, by column. */
-export interface CellColumns {
-  rows: number;
-  columns: CellColumn[];
-}
-
-/** What a column holds: its physical type, whether it lies inside a list (so it needs repetition levels), whether it is exact. */
-export interface CellColumnType {
-  physical: PhysicalType;
-  repeated: boolean;
-  /** An exact INT64 column (`ColumnSpec.exact`): its values are kept as bigints. */
-  exact?: boolean;
-}
-
-/** How many values of a text column are joined at once: few runs to write and read, few values waiting to be joined. */
+/** How many values of a text column are joined at once: few writes, few values waiting to be joined. */
 const TEXT_JOIN = 256;
 
 /** Room for a text column's first group; the buffer grows as needed and is kept for the next groups. */
@@ -75,8 +32,10 @@ const FIRST_ROWS = 64;
 export class RowGroupCells {
   rows = 0;
   private columns: CellColumn[] = [];
-  /** Per text column, the values not yet joined into a run. */
+  /** Per text column, the values not yet joined into the buffer. */
   private pending: string[][] = [];
+  /** Per text column, how many values' lengths are written. */
+  private values: number[] = [];
   /** Columns of groups already encoded, to be filled again. */
   private readonly spare: CellColumn[][] = [];
   /** Per column, its entries and its text waiting to be joined when the current row began. */
@@ -107,6 +66,7 @@ export class RowGroupCells {
       column.entries = this.rows;
       this.columns.push(column);
       this.pending.push([]);
+      this.values.push(0);
       this.marks[first + i] = this.rows;
     });
   }
@@ -127,10 +87,7 @@ export class RowGroupCells {
       if (typeof cell !== 'string') continue;
       const pending = this.pending[c];
       pending.push(cell);
-      if (pending.length === TEXT_JOIN) {
-        writeRun(this.columns[c], pending);
-        pending.length = 0;
-      }
+      if (pending.length === TEXT_JOIN) this.writePending(c);
     }
     this.rows++;
   }
@@ -150,11 +107,7 @@ export class RowGroupCells {
   endRow(): void {
     this.rows++;
     for (let c = 0; c < this.columns.length; c++) {
-      const pending = this.pending[c];
-      if (pending.length >= TEXT_JOIN) {
-        writeRun(this.columns[c], pending);
-        pending.length = 0;
-      }
+      if (this.pending[c].length >= TEXT_JOIN) this.writePending(c);
     }
   }
 
@@ -176,7 +129,7 @@ export class RowGroupCells {
   /** Stores an entry; a text value is left for the caller to queue for joining. */
   private pushEntry(c: number, definition: number, repetition: number, cell?: Exclude<Cell, null>): void {
     const column = this.columns[c];
-    if (column.entries === column.defined.length) grow(column);
+    if (column.entries === column.defined.length) grow(column, this.expected(column.entries));
     const at = column.entries++;
     column.defined[at] = definition;
     if (column.repeated !== undefined) column.repeated[at] = repetition;
@@ -184,23 +137,36 @@ export class RowGroupCells {
     if (column.integers !== undefined) {
       // A safe integer or a bigint within int64 (`rows.ts` sends others to the overflow column).
       column.integers[at] = typeof cell === 'bigint' ? cell : BigInt(cell);
-      return;
-    }
-    if (column.lengths === undefined) {
+    } else if (column.numbers !== undefined) {
       // A boolean is stored as 1 or 0.
-      column.numbers![at] = cell as number;
-      return;
+      column.numbers[at] = cell as number;
     }
-    column.lengths[at] = (cell as string).length;
+  }
+
+  /** Writes column `c`'s waiting values into its text buffer, with their lengths. */
+  private writePending(c: number): void {
+    const pending = this.pending[c];
+    const column = this.columns[c];
+    this.values[c] = writeText(column, pending, this.values[c], this.expected(column.textBytes!));
+    pending.length = 0;
+  }
+
+  /**
+   * What a column holding `sofar` (entries or bytes) now will hold when the group is full, at the
+   * rate of the rows so far (once there are enough of them to tell): growing to it at once, not by
+   * doubling, allocates and copies far less. At most 8 times `sofar`, so one odd row cannot make it
+   * huge.
+   */
+  private expected(sofar: number): number {
+    if (this.rows < FIRST_ROWS) return 0;
+    return Math.min(Math.ceil((sofar / this.rows) * this.capacity * 1.1), sofar * 8);
   }
 
   /** The rows gathered so far; the buffer is then empty again. */
   take(): CellColumns {
-    this.columns.forEach((column, c) => {
-      if (this.pending[c].length > 0) writeRun(column, this.pending[c]);
-    });
+    for (let c = 0; c < this.columns.length; c++) if (this.pending[c].length > 0) this.writePending(c);
     const group = { rows: this.rows, columns: this.columns };
-    this.reset();
+    this.reset(group.columns);
     return group;
   }
 
@@ -209,41 +175,66 @@ export class RowGroupCells {
     this.spare.push(group.columns);
   }
 
-  private reset(): void {
+  /**
+   * Empties the buffer for the next group: the columns of an encoded group, or new ones as large as
+   * `previous` (the group just taken) grew, so the next group does not grow its arrays again.
+   */
+  private reset(previous?: readonly CellColumn[]): void {
     this.rows = 0;
     this.pending = this.types.map(() => []);
+    this.values = this.types.map(() => 0);
     const spare = this.spare.pop();
     if (spare !== undefined) {
       for (const column of spare) {
         column.entries = 0;
-        if (column.runs !== undefined) column.runs = [];
+        column.textBytes = 0;
+        column.ascii = true;
       }
       // A group taken before columns were added lacks them.
       for (const type of this.types.slice(spare.length)) spare.push(newColumn(type, Math.min(this.capacity, FIRST_ROWS)));
       this.columns = spare;
       return;
     }
-    this.columns = this.types.map((type) => newColumn(type, Math.min(this.capacity, FIRST_ROWS)));
+    this.columns = this.types.map((type, c) => {
+      const like = previous?.[c];
+      return like === undefined ? newColumn(type, Math.min(this.capacity, FIRST_ROWS)) : newColumn(type, like.defined.length, like.text?.length);
+    });
   }
 }
 
-function newColumn({ physical, repeated, exact }: CellColumnType, rows: number): CellColumn {
-  const levels = { entries: 0, defined: new Uint8Array(rows), repeated: repeated ? new Uint8Array(rows) : undefined };
-  return physical === 'BYTE_ARRAY'
-    ? { ...levels, lengths: new Uint32Array(rows), runs: [], text: Buffer.allocUnsafe(Math.min(TEXT_BYTES, rows * 64)) }
-    : exact === true
-      ? { ...levels, integers: new BigInt64Array(rows) }
-      : { ...levels, numbers: new Float64Array(rows) };
+/**
+ * A column with room for `rows` entries (and `textBytes` of text). Every column has every property
+ * (unused ones undefined), in one order: `pushEntry` reads them for every cell, and columns of one
+ * object shape keep those reads monomorphic.
+ */
+function newColumn({ physical, repeated, exact }: CellColumnType, rows: number, textBytes = Math.min(TEXT_BYTES, rows * 64)): CellColumn {
+  const text = physical === 'BYTE_ARRAY';
+  const integers = physical !== 'BYTE_ARRAY' && exact === true;
+  return {
+    entries: 0,
+    defined: new Uint8Array(shared(rows)),
+    repeated: repeated ? new Uint8Array(shared(rows)) : undefined,
+    numbers: text || integers ? undefined : new Float64Array(shared(rows * 8)),
+    integers: integers ? new BigInt64Array(shared(rows * 8)) : undefined,
+    lengths: text ? new Uint32Array(shared(rows * 4)) : undefined,
+    text: text ? Buffer.from(shared(textBytes)) : undefined,
+    textBytes: 0,
+    ascii: true,
+  };
 }
 
-/** Doubles a column's room for entries, keeping what it holds. */
-function grow(column: CellColumn): void {
-  const room = column.defined.length * 2;
-  column.defined = grown(column.defined, new Uint8Array(room));
-  if (column.repeated !== undefined) column.repeated = grown(column.repeated, new Uint8Array(room));
-  if (column.numbers !== undefined) column.numbers = grown(column.numbers, new Float64Array(room));
-  if (column.integers !== undefined) column.integers = grownIntegers(column.integers, new BigInt64Array(room));
-  if (column.lengths !== undefined) column.lengths = grown(column.lengths, new Uint32Array(room));
+function shared(bytes: number): SharedArrayBuffer {
+  return new SharedArrayBuffer(bytes);
+}
+
+/** Grows a column's room for entries (at least doubled, to `expected` if more), keeping what it holds. */
+function grow(column: CellColumn, expected: number): void {
+  const room = Math.max(column.defined.length * 2, expected);
+  column.defined = grown(column.defined, new Uint8Array(shared(room)));
+  if (column.repeated !== undefined) column.repeated = grown(column.repeated, new Uint8Array(shared(room)));
+  if (column.numbers !== undefined) column.numbers = grown(column.numbers, new Float64Array(shared(room * 8)));
+  if (column.integers !== undefined) column.integers = grownIntegers(column.integers, new BigInt64Array(shared(room * 8)));
+  if (column.lengths !== undefined) column.lengths = grown(column.lengths, new Uint32Array(shared(room * 4)));
 }
 
 function grown<T extends Uint8Array | Uint32Array | Float64Array>(old: T, room: T): T {
@@ -256,55 +247,40 @@ function grownIntegers(old: BigInt64Array, room: BigInt64Array): BigInt64Array {
   return room;
 }
 
-function writeRun(column: CellColumn, values: readonly string[]): void {
+/**
+ * Appends `values` to a text column as UTF-8, each one's byte length at `lengths[first…]`;
+ * returns how many values the column then holds.
+ */
+function writeText(column: CellColumn, values: readonly string[], first: number, expected: number): number {
   const joined = values.join('');
-  const runs = column.runs!;
-  // A UTF-8 length equal to the string's length means every character is ASCII.
-  const encoding = Buffer.byteLength(joined, 'utf8') === joined.length ? 'latin1' : 'utf16le';
-  const start = runs.length === 0 ? 0 : runs[runs.length - 1].end;
-  const end = start + (encoding === 'latin1' ? joined.length : joined.length * 2);
-  let text = column.text!;
-  if (end > text.length) {
-    const grown = Buffer.allocUnsafe(Math.max(end, text.length * 2));
-    grown.set(text.subarray(0, start));
-    column.text = text = grown;
+  const bytes = Buffer.byteLength(joined, 'utf8');
+  const start = column.textBytes!;
+  const text = room(column, start + bytes, expected);
+  const lengths = column.lengths!;
+  let at = first;
+  if (bytes === joined.length) {
+    // Every character is ASCII: one write, and each value's length in bytes is its length.
+    latin1Write.call(text, joined, start);
+    for (const value of values) lengths[at++] = value.length;
+  } else {
+    column.ascii = false;
+    let offset = start;
+    for (const value of values) {
+      const written = utf8Write.call(text, value, offset);
+      lengths[at++] = written;
+      offset += written;
+    }
   }
-  bufferOf(text).write(joined, start, encoding);
-  runs.push({ encoding, end, count: values.length });
+  column.textBytes = start + bytes;
+  return at;
 }
 
-/** The same bytes as a Buffer: cells posted to the worker arrive as Uint8Arrays. */
-function bufferOf(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-/** Reads a text column's values back as strings, in entry order, one `next` per entry with a value. */
-export class TextValues {
-  private text = '';
-  private run = -1;
-  /** Where the next value starts in `text`, and how many of its run's values were read. */
-  private at = 0;
-  private taken = 0;
-  private count = 0;
-
-  constructor(private readonly column: CellColumn) {}
-
-  /** The next value, `length` UTF-16 units long. */
-  next(length: number): string {
-    if (this.taken === this.count) this.nextRun();
-    const value = this.text.slice(this.at, this.at + length);
-    this.at += length;
-    this.taken++;
-    return value;
-  }
-
-  private nextRun(): void {
-    const runs = this.column.runs!;
-    const start = this.run < 0 ? 0 : runs[this.run].end;
-    const { encoding, end, count } = runs[++this.run];
-    this.text = bufferOf(this.column.text!).toString(encoding, start, end);
-    this.at = 0;
-    this.taken = 0;
-    this.count = count;
-  }
+/** The column's text buffer, grown (keeping what it holds) to at least `bytes` (to `expected` if more). */
+function room(column: CellColumn, bytes: number, expected: number): Buffer {
+  const text = column.text as Buffer;
+  if (bytes <= text.length) return text;
+  const larger = Buffer.from(shared(Math.max(bytes, text.length * 2, expected)));
+  larger.set(text.subarray(0, column.textBytes));
+  column.text = larger;
+  return larger;
 }

@@ -10,7 +10,8 @@ import type { EncodeReply, EncodeRequest } from './parquet-encoder.ts';
 const port = parentPort!;
 
 port.on('message', ({ id, specs, cells, plain }: EncodeRequest) => {
-  const reply = (message: EncodeReply): void => port.postMessage(message);
+  // The encoded body's memory is handed over, not copied.
+  const reply = (message: EncodeReply): void => port.postMessage(message, message.group === undefined ? [] : [message.group.body.buffer as ArrayBuffer]);
   encodeRowGroup(specs, cells, plain).then(
     (group) => reply({ id, group }),
     // The writer encodes the group again on its own thread, which throws this same error there.

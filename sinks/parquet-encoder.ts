@@ -2,8 +2,10 @@
  * Where a Parquet row group is encoded. Laying cells out into column chunks (dictionaries,
  * statistics, PLAIN bytes) and compressing the pages was more than half of the Parquet sink's work
  * on the writer's thread, so a large row group goes to one worker thread, which encodes it while
- * the writer maps the next rows. What crosses is a copy of the group's typed arrays and text runs
- * (`RowGroupCells`), a small part of what encoding them costs.
+ * the writer maps the next rows. Nothing is copied on the way: the group's typed arrays and text
+ * (`RowGroupCells`) lie on SharedArrayBuffers, which the worker reads in place (and which this
+ * thread still holds, should the worker fail), and the encoded group comes back as one buffer whose
+ * memory is handed over (transferred).
  *
  * The worker is shared by every writer of the process, started on the first large row group, and
  * holds the process open only while it has groups to encode. If it cannot start, fails, or dies,
@@ -11,8 +13,8 @@
  * are encoded here and never start a thread.
  */
 import { Worker } from 'node:worker_threads';
-import type { CellColumns } from './parquet-cells.ts';
-import { encodeRowGroup, type ColumnSpec, type CompressedRowGroup, type PlainColumns } from './parquet-columns.ts';
+import { encodeRowGroup, type CompressedRowGroup } from './parquet-columns.ts';
+import type { CellColumns, ColumnSpec, PlainColumns } from './parquet-types.ts';
 
 /** What the writer asks the worker (`parquet-encoder-worker.ts`). */
 export interface EncodeRequest {
@@ -129,7 +131,7 @@ class EncoderWorker {
       const id = this.#nextId++;
       if (this.#jobs.size === 0) worker.ref();
       this.#jobs.set(id, { specs, cells, plain, resolve, reject });
-      // Posted as a copy (structured clone): cells are strings, numbers, booleans and nulls only.
+      // The cells' arrays lie on SharedArrayBuffers: posting them shares them, copying nothing.
       const request: EncodeRequest = { id, specs, cells, plain };
       worker.postMessage(request);
     });

@@ -12,19 +12,33 @@ type Utf8Write = (this: Buffer, text: string, offset: number) => number;
  * encoding a short string, and every string cell of a Parquet file is written here. It is not
  * documented, so without it `write` does the same.
  */
-const utf8Write: Utf8Write =
+export const utf8Write: Utf8Write =
   (Buffer.prototype as unknown as { utf8Write?: Utf8Write }).utf8Write ??
   function (this: Buffer, text: string, offset: number): number {
     return this.write(text, offset);
   };
 
+type Latin1Write = (this: Buffer, text: string, offset: number) => number;
+/** Buffer's own Latin-1 writer, behind `buffer.write`'s checks, as `utf8Write`: for a run of ASCII text. */
+export const latin1Write: Latin1Write =
+  (Buffer.prototype as unknown as { latin1Write?: Latin1Write }).latin1Write ??
+  function (this: Buffer, text: string, offset: number): number {
+    return this.write(text, offset, 'latin1');
+  };
+
+/** Copies at least this long are native (`Bytes.copy`). */
+const NATIVE_COPY = 512;
+
 /** An append-only byte buffer that doubles when full. */
 export class Bytes {
   buffer: Buffer;
   length = 0;
+  /** A view of `buffer`, for reads and copies four bytes at a time (replaced when the buffer grows). */
+  dataView: DataView;
 
   constructor(capacity = 1024) {
     this.buffer = Buffer.allocUnsafe(capacity);
+    this.dataView = viewOf(this.buffer);
   }
 
   /** Makes room for `extra` more bytes. */
@@ -33,6 +47,7 @@ export class Bytes {
     const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + extra));
     this.buffer.copy(grown, 0, 0, this.length);
     this.buffer = grown;
+    this.dataView = viewOf(grown);
   }
 
   byte(value: number): void {
@@ -70,16 +85,47 @@ export class Bytes {
     this.length += 8;
   }
 
-  /** Copies `end - start` bytes of `source` in. */
-  copy(source: Buffer, start: number, end: number): void {
-    this.reserve(end - start);
-    this.length += source.copy(this.buffer, this.length, start, end);
+  /** A 32-bit length or count, little-endian. */
+  int32(value: number): void {
+    this.reserve(4);
+    this.dataView.setUint32(this.length, value, true);
+    this.length += 4;
+  }
+
+  /**
+   * Copies `source[start, end)` in. Below `NATIVE_COPY` bytes it is copied here, four bytes a step
+   * when the caller gives a DataView of `source`: Buffer's own copy makes a view per call, which
+   * cost more than a short value's bytes.
+   */
+  copy(source: Uint8Array, start: number, end: number, sourceView?: DataView): void {
+    const count = end - start;
+    this.reserve(count);
+    const at = this.length;
+    this.length += count;
+    if (count >= NATIVE_COPY) {
+      if (Buffer.isBuffer(source)) source.copy(this.buffer, at, start, end);
+      else this.buffer.set(source.subarray(start, end), at);
+      return;
+    }
+    let i = start;
+    let to = at;
+    if (sourceView !== undefined) {
+      const view = this.dataView;
+      for (; i + 4 <= end; i += 4, to += 4) view.setInt32(to, sourceView.getInt32(i, true), true);
+    }
+    const buffer = this.buffer;
+    for (; i < end; i++) buffer[to++] = source[i];
   }
 
   /** The bytes written so far (a view, valid until the next write). */
   view(): Buffer {
     return this.buffer.subarray(0, this.length);
   }
+}
+
+/** A DataView of exactly `bytes`. */
+export function viewOf(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export function writeInt64(buffer: Buffer, value: number | bigint, offset: number): void {

@@ -26,7 +26,7 @@
 /// <reference lib="es2024.string" />
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { RowGroupCells } from './parquet-cells.ts';
-import type { PhysicalType } from './parquet-columns.ts';
+import type { PhysicalType } from './parquet-types.ts';
 import {
   checkJsonValue,
   checkRecord,

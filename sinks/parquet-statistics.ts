@@ -79,64 +79,68 @@ export class BooleanStatistics implements Statistics {
 }
 
 /**
- * Bounds over the UTF-8 bytes as written. ASCII text compares the same as JS strings, so those
- * comparisons stay in JS; anything else compares the encoded bytes (where UTF-16 order would put
- * U+E000–U+FFFF after emoji, and a lone surrogate is written as U+FFFD).
+ * Bounds over UTF-8 bytes, compared unsigned (where UTF-16 order would put U+E000–U+FFFF after
+ * emoji). The values are ranges of one buffer, a row group's text (`CellColumn.text`), so a value
+ * is only copied out when the bounds are encoded.
  */
-export class StringStatistics implements Statistics {
+export class TextStatistics implements Statistics {
   nulls = 0;
-  private min: string | undefined;
-  private max = '';
-  private minBytes: Buffer | undefined;
-  private maxBytes: Buffer | undefined;
-  private minAscii = true;
-  private maxAscii = true;
-  /** Whether every value was ASCII: only then do signed bytes order them as unsigned ones do. */
-  private ascii = true;
+  private minStart = -1;
+  private minEnd = -1;
+  private maxStart = -1;
+  private maxEnd = -1;
 
-  /** `text`, of which `bytes[start, end)` is the UTF-8 encoding. */
-  observe(text: string, bytes: Buffer, start: number, end: number): void {
-    const ascii = end - start === text.length;
-    if (this.min === undefined) {
-      this.setMin(text, ascii);
-      this.setMax(text, ascii);
-      this.ascii = ascii;
-      return;
+  constructor(
+    private readonly text: Uint8Array,
+    /** A DataView of `text`. */
+    private readonly view: DataView,
+    /** Whether every value is ASCII: only then do signed bytes order them as unsigned ones do. */
+    private readonly ascii: boolean,
+  ) {}
+
+  /** The value `text[start, end)`. */
+  observe(start: number, end: number): void {
+    if (this.minStart < 0) {
+      this.minStart = this.maxStart = start;
+      this.minEnd = this.maxEnd = end;
+    } else if (compareBytes(this.view, this.text, start, end, this.minStart, this.minEnd) < 0) {
+      this.minStart = start;
+      this.minEnd = end;
+    } else if (compareBytes(this.view, this.text, start, end, this.maxStart, this.maxEnd) > 0) {
+      this.maxStart = start;
+      this.maxEnd = end;
     }
-    if (!ascii) this.ascii = false;
-    if (this.belowMin(text, ascii, bytes, start, end)) this.setMin(text, ascii);
-    else if (this.aboveMax(text, ascii, bytes, start, end)) this.setMax(text, ascii);
-  }
-
-  private belowMin(text: string, ascii: boolean, bytes: Buffer, start: number, end: number): boolean {
-    if (ascii && this.minAscii) return text < this.min!;
-    return bytes.compare((this.minBytes ??= Buffer.from(this.min!)), 0, undefined, start, end) < 0;
-  }
-
-  private aboveMax(text: string, ascii: boolean, bytes: Buffer, start: number, end: number): boolean {
-    if (ascii && this.maxAscii) return text > this.max;
-    return bytes.compare((this.maxBytes ??= Buffer.from(this.max)), 0, undefined, start, end) > 0;
   }
 
   encode(): StatisticsFields {
     const nulls = { null_count: this.nulls };
-    if (this.min === undefined) return nulls;
-    const min = (this.minBytes ??= Buffer.from(this.min));
-    const max = (this.maxBytes ??= Buffer.from(this.max));
-    if (min.length > MAX_STATISTICS_BYTES || max.length > MAX_STATISTICS_BYTES) return nulls;
+    if (this.minStart < 0) return nulls;
+    if (this.minEnd - this.minStart > MAX_STATISTICS_BYTES || this.maxEnd - this.maxStart > MAX_STATISTICS_BYTES) return nulls;
+    // Copies: the text buffer is filled again by a later row group.
+    const min = Buffer.from(this.text.subarray(this.minStart, this.minEnd));
+    const max = Buffer.from(this.text.subarray(this.maxStart, this.maxEnd));
     const legacy = this.ascii ? { min, max } : {};
     return { ...nulls, min_value: min, max_value: max, ...legacy };
   }
+}
 
-  private setMin(text: string, ascii: boolean): void {
-    this.min = text;
-    this.minAscii = ascii;
-    this.minBytes = undefined;
+/**
+ * `bytes[aStart, aEnd)` against `bytes[bStart, bEnd)`, unsigned and then by length: negative, zero
+ * or positive. Four bytes at a time first: read big-endian, two words order as their bytes do.
+ */
+function compareBytes(view: DataView, bytes: Uint8Array, aStart: number, aEnd: number, bStart: number, bEnd: number): number {
+  const a = aEnd - aStart;
+  const b = bEnd - bStart;
+  const n = a < b ? a : b;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const x = view.getUint32(aStart + i);
+    const y = view.getUint32(bStart + i);
+    if (x !== y) return x < y ? -1 : 1;
   }
-
-  private setMax(text: string, ascii: boolean): void {
-    this.max = text;
-    this.maxAscii = ascii;
-    this.maxBytes = undefined;
+  for (; i < n; i++) {
+    const difference = bytes[aStart + i] - bytes[bStart + i];
+    if (difference !== 0) return difference;
   }
+  return a - b;
 }

@@ -15,11 +15,9 @@
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
-import { RowGroupCells } from './parquet-cells.ts';
-import { encodeRowGroup, placeRowGroup, type ColumnSpec, type PhysicalType, type PlainColumns } from './parquet-columns.ts';
-import { encodeRowGroupOffThread } from './parquet-encoder.ts';
+import { ParquetFile } from './parquet-file.ts';
 import { NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
-import { serializeThrift } from './parquet-thrift.ts';
+import type { ColumnSpec, PhysicalType } from './parquet-types.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, DEFAULT_SAMPLE_SIZE, type ColumnKind, type RowOptions } from './rows.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
@@ -64,12 +62,9 @@ export const DEFAULT_ROW_GROUP_SIZE = 10_000;
 /** A row group is held in memory until written; this keeps one from growing without bound. */
 const MAX_ROW_GROUP_SIZE = 1_000_000;
 
-/** Key-value metadata entry describing the columns (DuckDB: `parquet_kv_metadata(file)`). */
-export const COLUMNS_METADATA_KEY = 'socialstream.columns';
+export { COLUMNS_METADATA_KEY } from './parquet-file.ts';
 
 const COMPRESSION: Record<ParquetCompression, string> = { snappy: 'SNAPPY', gzip: 'GZIP', none: 'UNCOMPRESSED' };
-
-const MAGIC = Buffer.from('PAR1');
 
 export function toParquet(
   source: AnyIterable<unknown>,
@@ -105,154 +100,61 @@ function checkLayout(options: ParquetOptions): void {
 }
 
 export function parquetWriter(destination: Destination, options: ParquetWriterOptions): RecordWriter {
-  const compression = COMPRESSION[options.compression ?? 'snappy'];
-  const rowGroupSize = options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;
-  const offThread = (options.encoder ?? defaultEncoder()) === 'worker';
-  let specs: ColumnSpec[] = [];
-  let group: RowGroupCells | undefined;
-  /** The columns whose dictionaries did not pay, as of the group before: each group is encoded knowing them. */
-  let plain: Promise<PlainColumns> = Promise.resolve([]);
-  let schema: unknown[] = [];
-  let metadata: Record<string, string> = {};
-  const rowGroups: unknown[] = [];
-  let offset = 0;
-  let rows = 0;
+  const file = new ParquetFile(destination, {
+    compression: COMPRESSION[options.compression ?? 'snappy'],
+    rowGroupSize: options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE,
+    offThread: (options.encoder ?? defaultEncoder()) === 'worker',
+  });
+  return options.layout === 'flat' ? flatWriter(file, options) : nestedWriter(file, options);
+}
 
-  /**
-   * The row group being encoded and written while the next one is gathered: at most one is, so
-   * groups reach the file in order and memory holds two groups at most.
-   */
-  let writing: Promise<void> = Promise.resolve();
-
-  const write = async (chunk: Buffer): Promise<void> => {
-    await destination.write(chunk);
-    offset += chunk.length;
-  };
-  const flush = async (): Promise<void> => {
-    if (group!.rows === 0) return;
-    rows += group!.rows;
-    const cells = group!.take();
-    // The columns as of this group: a later field may add some before it is encoded.
-    const groupSpecs = specs;
-    const encoding = plain.then((columns) => (offThread ? encodeRowGroupOffThread : encodeRowGroup)(groupSpecs, cells, columns));
-    plain = encoding.then((encoded) => encoded.plain);
-    plain.catch(() => undefined);
-    const before = writing;
-    writing = (async () => {
-      const ready = await encoding;
-      group!.recycle(cells);
-      await before;
-      const encoded = placeRowGroup(ready, offset);
-      rowGroups.push(encoded.metadata);
-      for (const chunk of encoded.chunks) await write(chunk);
-    })();
-    // Its failure is reported by the next flush or by end(), whichever awaits it; never unhandled.
-    writing.catch(() => undefined);
-    await before;
-  };
-
-  /** The nested layout's: re-reads its schema and metadata, which fields added after the sample change. */
-  let describe: (() => void) | undefined;
-
-  const end = async (): Promise<void> => {
-    await flush();
-    await writing;
-    describe?.();
-    await completeRowGroups();
-    const footer = serializeThrift(
-      new parquetTypes.FileMetaData({
-        version: 1,
-        schema,
-        num_rows: rows,
-        row_groups: rowGroups,
-        key_value_metadata: Object.entries(metadata).map(([key, value]) => new parquetTypes.KeyValue({ key, value })),
-        created_by: 'socialstream',
-        // Declares min_value/max_value ordered by type (signed numbers, unsigned UTF-8 bytes): without it readers ignore them.
-        column_orders: specs.map(() => new parquetTypes.ColumnOrder({ TYPE_ORDER: new parquetTypes.TypeDefinedOrder() })),
-      }),
-    );
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(footer.length);
-    await write(Buffer.concat([footer, length, MAGIC]));
-  };
-
-  /** Gives each row group written before a column was added an all-NULL chunk of it, so every group has every column. */
-  const completeRowGroups = async (): Promise<void> => {
-    for (const rowGroup of rowGroups as Array<{ columns: unknown[]; num_rows: number }>) {
-      const missing = specs.slice(rowGroup.columns.length);
-      if (missing.length === 0) continue;
-      const entries = rowGroup.num_rows;
-      const columns = missing.map((spec) => ({
-        entries,
-        defined: new Uint8Array(entries),
-        repeated: spec.maxRepetition > 0 ? new Uint8Array(entries) : undefined,
-      }));
-      const placed = placeRowGroup(await encodeRowGroup(missing, { rows: entries, columns }, []), offset);
-      rowGroup.columns.push(...(placed.metadata as { columns: unknown[] }).columns);
-      for (const chunk of placed.chunks) await write(chunk);
-    }
-  };
-
-  if (options.layout === 'flat') {
-    return tableWriter(
-      {
-        async begin(layout, names) {
-          const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-          specs = names.map((name, i) => {
-            const { physical, exact } = PARQUET_TYPE[kinds[i]];
-            return { path: [name], physical, exact, maxDefinition: 1, maxRepetition: 0, compression };
-          });
-          schema = schemaElements(names.map((name, i) => ({ name, ...PARQUET_TYPE[kinds[i]] })));
-          group = new RowGroupCells(specs.map(({ physical, exact }) => ({ physical, exact, repeated: false })), rowGroupSize);
-          // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
-          metadata = {
-            [COLUMNS_METADATA_KEY]: JSON.stringify({
-              layout: 'flat',
-              columns: layout.columns.map(({ kind }, i) => ({ name: names[i], kind })),
-              overflow: layout.overflowName,
-            }),
-          };
-          await write(MAGIC);
-        },
-        writeRow(row) {
-          group!.add(row);
-          return group!.full ? flush() : undefined;
-        },
-        end,
+/** The flat layout: one optional column per dotted leaf path, fed a row of cells per record (`rows.ts`). */
+function flatWriter(file: ParquetFile, options: ParquetOptions): RecordWriter {
+  return tableWriter(
+    {
+      async begin(layout, names) {
+        const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
+        const specs = names.map((name, i) => file.spec([name], kinds[i], 1, 0));
+        // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
+        file.describe(schemaElements(names.map((name, i) => ({ name, ...PARQUET_TYPE[kinds[i]] }))), {
+          layout: 'flat',
+          columns: layout.columns.map(({ kind }, i) => ({ name: names[i], kind })),
+          overflow: layout.overflowName,
+        });
+        await file.begin(specs);
       },
-      options,
-      true,
-    );
-  }
+      writeRow(row) {
+        file.cells.add(row);
+        return file.rowAdded();
+      },
+      end: () => file.end(),
+    },
+    options,
+    true,
+  );
+}
+
+/** The nested layout: records shredded into STRUCT and LIST columns (`parquet-nested.ts`). */
+function nestedWriter(file: ParquetFile, options: ParquetWriterOptions): RecordWriter {
+  let layout: NestedLayout | undefined;
+  const specs = (): ColumnSpec[] => layout!.columns.map(({ path, kind, maxDefinition, maxRepetition }) => file.spec(path, kind, maxDefinition, maxRepetition));
   return sampledWriter(
     {
       async begin(sample, repairs) {
-        const layout = NestedLayout.plan(sample, options, repairs);
-        const specsOf = (): ColumnSpec[] =>
-          layout.columns.map(({ path, kind, maxDefinition, maxRepetition }) => ({
-            path,
-            physical: PARQUET_TYPE[kind].physical,
-            exact: PARQUET_TYPE[kind].exact,
-            maxDefinition,
-            maxRepetition,
-            compression,
-          }));
-        specs = specsOf();
-        group = new RowGroupCells(specs.map(({ physical, exact, maxRepetition }) => ({ physical, exact, repeated: maxRepetition > 0 })), rowGroupSize);
-        // Each field's shape (which VARCHAR leaves hold JSON text), and which column overflows: what a reader needs to rebuild records.
-        describe = () => {
-          schema = layout.schema();
-          metadata = { [COLUMNS_METADATA_KEY]: JSON.stringify(layout.describe()) };
-        };
-        await write(MAGIC);
+        layout = NestedLayout.plan(sample, options, repairs);
+        await file.begin(specs());
         return (record) => {
-          layout.shred(record, group!, repairs);
+          layout!.shred(record, file.cells, repairs);
           // A field first seen now added columns: later groups are encoded with them.
-          if (layout.columns.length !== specs.length) specs = specsOf();
-          return group!.full ? flush() : undefined;
+          if (layout!.columns.length !== file.columns) file.addColumns(specs());
+          return file.rowAdded();
         };
       },
-      end,
+      async end() {
+        // The schema and description as of the last record: fields added after the sample change them.
+        if (layout !== undefined) file.describe(layout.schema(), layout.describe());
+        await file.end();
+      },
     },
     options.sampleSize ?? DEFAULT_SAMPLE_SIZE,
   );

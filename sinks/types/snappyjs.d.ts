@@ -1,5 +1,5 @@
-/** The part of snappyjs (which ships no types) the Parquet sink uses: a Buffer in gives a Buffer out. */
+/** The part of snappyjs (which ships no types) the tests use: its decompressor reads back what `parquet-snappy.ts` writes. */
 declare module 'snappyjs' {
-  const snappy: { compress(input: Uint8Array): Uint8Array };
+  const snappy: { compress(input: Uint8Array): Uint8Array; uncompress(input: Uint8Array): Uint8Array };
   export default snappy;
 }
