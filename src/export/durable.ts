@@ -31,12 +31,16 @@ export const OPEN = {
   create: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
 } as const;
 
-/** Writes `text` so that a reader sees either the old file or the new one, never half of one. */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+/**
+ * Writes `text` (or its pieces, in order) so that a reader sees either the old file or the new one,
+ * never half of one.
+ */
+export async function writeFileAtomic(path: string, text: string | Iterable<string>): Promise<void> {
   const temporary = temporaryName(path);
   const handle = await open(temporary, OPEN.create, 0o600);
   try {
-    await handle.writeFile(text);
+    if (typeof text === 'string') await handle.writeFile(text);
+    else for (const piece of text) await handle.write(piece);
     await handle.sync();
     await handle.close();
     await rename(temporary, path);

@@ -15,7 +15,7 @@ import { WALK, type Walk, type WalkStream } from '../walk.ts';
 export interface ExportWalks {
   op: OperationSpec;
   /** The parameter sets, each once (a repeat of an earlier one is walked once), in the order given. */
-  params: Record<string, string>[];
+  params: Readonly<Record<string, string>>[];
   /** How many sources repeated an earlier parameter set. */
   repeats: number;
   /** The client's events (every stream of one export comes from one client). */
@@ -27,50 +27,99 @@ export interface ExportWalks {
 }
 
 /**
- * The walks of `source` (a client stream, or an array or other iterable of streams of one operation), limited to
- * `shard`'s share. A stream that was already iterated is refused (`STREAM_USED`): the export would
- * otherwise miss what its iteration took.
+ * Parameter sets of one operation, each already checked (`checkParams`, as `client.stream` checks
+ * them), with one stream of the client to open their walks by: what the CLI hands the engine for an
+ * `--inputs` file. A stream a line would cost a kilobyte of garbage each, promoted before it dies
+ * (1M lines: over a gigabyte at the peak); this costs the sets themselves, which are kept, not copied.
+ */
+export class ParamSets {
+  constructor(
+    /** A stream of the client, not iterated: its operation, events and key scrubbing are the walks'. */
+    readonly stream: unknown,
+    readonly sets: Iterable<Readonly<Record<string, string>>>,
+  ) {}
+}
+
+/**
+ * The walks of `source` (a client stream, an array or other iterable of streams of one operation,
+ * or `ParamSets`), limited to `shard`'s share. A stream that was already iterated is refused
+ * (`STREAM_USED`): the export would otherwise miss what its iteration took.
  */
 export function walksOf(source: unknown, shard?: { index: number; count: number }): ExportWalks {
+  if (source instanceof ParamSets) return walksOfSets(source, shard);
   const single = walkOf(source) !== undefined;
   const many = !single && (Array.isArray(source) || (typeof source === 'object' && source !== null && Symbol.iterator in source));
   // Each stream is looked at once and let go: a wide export keeps its first walk and the params of the others.
   const streams: Iterable<unknown> = many ? (source as Iterable<unknown>) : [source];
   let first: Walk | undefined;
   let count = 0;
-  const seen = new Set<string>();
-  const params: Record<string, string>[] = [];
+  const chosen = chooser(shard);
   /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
   const starts = new Map<string, Checkpoint>();
   for (const stream of streams) {
-    const walk = walkOf(stream);
-    if (walk === undefined) throw new TypeError(`source${many ? `[${count}]` : ''} must be a stream from the client, e.g. client.forum.subforum({ … })`);
+    const walk = checkedWalk(stream, many ? `source[${count}]` : 'source');
     count++;
-    if (walk.used) {
-      throw new StreamUsedError(`${walk.op.id}: this stream was already iterated, so an export of it would miss what that took; call the operation again for a fresh stream`, {
-        endpoint: walk.op.id,
-      });
-    }
     first ??= walk;
     if (walk.op.id !== first.op.id) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${walk.op.id}`);
     if (walk.events$ !== first.events$) throw new TypeError('the streams of one export come from one client');
-    const name = walkName(walk.params);
-    if (seen.has(name)) continue;
-    seen.add(name);
-    if (shard !== undefined && shareOfName(name, shard.count) !== shard.index) continue;
-    params.push({ ...walk.params });
+    const name = chosen.add({ ...walk.params });
+    if (name === undefined) continue;
     const start = startOf(stream);
     if (start !== undefined) starts.set(name, start);
   }
   if (first === undefined) throw new TypeError('source must be a client stream or a non-empty array of them');
-  const opener = first;
+  return exportWalks(first, chosen, count, (params) => starts.get(walkName(params)));
+}
+
+function walksOfSets({ stream, sets }: ParamSets, shard: { index: number; count: number } | undefined): ExportWalks {
+  const walk = checkedWalk(stream, 'source.stream');
+  const chosen = chooser(shard);
+  let count = 0;
+  for (const params of sets) {
+    count++;
+    chosen.add(params);
+  }
+  if (count === 0) throw new TypeError('source.sets must hold at least one parameter set');
+  return exportWalks(walk, chosen, count, () => undefined);
+}
+
+function checkedWalk(stream: unknown, what: string): Walk {
+  const walk = walkOf(stream);
+  if (walk === undefined) throw new TypeError(`${what} must be a stream from the client, e.g. client.forum.subforum({ … })`);
+  if (walk.used) {
+    throw new StreamUsedError(`${walk.op.id}: this stream was already iterated, so an export of it would miss what that took; call the operation again for a fresh stream`, {
+      endpoint: walk.op.id,
+    });
+  }
+  return walk;
+}
+
+/** The parameter sets of an export, each once (by `walkName`) and only those of `shard`'s share. */
+function chooser(shard: { index: number; count: number } | undefined): { params: Readonly<Record<string, string>>[]; seen: Set<string>; add(params: Readonly<Record<string, string>>): string | undefined } {
+  const seen = new Set<string>();
+  const params: Readonly<Record<string, string>>[] = [];
   return {
-    op: first.op,
     params,
-    repeats: count - seen.size,
-    events$: first.events$,
-    scrub: first.scrub,
-    open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? starts.get(walkName(walkParams)), options, held),
+    seen,
+    add(set) {
+      const name = walkName(set);
+      if (seen.has(name)) return undefined;
+      seen.add(name);
+      if (shard !== undefined && shareOfName(name, shard.count) !== shard.index) return undefined;
+      params.push(set);
+      return name;
+    },
+  };
+}
+
+function exportWalks(opener: Walk, chosen: ReturnType<typeof chooser>, count: number, startOf: (params: Readonly<Record<string, string>>) => Checkpoint | undefined): ExportWalks {
+  return {
+    op: opener.op,
+    params: chosen.params,
+    repeats: count - chosen.seen.size,
+    events$: opener.events$,
+    scrub: opener.scrub,
+    open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? startOf(walkParams), options, held),
   };
 }
 
