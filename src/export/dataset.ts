@@ -29,10 +29,10 @@ import { scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readReceiptFile, readSchemaFile } from './dataset-state.ts';
 import { checkPartitionCollision, DatasetPaths, LEGACY_PARTITIONING, partitioningFor, partitionOf, tryLock, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
-import { fromNdjson } from '../../sinks/from-ndjson.ts';
+import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
 import { DEFAULT_MAX_DEPTH } from '../../sinks/rows.ts';
-import type { Destination, DestinationCapabilities, Published } from './destination.ts';
-import { fileSize, writeJsonAtomic } from './durable.ts';
+import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
+import { copySpoolPart, fileSize, writeJsonAtomic, type SpoolMark } from './durable.ts';
 import { believed, endsIn, laterMark, MARK_LAG_MS, nextWalkMark, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import { freshState, type ExportState, type WalkState } from './journal.ts';
 import type { DatasetChanges, SchemaPolicy } from './types.ts';
@@ -78,6 +78,8 @@ interface Commit {
   complete: boolean;
   runId?: string;
   state: ExportState;
+  /** Only these first records of the spool are published; those after stay staged (a lowered limit, README §7). */
+  through?: SpoolPrefix;
 }
 
 /** What a publish tells a writer it took the pages of (`DatasetPaths.receipt`). */
@@ -87,7 +89,7 @@ interface Receipt {
 }
 
 export class DatasetDestination implements Destination {
-  readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: false, drift: 'record' };
+  readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: true, drift: 'record' };
   readonly paths: DatasetPaths;
   readonly folder: string;
   readonly files;
@@ -319,8 +321,14 @@ export class DatasetDestination implements Destination {
    * commit, then waits for the publish lock. Holding it, a writer whose commit another's publish
    * took reads what it changed; any other publishes the commits waiting, its own first.
    */
-  async publish(state: ExportState, complete: boolean): Promise<Published> {
-    const commit: Commit = { writer: this.paths.writer, complete, ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}), state };
+  async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
+    const commit: Commit = {
+      writer: this.paths.writer,
+      complete,
+      ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}),
+      state,
+      ...(through === undefined ? {} : { through }),
+    };
     await mkdir(this.paths.commits, { recursive: true });
     await writeJsonAtomic(this.paths.commit(), commit);
     const lead = async (): Promise<Receipt> => {
@@ -436,10 +444,12 @@ export class DatasetDestination implements Destination {
     /** Per partition, the incoming rows and the commit each came from. */
     const incoming = new Map<string, { row: Record<string, unknown>; key: string; from: number }[]>();
     const setAside = commits.map(() => 0);
+    const rests = await Promise.all(commits.map((commit) => this.#keepRest(commit)));
     for (const [from, commit] of commits.entries()) {
-      if (commit.state.spool.bytes === 0) continue;
+      const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
+      if (bytes === 0) continue;
       let chunk: Record<string, unknown>[] = [];
-      for await (const record of fromNdjson(new DatasetPaths(this.output, this.op.id, commit.writer).spool)) {
+      for await (const record of fromNdjsonPrefix(new DatasetPaths(this.output, this.op.id, commit.writer).spool, bytes)) {
         const key = keyOfRow(this.op, record);
         // Without a key it would be appended again on every run: it is counted instead.
         if (key === undefined) {
@@ -515,6 +525,8 @@ export class DatasetDestination implements Destination {
     const drift = tracker.drift();
     const walks = new Map<string, WalkMark>();
     for (const commit of commits) {
+      // Its walks staged records this publish leaves staged: their marks move when those are published.
+      if (commit.through !== undefined) continue;
       for (const walk of commit.state.walks) {
         const name = walkName(walk.params);
         // Read afresh: another writer of the same walk may have published since this one opened.
@@ -526,7 +538,8 @@ export class DatasetDestination implements Destination {
       (commit, from): GroupMember => ({
         writer: commit.writer,
         ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
-        next: commit.complete ? null : afterPublish(commit.state),
+        next: commit.complete ? null : afterPublish(commit.state, rests[from]?.mark),
+        ...(rests[from] === undefined ? {} : { rest: rests[from].path }),
         changes: {
           added: added[from],
           updated: updated[from],
@@ -540,6 +553,19 @@ export class DatasetDestination implements Destination {
       }),
     );
     return { version: 2, renames, removes, schema, walks: [...walks.values()], members, drift };
+  }
+
+  /**
+   * The records of `commit`'s spool after its `through`, copied into a spool of their own for the
+   * writer's staging after the publish (`GroupMember.rest`); written before the publish journal, so
+   * a kill before it leaves the staging as it was.
+   */
+  async #keepRest(commit: Commit): Promise<{ path: string; mark: SpoolMark } | undefined> {
+    if (commit.through === undefined) return undefined;
+    const own = new DatasetPaths(this.output, this.op.id, commit.writer);
+    const path = join(own.staging, 'spool-rest.ndjson');
+    const mark = await copySpoolPart(own.spool, commit.through.bytes, commit.state.spool.bytes, path);
+    return { path: relative(this.output, path), mark };
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */
@@ -571,10 +597,10 @@ function checkLayout(layout: Layout): Layout {
   return layout;
 }
 
-/** The staging state once the spool is published: the same walks and totals, an empty spool. */
-function afterPublish(state: ExportState): ExportState {
-  const empty = freshState(state.op, []);
-  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
+/** The staging state once the spool is published: the same walks and totals, an empty spool or the `rest` it kept staged. */
+function afterPublish(state: ExportState, rest?: SpoolMark): ExportState {
+  const spool = rest ?? freshState(state.op, []).spool;
+  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool, run: { ...state.run } };
 }
 
 /** The rows of a part, none when it does not exist yet. */

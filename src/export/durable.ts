@@ -386,6 +386,48 @@ export async function lineEnd(path: string, lines: number): Promise<number> {
 }
 
 /**
+ * Copies bytes `from` to `to` of the spool at `path` into a new spool at `target` (replacing one a
+ * killed run left there), flushed; returns what the checkpoint vouches for it by.
+ */
+export async function copySpoolPart(path: string, from: number, to: number, target: string): Promise<SpoolMark> {
+  await removeIfPresent(target);
+  const hash = createHash('sha256');
+  const output = await open(target, OPEN.create, 0o666);
+  try {
+    if (to > from) {
+      const input = await open(path, OPEN.read);
+      try {
+        for await (const chunk of createReadStream('', { fd: input, autoClose: false, start: from, end: to - 1 }) as AsyncIterable<Buffer>) {
+          hash.update(chunk);
+          await output.write(chunk);
+        }
+      } finally {
+        await input.close();
+      }
+    }
+    await output.sync();
+  } finally {
+    await output.close();
+  }
+  return { bytes: Math.max(0, to - from), sha256: hash.digest('hex') };
+}
+
+/** How many records (lines) the first `bytes` bytes of `path` hold (a spool: whole lines only). */
+export async function linesIn(path: string, bytes: number): Promise<number> {
+  if (bytes === 0) return 0;
+  let lines = 0;
+  const handle = await open(path, OPEN.read);
+  try {
+    for await (const chunk of createReadStream('', { fd: handle, autoClose: false, start: 0, end: bytes - 1 }) as AsyncIterable<Buffer>) {
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+    }
+  } finally {
+    await handle.close();
+  }
+  return lines;
+}
+
+/**
  * Checks that the spool at `path`, when there is one, begins with the bytes `mark` vouches for: a run
  * that only has its publishing left must not publish a spool cut short or changed since.
  */
