@@ -216,17 +216,23 @@ function damaged(path: string, reason: string): StateDamagedError {
  * those the service rejected: the user may fix or remove their lines, and new lines start afresh.
  */
 export function matchWalks(state: ExportState, op: string, inputs: readonly Record<string, string>[], output: string): void {
-  const held = new Map<string, WalkState[]>();
+  // One walk a name (an array each would be a million arrays); a checkpoint may hold a name twice.
+  const held = new Map<string, WalkState>();
+  const again: WalkState[] = [];
   for (const walk of state.walks) {
     const key = walkName(walk.params);
-    held.set(key, [...(held.get(key) ?? []), walk]);
+    if (held.has(key)) again.push(walk);
+    else held.set(key, walk);
   }
   const walks = inputs.map((params): WalkState => {
     // By `walkName`, as `--inputs` tells repeats: a line whose keys were reordered is the same walk.
-    const { rejected: _, ...walk } = held.get(walkName(params))?.shift() ?? { params: { ...params }, done: false };
+    const key = walkName(params);
+    const found = held.get(key) ?? takeFirst(again, key);
+    held.delete(key);
+    const { rejected: _, ...walk } = found ?? { params, done: false };
     return walk;
   });
-  const dropped = [...held.values()].flat().filter((walk) => walk.rejected === undefined);
+  const dropped = [...held.values(), ...again].filter((walk) => walk.rejected === undefined);
   if (state.op !== op || dropped.length > 0) {
     throw new HeldStateError(
       `${output} holds an unfinished export of other walks (${state.op} with ${state.walks.length} parameter set(s)); ` +
@@ -235,6 +241,12 @@ export function matchWalks(state: ExportState, op: string, inputs: readonly Reco
     );
   }
   state.walks = walks;
+}
+
+/** Takes the first walk of `walks` named `key` out of it. */
+function takeFirst(walks: WalkState[], key: string): WalkState | undefined {
+  const index = walks.findIndex((walk) => walkName(walk.params) === key);
+  return index === -1 ? undefined : walks.splice(index, 1)[0];
 }
 
 /** Saves an export's state as it moves: whole at first, then one patch per save (see the top of this file). */

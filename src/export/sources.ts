@@ -28,9 +28,10 @@ export interface ExportWalks {
 
 /**
  * Parameter sets of one operation, each already checked (`checkParams`, as `client.stream` checks
- * them), with one stream of the client to open their walks by: what the CLI hands the engine for an
- * `--inputs` file. A stream a line would cost a kilobyte of garbage each, promoted before it dies
- * (1M lines: over a gigabyte at the peak); this costs the sets themselves, which are kept, not copied.
+ * them) and each once (by `walkName`), with one stream of the client to open their walks by: what the
+ * CLI hands the engine for an `--inputs` file, whose repeated lines it left out. A stream a line
+ * would cost a kilobyte of garbage each, promoted before it dies (1M lines: over a gigabyte at the
+ * peak); this costs the sets themselves, which are kept, not copied.
  */
 export class ParamSets {
   constructor(
@@ -53,7 +54,8 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
   const streams: Iterable<unknown> = many ? (source as Iterable<unknown>) : [source];
   let first: Walk | undefined;
   let count = 0;
-  const chosen = chooser(shard);
+  const seen = new Set<string>();
+  const params: Record<string, string>[] = [];
   /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
   const starts = new Map<string, Checkpoint>();
   for (const stream of streams) {
@@ -62,25 +64,32 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
     first ??= walk;
     if (walk.op.id !== first.op.id) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${walk.op.id}`);
     if (walk.events$ !== first.events$) throw new TypeError('the streams of one export come from one client');
-    const name = chosen.add({ ...walk.params });
-    if (name === undefined) continue;
+    const name = walkName(walk.params);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    if (shard !== undefined && shareOfName(name, shard.count) !== shard.index) continue;
+    params.push({ ...walk.params });
     const start = startOf(stream);
     if (start !== undefined) starts.set(name, start);
   }
   if (first === undefined) throw new TypeError('source must be a client stream or a non-empty array of them');
-  return exportWalks(first, chosen, count, (params) => starts.get(walkName(params)));
+  const opener = first;
+  return {
+    op: first.op,
+    params,
+    repeats: count - seen.size,
+    events$: first.events$,
+    scrub: first.scrub,
+    open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? starts.get(walkName(walkParams)), options, held),
+  };
 }
 
+/** The walks of `ParamSets`: no set is named twice over (a million names are 100 MB), only to find its share. */
 function walksOfSets({ stream, sets }: ParamSets, shard: { index: number; count: number } | undefined): ExportWalks {
   const walk = checkedWalk(stream, 'source.stream');
-  const chosen = chooser(shard);
-  let count = 0;
-  for (const params of sets) {
-    count++;
-    chosen.add(params);
-  }
-  if (count === 0) throw new TypeError('source.sets must hold at least one parameter set');
-  return exportWalks(walk, chosen, count, () => undefined);
+  const params = shard === undefined ? [...sets] : [...sets].filter((set) => shareOfName(walkName(set), shard.count) === shard.index);
+  if (params.length === 0 && shard === undefined) throw new TypeError('source.sets must hold at least one parameter set');
+  return { op: walk.op, params, repeats: 0, events$: walk.events$, scrub: walk.scrub, open: (set, start, options, held) => walk.openWith(set, start, options, held) };
 }
 
 function checkedWalk(stream: unknown, what: string): Walk {
@@ -92,35 +101,6 @@ function checkedWalk(stream: unknown, what: string): Walk {
     });
   }
   return walk;
-}
-
-/** The parameter sets of an export, each once (by `walkName`) and only those of `shard`'s share. */
-function chooser(shard: { index: number; count: number } | undefined): { params: Readonly<Record<string, string>>[]; seen: Set<string>; add(params: Readonly<Record<string, string>>): string | undefined } {
-  const seen = new Set<string>();
-  const params: Readonly<Record<string, string>>[] = [];
-  return {
-    params,
-    seen,
-    add(set) {
-      const name = walkName(set);
-      if (seen.has(name)) return undefined;
-      seen.add(name);
-      if (shard !== undefined && shareOfName(name, shard.count) !== shard.index) return undefined;
-      params.push(set);
-      return name;
-    },
-  };
-}
-
-function exportWalks(opener: Walk, chosen: ReturnType<typeof chooser>, count: number, startOf: (params: Readonly<Record<string, string>>) => Checkpoint | undefined): ExportWalks {
-  return {
-    op: opener.op,
-    params: chosen.params,
-    repeats: count - chosen.seen.size,
-    events$: opener.events$,
-    scrub: opener.scrub,
-    open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? startOf(walkParams), options, held),
-  };
 }
 
 function walkOf(stream: unknown): Walk | undefined {
