@@ -315,7 +315,7 @@ async function heldBack(destination: Destination, state: ExportState, limit: num
   return trusted(async () => {
     const staged = await linesIn(spool, state.spool.bytes);
     const kept = Math.min(state.run.records - limit, staged);
-    return { through: { records: staged - kept, bytes: await lineEnd(spool, staged - kept) }, kept };
+    return kept === 0 ? undefined : { through: { records: staged - kept, bytes: await lineEnd(spool, staged - kept) }, kept };
   }, destination.remedy);
 }
 
