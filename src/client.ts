@@ -13,7 +13,7 @@ import { type ClientEvent, type ClientStats, Meter } from './metering.ts';
 import { checkParams, type ParamsOf, type ParamValue } from './operations/params.ts';
 import { findOperation, type Operation, type OperationId, OPERATIONS } from './operations/table.ts';
 import type { OperationSpec } from './operations/spec.ts';
-import { strategyFor } from './pagination/index.ts';
+import { strategyFor, type Strategy } from './pagination/index.ts';
 import type { CreditBalance, PagesByOperation, RecordsByOperation } from './records/index.ts';
 import { Requester, STOPPED } from './requester.ts';
 import { retryPolicy } from './retry.ts';
@@ -84,6 +84,11 @@ class SocialstreamClient {
   readonly #transport: Transport;
   readonly #requester: Requester;
   readonly #scrub: (text: string) => string;
+  /**
+   * One strategy per operation: a strategy keeps no state of its own (a walk's state is JSON it is
+   * handed), and building one is most of what opening a stream costs, a stream per `--inputs` line.
+   */
+  readonly #strategies = new Map<OperationSpec, Strategy<unknown>>();
 
   constructor(options: ClientOptions) {
     const settings = checkClientOptions(options);
@@ -148,7 +153,8 @@ class SocialstreamClient {
 
   /** A walk of `op` over `query`, from `start` (the beginning when undefined). */
   #open(op: OperationSpec, query: Record<string, string>, start: WalkStart | undefined, options: StreamOptions = {}, held?: HeldPages): RecordStream<unknown> {
-    const strategy = strategyFor(op);
+    let strategy = this.#strategies.get(op);
+    if (strategy === undefined) this.#strategies.set(op, (strategy = strategyFor(op)));
     const from = start ?? { pending: strategy.start(query), skip: 0, pagesDone: 0, recordsYielded: 0 };
     if (from.pending !== null && !strategy.isState(from.pending)) {
       throw new TypeError(`checkpoint.pending is not a continuation state of ${op.id}`);

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { exportTo } from '../export/engine.ts';
 import { counted, terminalLine } from '../export/progress.ts';
+import { ParamSets } from '../export/sources.ts';
 import { describeSummary } from '../export/summary.ts';
 import type { ExportSummary } from '../export/types.ts';
 import { walkName } from '../operations/walk-name.ts';
@@ -34,12 +35,10 @@ export async function runExport(argv: string[]): Promise<number> {
   const run = runController();
   let summary: ExportSummary;
   try {
-    // A stream at a time, let go once the engine has its params: a wide --inputs keeps no stream a line.
-    const streams = (function* () {
-      for (const params of plan.inputs) yield connection.client.stream(plan.opId, params);
-    })();
+    // The sets were checked by `planExport`: one stream opens them all, none is made a line.
+    const source = new ParamSets(connection.client.stream(plan.opId, plan.inputs[0]), plan.inputs);
     const bar = terminalLine(process.stderr);
-    summary = await exportTo(streams, { ...plan.options, signal: run.controller.signal, progress: bar ?? false });
+    summary = await exportTo(source, { ...plan.options, signal: run.controller.signal, progress: bar ?? false });
   } catch (error) {
     stopWith(error, resumeHint(plan, error));
   } finally {

@@ -29,6 +29,7 @@ import { finishGroup, type GroupJournal } from './dataset-rewrite.ts';
 import { readCommitFile, readReceiptFile } from './dataset-state.ts';
 import { DatasetPaths, tryLock, withLock } from './dataset-store.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
+import type { SpoolPrefix } from './destination.ts';
 import type { ExportState } from './journal.ts';
 import type { DatasetChanges } from './types.ts';
 
@@ -50,6 +51,8 @@ export interface Commit {
   complete: boolean;
   runId?: string;
   state: ExportState;
+  /** Only these first records of the spool are published; those after stay staged (a lowered limit, README §7). */
+  through?: SpoolPrefix;
 }
 
 /** What a publish tells a writer it took the pages of (`DatasetPaths.receipt`). */

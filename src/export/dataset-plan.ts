@@ -16,14 +16,14 @@ import { readPart, type DatasetFormat, type PartSchema } from '../../sinks/datas
 import { mergeSchemas, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
-import { fromNdjson } from '../../sinks/from-ndjson.ts';
+import { fromNdjson, fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
 import { bucketFor, bucketPath, bucketsIn, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import type { Commit } from './dataset-commit.ts';
 import { schemaTracker } from './dataset-nesting.ts';
 import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
 import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './dataset-store.ts';
-import { fileSize } from './durable.ts';
+import { copySpoolPart, fileSize, type SpoolMark } from './durable.ts';
 import { freshState, type ExportState } from './journal.ts';
 import { laterMark, nextWalkMark, readWalkMarks, type WalkMark } from './marks.ts';
 
@@ -121,6 +121,7 @@ interface Tally {
 export async function planGroup(context: PlanContext, commits: readonly Commit[]): Promise<GroupJournal> {
   const tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
   const tally: Tally = { added: commits.map(() => 0), updated: commits.map(() => 0), touched: commits.map(() => new Set<string>()), setAside: commits.map(() => 0) };
+  const rests = await Promise.all(commits.map((commit) => keepRest(context.paths, commit)));
   const incoming = await readIncoming(context, commits, tracker, tally);
   await incoming.flush();
   const columns = mergeSchemas(context.recorded?.columns ?? [], tracker.columns());
@@ -138,7 +139,7 @@ export async function planGroup(context: PlanContext, commits: readonly Commit[]
   const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), members: [], drift: tracker.drift() };
   let repaired = 0;
   for (const partition of [...incoming.from.keys()].sort()) repaired += await mergePartition(context, partition, incoming.records(context.op, partition), schema, journal, tally);
-  journal.members = commits.map((commit, from) => memberOf(commit, from, tally, journal.drift, from === 0 ? repaired : 0));
+  journal.members = commits.map((commit, from) => memberOf(commit, from, tally, journal.drift, from === 0 ? repaired : 0, rests[from]));
   return journal;
 }
 
@@ -146,9 +147,10 @@ export async function planGroup(context: PlanContext, commits: readonly Commit[]
 async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: DatasetSchemaTracker, tally: Tally): Promise<IncomingByPartition> {
   const incoming = new IncomingByPartition(join(context.paths.publishing, 'incoming'));
   for (const [from, commit] of commits.entries()) {
-    if (commit.state.spool.bytes === 0) continue;
+    const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
+    if (bytes === 0) continue;
     let chunk: Record<string, unknown>[] = [];
-    for await (const record of fromNdjson(new DatasetPaths(context.paths.dir, context.op.id, commit.writer).spool)) {
+    for await (const record of fromNdjsonPrefix(new DatasetPaths(context.paths.dir, context.op.id, commit.writer).spool, bytes)) {
       const key = keyOfRow(context.op, record);
       if (key === undefined) {
         tally.setAside[from]++;
@@ -219,6 +221,8 @@ function countChanges(merge: BucketMerge, rows: readonly Incoming[], tally: Tall
 async function nextMarks(paths: DatasetPaths, commits: readonly Commit[]): Promise<WalkMark[]> {
   const walks = new Map<string, WalkMark>();
   for (const commit of commits) {
+    // Its walks staged records this publish leaves staged: their marks move when those are published.
+    if (commit.through !== undefined) continue;
     for (const walk of commit.state.walks) {
       const name = walkName(walk.params);
       const next = nextWalkMark(walks.get(name) ?? (await readWalkMarks(paths, [walk.params])).get(name), walk);
@@ -228,11 +232,12 @@ async function nextMarks(paths: DatasetPaths, commits: readonly Commit[]): Promi
   return [...walks.values()];
 }
 
-function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift, repaired: number): GroupMember {
+function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift, repaired: number, rest: KeptRest | undefined): GroupMember {
   return {
     writer: commit.writer,
     ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
-    next: commit.complete ? null : afterPublish(commit.state),
+    next: commit.complete ? null : afterPublish(commit.state, rest?.mark),
+    ...(rest === undefined ? {} : { rest: rest.path }),
     changes: {
       added: tally.added[from],
       updated: tally.updated[from],
@@ -246,10 +251,29 @@ function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift
   };
 }
 
-/** The staging state once the spool is published: the same walks and totals, an empty spool. */
-function afterPublish(state: ExportState): ExportState {
-  const empty = freshState(state.op, []);
-  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool: empty.spool, run: { ...state.run } };
+/** The staging state once the spool is published: the same walks and totals, an empty spool or the `rest` it kept staged. */
+function afterPublish(state: ExportState, rest?: SpoolMark): ExportState {
+  const spool = rest ?? freshState(state.op, []).spool;
+  return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool, run: { ...state.run } };
+}
+
+/** A commit's records after its `through`, copied into a spool of their own: the writer's spool once the publish is finished. */
+interface KeptRest {
+  /** Relative to the dataset's folder, as the journal holds paths. */
+  path: string;
+  mark: SpoolMark;
+}
+
+/**
+ * The records of `commit`'s spool after its `through`, copied into the writer's staging
+ * (`GroupMember.rest`); written before the publish journal, so a kill before it leaves the staging as it was.
+ */
+async function keepRest(paths: DatasetPaths, commit: Commit): Promise<KeptRest | undefined> {
+  if (commit.through === undefined) return undefined;
+  const own = new DatasetPaths(paths.dir, paths.operation, commit.writer);
+  const path = join(own.staging, 'spool-rest.ndjson');
+  const mark = await copySpoolPart(own.spool, commit.through.bytes, commit.state.spool.bytes, path);
+  return { path: relative(paths.dir, path), mark };
 }
 
 /** The rows of a part, none when it does not exist yet. */

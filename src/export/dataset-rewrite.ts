@@ -48,6 +48,11 @@ export interface GroupMember {
   completedRun?: string;
   /** Its staging after the publish: null when its export is complete (the staging goes). */
   next: ExportState | null;
+  /**
+   * The spool of the records it keeps staged past the prefix it published (a lowered limit), relative
+   * to the dataset directory: it replaces the spool. Without it the spool goes.
+   */
+  rest?: string;
   changes: DatasetChanges;
   repaired: number;
 }
@@ -105,12 +110,21 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
   if (member.next === null) {
     await rm(own.staging, { recursive: true, force: true });
   } else {
-    // The walks go on from their checkpoints; the records are in the parts now, so the spool starts empty.
+    // The walks go on from their checkpoints; the records are in the parts now, so the spool starts
+    // empty, or holds only those the publish left staged.
     await writeState(own.checkpoint, member.next);
-    await rm(own.spool, { force: true });
+    if (member.rest === undefined) await rm(own.spool, { force: true });
+    else await renameDone(join(paths.dir, member.rest), own.spool);
   }
   await writeJsonAtomic(paths.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
   await rm(paths.commit(member.writer), { force: true });
+}
+
+/** Renames `from` to `to`; done already when `from` is gone (a replay of the journal after a kill). */
+async function renameDone(from: string, to: string): Promise<void> {
+  await rename(from, to).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
 }
 
 /** Renames staged parts into place, then removes the parts they replace. */

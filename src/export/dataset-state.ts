@@ -289,6 +289,19 @@ const PUBLISH_JOURNAL = shape({ renames: listOf(RENAME), schema: SCHEMA_FILE, ma
 /** What a publish changed for one writer (`types.ts` `DatasetChanges`), as a receipt and a publish journal carry it. */
 const CHANGES = shape({ added: number, updated: number, partitions: listOf(anyText), drift: DRIFT, writer: text, stoppedAtMark: number, setAside: number });
 
+/**
+ * Where a publish copied the records a commit kept staged (a lowered limit): the file
+ * `_dataset/<op>/staging-<writer>/spool-rest.ndjson`, relative to the dataset, which finishing the
+ * publish renames over that writer's spool, so it must stay inside the dataset's staging folders.
+ */
+const KEPT_REST = rule<string>(
+  'a path _dataset/<op>/staging-<writer>/spool-rest.ndjson',
+  (value) => typeof value === 'string' && /^_dataset\/[^/]+\/staging-[a-z0-9][a-z0-9-]*\/spool-rest\.ndjson$/.test(value.replaceAll('\\', '/')),
+);
+
+/** The first records of a spool a commit publishes (`destination.ts` `SpoolPrefix`). */
+const SPOOL_PREFIX = shape({ records: number, bytes: number });
+
 /** `_dataset/<op>/publish.json`: a group publish killed half done (`dataset-rewrite.ts` `GroupJournal`). */
 const GROUP_JOURNAL = shape({
   version: exactly(2),
@@ -296,7 +309,7 @@ const GROUP_JOURNAL = shape({
   removes: listOf(text),
   schema: SCHEMA_FILE,
   walks: listOf(WALK_MARK),
-  members: listOf(shape({ writer: text, completedRun: optional(text), next: nullable(EXPORT_STATE), changes: CHANGES, repaired: number }), {
+  members: listOf(shape({ writer: text, completedRun: optional(text), next: nullable(EXPORT_STATE), rest: optional(KEPT_REST), changes: CHANGES, repaired: number }), {
     field: 'writer',
     noun: 'writer',
     remedy: 'remove the repeated entry',
@@ -305,7 +318,7 @@ const GROUP_JOURNAL = shape({
 });
 
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
-const COMMIT_FILE = shape({ writer: text, complete: boolean, runId: optional(text), state: EXPORT_STATE });
+const COMMIT_FILE = shape({ writer: text, complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
 
 /** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */
 const RECEIPT_FILE = shape({ changes: CHANGES, repaired: number });

@@ -33,7 +33,7 @@ import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMa
 import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
-import type { Destination, DestinationCapabilities, Published } from './destination.ts';
+import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from './journal.ts';
@@ -73,7 +73,7 @@ export interface DatasetDestinationOptions {
 }
 
 export class DatasetDestination implements Destination {
-  readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: false, drift: 'record' };
+  readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: true, drift: 'record' };
   readonly paths: DatasetPaths;
   readonly folder: string;
   readonly files;
@@ -330,8 +330,14 @@ export class DatasetDestination implements Destination {
    * this writer's commit, then leads the publish or is taken by another's. With `handOff`, a
    * publish in progress takes the commit and this returns at once, without `dataset` changes.
    */
-  async publish(state: ExportState, complete: boolean): Promise<Published> {
-    const commit: Commit = { writer: this.paths.writer, complete, ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}), state };
+  async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
+    const commit: Commit = {
+      writer: this.paths.writer,
+      complete,
+      ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}),
+      state,
+      ...(through === undefined ? {} : { through }),
+    };
     // Only a finished run hands off: a partial one goes on from the checkpoint its publish writes.
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
     const recorded = await this.#recordedSchema();

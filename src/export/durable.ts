@@ -31,12 +31,16 @@ export const OPEN = {
   create: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
 } as const;
 
-/** Writes `text` so that a reader sees either the old file or the new one, never half of one. */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+/**
+ * Writes `text` (or its pieces, in order) so that a reader sees either the old file or the new one,
+ * never half of one.
+ */
+export async function writeFileAtomic(path: string, text: string | Iterable<string>): Promise<void> {
   const temporary = temporaryName(path);
   const handle = await open(temporary, OPEN.create, 0o600);
   try {
-    await handle.writeFile(text);
+    if (typeof text === 'string') await handle.writeFile(text);
+    else for (const piece of text) await handle.write(piece);
     await handle.sync();
     await handle.close();
     await rename(temporary, path);
@@ -379,6 +383,48 @@ export async function lineEnd(path: string, lines: number): Promise<number> {
     await handle.close();
   }
   throw damaged(path, `holds ${seen} records, fewer than the ${lines} its checkpoint vouches for`);
+}
+
+/**
+ * Copies bytes `from` to `to` of the spool at `path` into a new spool at `target` (replacing one a
+ * killed run left there), flushed; returns what the checkpoint vouches for it by.
+ */
+export async function copySpoolPart(path: string, from: number, to: number, target: string): Promise<SpoolMark> {
+  await removeIfPresent(target);
+  const hash = createHash('sha256');
+  const output = await open(target, OPEN.create, 0o666);
+  try {
+    if (to > from) {
+      const input = await open(path, OPEN.read);
+      try {
+        for await (const chunk of createReadStream('', { fd: input, autoClose: false, start: from, end: to - 1 }) as AsyncIterable<Buffer>) {
+          hash.update(chunk);
+          await output.write(chunk);
+        }
+      } finally {
+        await input.close();
+      }
+    }
+    await output.sync();
+  } finally {
+    await output.close();
+  }
+  return { bytes: Math.max(0, to - from), sha256: hash.digest('hex') };
+}
+
+/** How many records (lines) the first `bytes` bytes of `path` hold (a spool: whole lines only). */
+export async function linesIn(path: string, bytes: number): Promise<number> {
+  if (bytes === 0) return 0;
+  let lines = 0;
+  const handle = await open(path, OPEN.read);
+  try {
+    for await (const chunk of createReadStream('', { fd: handle, autoClose: false, start: 0, end: bytes - 1 }) as AsyncIterable<Buffer>) {
+      for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
+    }
+  } finally {
+    await handle.close();
+  }
+  return lines;
 }
 
 /**

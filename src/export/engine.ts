@@ -22,7 +22,7 @@ import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DatasetDestination } from './dataset.ts';
 import type { Destination, Published, SpoolPrefix } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
-import { checkSpool, fileSize, lineEnd, removeIfPresent, Spool } from './durable.ts';
+import { checkSpool, fileSize, lineEnd, linesIn, removeIfPresent, Spool } from './durable.ts';
 import { duplicateKeys, extract, type ExtractOutcome } from './extract.ts';
 import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
@@ -110,17 +110,17 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
   const journal = StateJournal.start(destination.files.journal, state);
   try {
     let outcome: ExtractOutcome;
-    let through: SpoolPrefix | undefined;
+    let held: HeldBack | undefined;
     try {
       outcome = await extractStaged(walks, destination, settings, state, journal, started);
-      through = await heldBack(destination, state, settings.limit);
+      held = await heldBack(destination, state, settings.limit);
     } catch (error) {
       // Publishing closes the journal; a run that cannot get there must too, or its file stays open.
       await journal.close().catch(() => undefined);
       throw error;
     }
     const { failure, stoppedBy, balance } = stopOf(outcome, settings);
-    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread, through };
+    const facts: RunFacts = { started, resumed, stoppedBy, balance, ignored: outcome.ignored, rejected: outcome.halt.rejected, unread: outcome.unread, held };
     return await publish(destination, state, journal, failure, facts);
   } finally {
     await destination.release?.();
@@ -253,7 +253,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
     await destination.recordFrozenDrift?.(failure);
     throw failure;
   }
-  if (failure === undefined && facts.through === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
+  if (failure === undefined && facts.held === undefined && state.walks.every((walk) => walk.done && walk.rejected === undefined)) {
     // From here on a kill is finished by a resume without a request: only the publishing is left.
     state.finished = true;
     await journal.save();
@@ -274,7 +274,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   let published: Published | undefined;
   if (state.run.records > 0 || (destination.capabilities.partialPublish === 'staged' && state.spool.bytes > 0)) {
     try {
-      published = await destination.publish(state, false, facts.through);
+      published = await destination.publish(state, false, facts.held?.through);
     } catch (error) {
       // The staging is whole: a resume publishes it. The run's own failure, if any, is the one to tell.
       if (failure === undefined) throw error;
@@ -282,7 +282,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   }
   if (failure !== undefined) throw asError(failure);
   // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
-  await endRun(destination.files.journal, facts.through === undefined ? undefined : state.records - facts.through.records);
+  await endRun(destination.files.journal, facts.held?.kept);
   return summarize(destination, state, { ...facts, published });
 }
 
@@ -298,14 +298,26 @@ async function endRun(path: string, unpublished: number | undefined): Promise<vo
   await writeState(path, state);
 }
 
+/** The prefix of the spool a run publishes, and how many records staged after it it keeps back. */
+interface HeldBack {
+  through: SpoolPrefix;
+  kept: number;
+}
+
 /**
  * What of the spool a run may publish when it staged more than its `limit` (a limit lowered on resume
- * after a kill): the records before the run and `limit` of its own. Those past it stay staged.
+ * after a kill): all but its last records past the limit, which stay staged (README §7). The run's
+ * records are the spool's last: a file's spool holds every record of the export, a dataset's those
+ * since its last publish, and a run that failed may have published some of its own already.
  */
-async function heldBack(destination: Destination, state: ExportState, limit: number | undefined): Promise<SpoolPrefix | undefined> {
+async function heldBack(destination: Destination, state: ExportState, limit: number | undefined): Promise<HeldBack | undefined> {
   if (limit === undefined || state.run.records <= limit || !destination.capabilities.publishesPrefix) return undefined;
-  const records = state.records - state.run.records + limit;
-  return { records, bytes: await trusted(() => lineEnd(destination.files.spool, records), destination.remedy) };
+  const { spool } = destination.files;
+  return trusted(async () => {
+    const staged = await linesIn(spool, state.spool.bytes);
+    const kept = Math.min(state.run.records - limit, staged);
+    return kept === 0 ? undefined : { through: { records: staged - kept, bytes: await lineEnd(spool, staged - kept) }, kept };
+  }, destination.remedy);
 }
 
 /** Publishes a run whose every walk is staged, and drops the staging. */
@@ -334,7 +346,7 @@ interface RunFacts {
   /** Every page is staged and published (a run that only had the publishing left knows it without its walks). */
   complete?: boolean;
   /** The spool's prefix this run publishes, when a lowered limit keeps records past it staged. */
-  through?: SpoolPrefix;
+  held?: HeldBack;
 }
 
 function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
@@ -344,7 +356,7 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     complete: facts.complete ?? (done === state.walks.length && rejected.length === 0 && facts.stoppedBy === undefined),
     ...(facts.stoppedBy === undefined ? {} : { stoppedBy: facts.stoppedBy }),
     ...(facts.balance === undefined ? {} : { balance: facts.balance }),
-    records: facts.through === undefined ? state.run.records : state.run.records - (state.records - facts.through.records),
+    records: state.run.records - (facts.held?.kept ?? 0),
     received: state.run.received,
     duplicates: state.run.duplicates,
     repaired: state.run.repaired + (facts.published?.repaired ?? 0),

@@ -95,7 +95,8 @@ export function freshState(op: string, inputs: readonly Record<string, string>[]
   return {
     version: 3,
     op,
-    walks: inputs.map((params) => ({ params: { ...params }, done: false })),
+    // The sets are shared, not copied: nothing changes a walk's params, and a wide export holds a million.
+    walks: inputs.map((params) => ({ params, done: false })),
     spool: { bytes: 0, sha256: createHash('sha256').digest('hex') },
     records: 0,
     pages: 0,
@@ -156,22 +157,33 @@ export async function loadState(path: string, spool?: string): Promise<ExportSta
 function replay(entries: readonly string[], path: string, each: (state: ExportState) => void = () => undefined): ExportState {
   let state: ExportState | undefined;
   for (const entry of entries) {
-    state = apply(state, JSON.parse(entry) as Entry, path);
+    let parsed: Entry;
+    try {
+      parsed = JSON.parse(entry) as Entry;
+    } catch {
+      throw damaged(path, 'is not a checkpoint this program wrote');
+    }
+    state = apply(state, parsed, path);
     each(state);
   }
   if (state === undefined) throw damaged(path, 'is not a checkpoint this program wrote');
   return state;
 }
 
+/**
+ * A line as `lineOf` writes it: the entry's JSON text and the digest over that very text. The text
+ * is sliced, not parsed and written again to be hashed: a whole state of a million walks is parsed
+ * once, by `replay`.
+ */
 function parseLine(line: string): { entry: string; digest: string } | undefined {
-  try {
-    const value = JSON.parse(line) as { entry?: unknown; digest?: unknown };
-    if (typeof value.digest !== 'string' || typeof value.entry !== 'object' || value.entry === null) return undefined;
-    return { entry: JSON.stringify(value.entry), digest: value.digest };
-  } catch {
-    return undefined;
-  }
+  const tail = line.length - DIGEST_TAIL.length - 66;
+  if (!line.startsWith(ENTRY_HEAD) || tail <= ENTRY_HEAD.length || !line.endsWith('"}') || !line.startsWith(DIGEST_TAIL, tail)) return undefined;
+  const digest = line.slice(-66, -2);
+  return /^[0-9a-f]{64}$/.test(digest) ? { entry: line.slice(ENTRY_HEAD.length, tail), digest } : undefined;
 }
+
+const ENTRY_HEAD = '{"entry":';
+const DIGEST_TAIL = ',"digest":"';
 
 function apply(state: ExportState | undefined, entry: Entry, path: string): ExportState {
   if ('state' in entry) {
@@ -204,17 +216,23 @@ function damaged(path: string, reason: string): StateDamagedError {
  * those the service rejected: the user may fix or remove their lines, and new lines start afresh.
  */
 export function matchWalks(state: ExportState, op: string, inputs: readonly Record<string, string>[], output: string): void {
-  const held = new Map<string, WalkState[]>();
+  // One walk a name (an array each would be a million arrays); a checkpoint may hold a name twice.
+  const held = new Map<string, WalkState>();
+  const again: WalkState[] = [];
   for (const walk of state.walks) {
     const key = walkName(walk.params);
-    held.set(key, [...(held.get(key) ?? []), walk]);
+    if (held.has(key)) again.push(walk);
+    else held.set(key, walk);
   }
   const walks = inputs.map((params): WalkState => {
     // By `walkName`, as `--inputs` tells repeats: a line whose keys were reordered is the same walk.
-    const { rejected: _, ...walk } = held.get(walkName(params))?.shift() ?? { params: { ...params }, done: false };
+    const key = walkName(params);
+    const found = held.get(key) ?? takeFirst(again, key);
+    held.delete(key);
+    const { rejected: _, ...walk } = found ?? { params, done: false };
     return walk;
   });
-  const dropped = [...held.values()].flat().filter((walk) => walk.rejected === undefined);
+  const dropped = [...held.values(), ...again].filter((walk) => walk.rejected === undefined);
   if (state.op !== op || dropped.length > 0) {
     throw new HeldStateError(
       `${output} holds an unfinished export of other walks (${state.op} with ${state.walks.length} parameter set(s)); ` +
@@ -223,6 +241,12 @@ export function matchWalks(state: ExportState, op: string, inputs: readonly Reco
     );
   }
   state.walks = walks;
+}
+
+/** Takes the first walk of `walks` named `key` out of it. */
+function takeFirst(walks: WalkState[], key: string): WalkState | undefined {
+  const index = walks.findIndex((walk) => walkName(walk.params) === key);
+  return index === -1 ? undefined : walks.splice(index, 1)[0];
 }
 
 /** Saves an export's state as it moves: whole at first, then one patch per save (see the top of this file). */
@@ -336,26 +360,57 @@ export class StateJournal {
   /** Rewrites the journal as one line holding the whole state, replacing the file atomically (and flushed). */
   async #compact(): Promise<void> {
     await this.#flushSpool();
-    const { line, digest } = await writeState(this.path, this.state);
+    const { bytes, digest } = await writeState(this.path, this.state);
     // The new file is on disk: later flushes have nothing of the old one to do, but one may be under way.
     const replaced = this.handle;
     this.handle = undefined;
     await this.#flusher.idle();
     await replaced?.close();
     this.#digest = digest;
-    this.#bytes = this.#wholeBytes = Buffer.byteLength(line);
+    this.#bytes = this.#wholeBytes = bytes;
   }
 }
 
-/** Writes a journal holding `state` whole, as one line, replacing the file atomically. */
-export async function writeState(path: string, state: ExportState): Promise<{ line: string; digest: string }> {
-  const entry = JSON.stringify({ state } satisfies Entry);
-  const digest = digestOf(GENESIS, entry);
-  const line = lineOf(entry, digest);
-  await writeFileAtomic(path, line);
-  return { line, digest };
+/**
+ * Writes a journal holding `state` whole, as one line, replacing the file atomically. The line goes
+ * out a slice of walks at a time, hashed as it goes: a state of a million walks is 50 MB of JSON,
+ * which as one string (and its bytes) was three copies at once.
+ */
+export async function writeState(path: string, state: ExportState): Promise<{ bytes: number; digest: string }> {
+  const hash = createHash('sha256').update(GENESIS).update('\n');
+  let bytes = 0;
+  let digest = '';
+  // `lineOf`'s shape; the digest is over the entry's text alone.
+  function* line(): Generator<string> {
+    yield ENTRY_HEAD;
+    for (const piece of entryPieces(state)) {
+      hash.update(piece);
+      bytes += Buffer.byteLength(piece);
+      yield piece;
+    }
+    digest = hash.digest('hex');
+    const tail = `${DIGEST_TAIL}${digest}"}\n`;
+    bytes += ENTRY_HEAD.length + tail.length;
+    yield tail;
+  }
+  await writeFileAtomic(path, line());
+  return { bytes, digest };
 }
 
+/** `JSON.stringify({ state })`, in slices of `WALKS_A_SLICE` walks (the walks last). */
+function* entryPieces(state: ExportState): Generator<string> {
+  const { walks, ...rest } = state;
+  const head = JSON.stringify({ state: rest } satisfies { state: Omit<ExportState, 'walks'> });
+  yield `${head.slice(0, -2)},"walks":[`;
+  for (let start = 0; start < walks.length; start += WALKS_A_SLICE) {
+    const slice = JSON.stringify(walks.slice(start, start + WALKS_A_SLICE));
+    yield (start === 0 ? '' : ',') + slice.slice(1, -1);
+  }
+  yield ']}}';
+}
+
+const WALKS_A_SLICE = 10_000;
+
 function lineOf(entry: string, digest: string): string {
-  return `{"entry":${entry},"digest":"${digest}"}\n`;
+  return `${ENTRY_HEAD}${entry}${DIGEST_TAIL}${digest}"}\n`;
 }

@@ -15,7 +15,7 @@ import { WALK, type Walk, type WalkStream } from '../walk.ts';
 export interface ExportWalks {
   op: OperationSpec;
   /** The parameter sets, each once (a repeat of an earlier one is walked once), in the order given. */
-  params: Record<string, string>[];
+  params: Readonly<Record<string, string>>[];
   /** How many sources repeated an earlier parameter set. */
   repeats: number;
   /** The client's events (every stream of one export comes from one client). */
@@ -27,11 +27,27 @@ export interface ExportWalks {
 }
 
 /**
- * The walks of `source` (a client stream, or an array or other iterable of streams of one operation), limited to
- * `shard`'s share. A stream that was already iterated is refused (`STREAM_USED`): the export would
- * otherwise miss what its iteration took.
+ * Parameter sets of one operation, each already checked (`checkParams`, as `client.stream` checks
+ * them) and each once (by `walkName`), with one stream of the client to open their walks by: what the
+ * CLI hands the engine for an `--inputs` file, whose repeated lines it left out. A stream a line
+ * would cost a kilobyte of garbage each, promoted before it dies (1M lines: over a gigabyte at the
+ * peak); this costs the sets themselves, which are kept, not copied.
+ */
+export class ParamSets {
+  constructor(
+    /** A stream of the client, not iterated: its operation, events and key scrubbing are the walks'. */
+    readonly stream: unknown,
+    readonly sets: Iterable<Readonly<Record<string, string>>>,
+  ) {}
+}
+
+/**
+ * The walks of `source` (a client stream, an array or other iterable of streams of one operation,
+ * or `ParamSets`), limited to `shard`'s share. A stream that was already iterated is refused
+ * (`STREAM_USED`): the export would otherwise miss what its iteration took.
  */
 export function walksOf(source: unknown, shard?: { index: number; count: number }): ExportWalks {
+  if (source instanceof ParamSets) return walksOfSets(source, shard);
   const single = walkOf(source) !== undefined;
   const many = !single && (Array.isArray(source) || (typeof source === 'object' && source !== null && Symbol.iterator in source));
   // Each stream is looked at once and let go: a wide export keeps its first walk and the params of the others.
@@ -43,14 +59,8 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
   /** Where the streams of `client.resume(checkpoint)` start: a walk with nothing staged starts there. */
   const starts = new Map<string, Checkpoint>();
   for (const stream of streams) {
-    const walk = walkOf(stream);
-    if (walk === undefined) throw new TypeError(`source${many ? `[${count}]` : ''} must be a stream from the client, e.g. client.forum.subforum({ … })`);
+    const walk = checkedWalk(stream, many ? `source[${count}]` : 'source');
     count++;
-    if (walk.used) {
-      throw new StreamUsedError(`${walk.op.id}: this stream was already iterated, so an export of it would miss what that took; call the operation again for a fresh stream`, {
-        endpoint: walk.op.id,
-      });
-    }
     first ??= walk;
     if (walk.op.id !== first.op.id) throw new TypeError(`one export walks one operation: source holds ${first.op.id} and ${walk.op.id}`);
     if (walk.events$ !== first.events$) throw new TypeError('the streams of one export come from one client');
@@ -72,6 +82,25 @@ export function walksOf(source: unknown, shard?: { index: number; count: number 
     scrub: first.scrub,
     open: (walkParams, start, options, held) => opener.openWith(walkParams, start ?? starts.get(walkName(walkParams)), options, held),
   };
+}
+
+/** The walks of `ParamSets`: no set is named twice over (a million names are 100 MB), only to find its share. */
+function walksOfSets({ stream, sets }: ParamSets, shard: { index: number; count: number } | undefined): ExportWalks {
+  const walk = checkedWalk(stream, 'source.stream');
+  const params = shard === undefined ? [...sets] : [...sets].filter((set) => shareOfName(walkName(set), shard.count) === shard.index);
+  if (params.length === 0 && shard === undefined) throw new TypeError('source.sets must hold at least one parameter set');
+  return { op: walk.op, params, repeats: 0, events$: walk.events$, scrub: walk.scrub, open: (set, start, options, held) => walk.openWith(set, start, options, held) };
+}
+
+function checkedWalk(stream: unknown, what: string): Walk {
+  const walk = walkOf(stream);
+  if (walk === undefined) throw new TypeError(`${what} must be a stream from the client, e.g. client.forum.subforum({ … })`);
+  if (walk.used) {
+    throw new StreamUsedError(`${walk.op.id}: this stream was already iterated, so an export of it would miss what that took; call the operation again for a fresh stream`, {
+      endpoint: walk.op.id,
+    });
+  }
+  return walk;
 }
 
 function walkOf(stream: unknown): Walk | undefined {

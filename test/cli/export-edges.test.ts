@@ -11,6 +11,7 @@ import { loadState } from '../../src/export/journal.ts';
 import type { ExportSummary } from '../../src/export/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { readNdjson } from './readers.ts';
 
 let sandbox: Sandbox;
@@ -117,6 +118,48 @@ describe('socialstream export --resume with a lower --limit after a kill', () =>
     expect(last.code, last.stderr).toBe(0);
     expect(JSON.parse(last.stdout) as ExportSummary).toMatchObject({ complete: true, records: 1000 });
     expect(readNdjson(out).map((post) => post.id)).toEqual(reference);
+    // 120 pages, and at most the one in flight at the kill bought again.
+    expect(charged() - start).toBeGreaterThanOrEqual(120);
+    expect(charged() - start).toBeLessThanOrEqual(121);
+  });
+});
+
+describe('socialstream export --dataset --resume with a lower --limit after a kill', () => {
+  it('publishes only the lower limit, keeps what was staged past it, and publishes that first in the next run, buying no page again', async () => {
+    const env = sandboxEnv(sandbox, 'sk_live_sandbox_edges');
+    // 3,000 trimmed posts, 25 a page: 120 pages.
+    const walk = ['export', 'forum/subforum', 'subforum=cli-lower-ds-n3000', 'trim=true'];
+    const referenceOut = join(tempDir(), 'reference.ndjson');
+    expect((await runCli([...walk, '--out', referenceOut], env)).code).toBe(0);
+    const reference = readNdjson(referenceOut).map((post) => String(post.id));
+    const dir = join(tempDir(), 'data');
+    const journal = join(dir, '_dataset', 'forum__subforum', 'staging-all', 'checkpoint.json');
+    const staged = async (): Promise<number> => (await loadState(journal).catch(() => undefined))?.records ?? 0;
+    const idsIn = async (): Promise<string[]> =>
+      (await query(`SELECT id FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`)).map((row) => String(row.id)).sort();
+    const start = charged();
+    const child = startCli([...walk, '--dataset', dir, '--limit', '2500'], env);
+    const done = finished(child);
+    while ((await staged()) <= 1200) await new Promise((resolve) => setTimeout(resolve, 5));
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    const kept = await staged();
+    expect(kept).toBeGreaterThan(1200);
+    expect(kept).toBeLessThan(2500);
+
+    const killedAt = charged();
+    const lowered = await runCli([...walk, '--dataset', dir, '--resume', '--limit', '1000', '--json'], env);
+    expect(lowered.code, lowered.stderr).toBe(0);
+    expect(JSON.parse(lowered.stdout) as ExportSummary).toMatchObject({ complete: false, stoppedBy: 'limit', records: 1000 });
+    expect(charged()).toBe(killedAt);
+    expect(await idsIn()).toEqual(reference.slice(0, 1000).sort());
+    // What was staged past the limit stays staged, for the next run.
+    expect(await staged()).toBe(kept);
+
+    const rest = await runCli([...walk, '--dataset', dir, '--resume', '--limit', '2500', '--json'], env);
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(JSON.parse(rest.stdout) as ExportSummary).toMatchObject({ complete: true, records: 2000 });
+    expect(await idsIn()).toEqual([...reference].sort());
     // 120 pages, and at most the one in flight at the kill bought again.
     expect(charged() - start).toBeGreaterThanOrEqual(120);
     expect(charged() - start).toBeLessThanOrEqual(121);

@@ -3,12 +3,14 @@
  * other parameters, a `progress` callback that throws, a `transform` that returns what JSON cannot
  * hold. Against the sandbox over loopback; purchases counted on the sandbox's side.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { exportTo, TransformError, type ExportOptions } from '../../src/export/index.ts';
+import { loadState } from '../../src/export/journal.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { readCsvWithPython, scratchDir } from '../sinks/helpers/files.ts';
 
@@ -207,4 +209,50 @@ describe('exportTo resumed with a lower limit after a run that did not end', () 
       expect(await idsIn(out)).toEqual(reference);
     });
   }
+});
+
+describe('exportTo into a dataset, resumed with a lower limit after a kill', () => {
+  it('publishes only the lower limit, and the next run publishes what was staged past it first, buying no page again', async () => {
+    // Slowed down, so the kill lands mid-walk.
+    const slow = await startSandbox({ port: 0, latencyMs: 20 });
+    const slowClient = createClient({ apiKey: slow.apiKey, baseUrl: slow.url });
+    const paid = () => slow.requests.charged[slow.apiKey] ?? 0;
+    try {
+      const url = 'https://forum.example/r/x/comments/lower/thread-n1500';
+      const reference = ids((await exportTo(slowClient.forum.postComments({ url }), { out: fresh('tree.ndjson') })).output);
+      const pages = paid();
+      const dir = fresh('lowered-dataset');
+      const journal = join(dir, '_dataset', 'forum__post__comments', 'staging-all', 'checkpoint.json');
+      const staged = async (): Promise<number> => (await loadState(journal).catch(() => undefined))?.records ?? 0;
+      const idsIn = async (): Promise<string[]> =>
+        (await query(`SELECT id FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`)).map((row) => String(row.id)).sort();
+
+      const env = { ...process.env, SOCIALSTREAM_BASE_URL: slow.url, SOCIALSTREAM_API_KEY: slow.apiKey, CHILD_TREE_URL: url };
+      const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'fixtures/export-child.ts'), JSON.stringify({ dataset: dir, limit: 1200 })], { env, stdio: 'ignore' });
+      const exited = new Promise<NodeJS.Signals | null>((done) => child.once('exit', (_code, signal) => done(signal)));
+      while ((await staged()) <= 600) await new Promise((done) => setTimeout(done, 5));
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      const kept = await staged();
+      expect(kept).toBeGreaterThan(600);
+      expect(kept).toBeLessThan(1200);
+
+      const killedAt = paid();
+      const lowered = await exportTo(slowClient.forum.postComments({ url }), { dataset: dir, resume: true, limit: 400 });
+      expect(lowered).toMatchObject({ complete: false, stoppedBy: 'limit', records: 400 });
+      expect(paid()).toBe(killedAt);
+      expect(await idsIn()).toEqual(reference.slice(0, 400).sort());
+      expect(await staged()).toBe(kept);
+
+      const rest = await exportTo(slowClient.forum.postComments({ url }), { dataset: dir, resume: true });
+      expect(rest).toMatchObject({ complete: true, records: 1100 });
+      expect(await idsIn()).toEqual([...reference].sort());
+      // Every page once, but for those in flight at the kill (16 at most).
+      expect(paid() - pages).toBeGreaterThanOrEqual(pages);
+      expect(paid() - pages).toBeLessThanOrEqual(pages + 16);
+    } finally {
+      await slowClient.close();
+      await slow.close();
+    }
+  });
 });
