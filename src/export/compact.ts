@@ -84,7 +84,7 @@ async function compact(dir: string, options: CompactOptions, finish: boolean): P
     throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${JSON.stringify(options.partition)}`;
   }
   if (options.layout !== undefined && !PARQUET_LAYOUTS.includes(options.layout)) {
-    throw optionError`${option('layout')} must be one of ${PARQUET_LAYOUTS.join(', ')}, got ${JSON.stringify(options.layout)}`;
+    throw optionError`${option('layout')} must be ${PARQUET_LAYOUTS.join(' or ')}, got ${JSON.stringify(options.layout)}`;
   }
   let operations = await scanOperations(dir);
   if (options.operation !== undefined) {

@@ -166,8 +166,8 @@ function checkCombinations(options: ExportOptions): void {
   }
   const fileFormat = out === undefined ? undefined : formatOf(out, format);
   if (escapeFormulae === true && fileFormat !== 'csv') throw optionError`${option('escapeFormulae')} applies to a .csv output only`;
-  // A dataset's parts are Parquet unless an older dataset recorded another format, which the run refuses.
-  if (layout !== undefined && (fileFormat ?? format ?? 'parquet') !== 'parquet') throw optionError`${option('layout')} applies to a .parquet output or a Parquet dataset only (CSV is always flat)`;
+  if (layout !== undefined && fileFormat !== undefined && fileFormat !== 'parquet') throw optionError`${option('layout')} applies to a .parquet output or a dataset only (CSV is always flat)`;
+  if (layout !== undefined && dataset !== undefined && format !== undefined && format !== 'parquet') throw optionError`${option('layout')} '${layout}' applies to Parquet, not to ${format}`;
 }
 
 /** The checked options with their defaults. */
