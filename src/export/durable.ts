@@ -40,7 +40,7 @@ export async function writeFileAtomic(path: string, text: string | Iterable<stri
   const handle = await open(temporary, OPEN.create, 0o600);
   try {
     if (typeof text === 'string') await handle.writeFile(text);
-    else for (const piece of text) await handle.write(piece);
+    else for (const piece of text) await writeAll(handle, piece);
     await handle.sync();
     await handle.close();
     await rename(temporary, path);
@@ -198,6 +198,17 @@ export function writeWhole(fd: number, buffer: Buffer, position?: number): void 
   while (written < buffer.length) {
     written += writeSync(fd, buffer, written, buffer.length - written, position === undefined ? null : position + written);
   }
+}
+
+/**
+ * Writes all of `text` through `handle`, at its end when it was opened to append. A write may take
+ * only part of what it is given (a disk that fills up takes what fits, then refuses the next);
+ * without the loop the rest would be lost and a later write would join a line cut short.
+ */
+export async function writeAll(handle: FileHandle, text: string): Promise<void> {
+  const buffer = Buffer.from(text, 'utf8');
+  let written = 0;
+  while (written < buffer.length) written += (await handle.write(buffer, written, buffer.length - written)).bytesWritten;
 }
 
 /** What `Spool.appendPage` did to a page on its way to the file. */

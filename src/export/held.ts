@@ -14,7 +14,7 @@ import { StateDamagedError } from '../errors.ts';
 import { parseExact, stringifyExact } from '../exact-json.ts';
 import type { HeldPages } from '../page-reader.ts';
 import type { Query } from '../pagination/index.ts';
-import { FlushBehind, OPEN } from './durable.ts';
+import { FlushBehind, OPEN, writeAll } from './durable.ts';
 
 interface Line {
   walk: string;
@@ -118,7 +118,7 @@ export class HeldPageFile implements RequestGate {
       if (this.#failure !== undefined) return;
       try {
         const handle = (this.#handle ??= await open(this.path, OPEN.appendOrCreate, 0o600));
-        await handle.write(lines.join(''));
+        await writeAll(handle, lines.join(''));
         this.#lines += lines.length;
         this.#flusher.wrote(this.#lines);
       } catch (error) {
