@@ -44,7 +44,7 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'shard', option: 'shard', kind: 'string', value: 'K/N', help: 'with --dataset and --inputs: run the K-th of N shares of the parameter sets' },
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'queue', kind: 'string', value: 'URL', help: 'with --dataset: put one job a walk in the queue at redis://HOST:PORT/DB and return; workers do the walking' },
-  { name: 'rate', kind: 'integer', value: 'N', help: 'with --queue: request attempts per second across every worker of the run' },
+  { name: 'rate', option: 'rate', kind: 'integer', value: 'N', help: 'with --queue: request attempts per second across every worker of the run' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
@@ -155,9 +155,8 @@ function queueOf(flags: Record<string, string | number | boolean>, dataset: stri
   for (const name of ['limit', 'max-pages', 'shard', 'resume', 'restart', 'sandbox', 'concurrency', 'dedupe', 'keep-duplicates', 'overfetch']) {
     if (flags[name] !== undefined) throw new UsageError(`--${name} does not go with --queue (workers walk the export; a run continues by itself)`);
   }
-  const rate = optionalNumber(flags.rate);
-  if (rate !== undefined && rate < 1) throw new UsageError('--rate must be at least 1');
-  return { url, rate };
+  // Its value is `enqueueExport`'s to check, by the library's rule.
+  return { url, rate: typeof flags.rate === 'number' ? flags.rate : undefined };
 }
 
 function text(value: string | number | boolean | undefined): string | undefined {

@@ -12,7 +12,7 @@ import { describeSummary } from '../export/summary.ts';
 import type { ExportSummary } from '../export/types.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { ValidationError, InsufficientCreditsError } from '../errors.ts';
-import { parseArgs } from './args.ts';
+import { asFlags, parseArgs } from './args.ts';
 import { connect } from './connection.ts';
 import { EXPORT_FLAGS, EXPORT_HELP, planExport, repeatsNote, type ExportPlan } from './export-plan.ts';
 import { EXIT, InterruptedError, RejectedInputsError, stopWith } from './failure.ts';
@@ -53,6 +53,8 @@ async function enqueue(plan: ExportPlan, queue: NonNullable<ExportPlan['queue']>
   // Loaded only here: a plain export never needs the queue's client.
   const { enqueueExport } = await import('../queue/enqueue.ts');
   const { options } = plan;
+  // Ctrl-C or SIGTERM ends a wait for Redis at once.
+  const run = runController();
   const result = await enqueueExport({
     queue: queue.url,
     op: plan.opId,
@@ -63,7 +65,15 @@ async function enqueue(plan: ExportPlan, queue: NonNullable<ExportPlan['queue']>
     ...(options.partition === undefined ? {} : { partition: options.partition }),
     ...(options.schema === undefined ? {} : { schema: options.schema }),
     ...(options.pageConcurrency === undefined ? {} : { pageConcurrency: options.pageConcurrency }),
-  });
+    ...(options.layout === undefined ? {} : { layout: options.layout }),
+    ...(options.since === undefined ? {} : { since: options.since }),
+    ...(options.until === undefined ? {} : { until: options.until }),
+    signal: run.controller.signal,
+  })
+    .catch((error: unknown) => {
+      throw asFlags(error, EXPORT_FLAGS);
+    })
+    .finally(() => run.dispose());
   if (plan.json) process.stdout.write(JSON.stringify(result) + '\n');
   const budget = result.budget === undefined ? 'no credit budget' : `a budget of ${counted(result.budget, 'credit')}`;
   const what = result.started ? `started run ${result.run}` : `run ${result.run} is still active: joined it`;

@@ -3,16 +3,18 @@
  * stopped (Ctrl-C, SIGTERM: its walks stop cleanly and go back to the queue) or until its key is
  * refused or out of credits (exit 3 or 4, its walks back in the queue for the other workers).
  */
-import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args.ts';
+import { checkWorkerCounts } from '../queue/worker-options.ts';
+import type { WorkerOptions } from '../queue/worker.ts';
+import { asFlags, describeFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
 import { checkEnvironment } from './connection.ts';
 import { EXIT, InterruptedError } from './failure.ts';
 import { runController } from './run-controller.ts';
 
 const FLAGS: FlagSpec[] = [
   { name: 'queue', kind: 'string', value: 'URL', help: 'the queue: redis://HOST:PORT/DB' },
-  { name: 'concurrency', kind: 'integer', value: 'N', help: 'walks at once (default 4)' },
-  { name: 'lease', kind: 'integer', value: 'MS', help: "a walk's lease: a dead worker's walk is taken over after about twice this (default 15000)" },
-  { name: 'park', kind: 'integer', value: 'MS', help: 'how long a walk a spent budget parked waits before it is looked at again (default 30000; raising the budget takes it at once)' },
+  { name: 'concurrency', option: 'concurrency', kind: 'integer', value: 'N', help: 'walks at once (default 4)' },
+  { name: 'lease', option: 'leaseMs', kind: 'integer', value: 'MS', help: "a walk's lease: a dead worker's walk is taken over after about twice this (default 15000)" },
+  { name: 'park', option: 'parkMs', kind: 'integer', value: 'MS', help: 'how long a walk a spent budget parked waits before it is looked at again (default 30000; raising the budget takes it at once)' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
@@ -41,8 +43,13 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   if (args.positionals.length > 0 || Object.keys(args.params).length > 0) throw new UsageError('worker takes no words, only flags');
   const url = args.flags.queue;
   if (typeof url !== 'string') throw new UsageError('worker needs --queue redis://HOST:PORT/DB');
-  const number = (name: string): number | undefined => (typeof args.flags[name] === 'number' ? (args.flags[name]) : undefined);
-  for (const name of ['concurrency', 'lease', 'park']) if ((number(name) ?? 1) < 1) throw new UsageError(`--${name} must be at least 1`);
+  const counts = optionsOf(args.flags, FLAGS) as Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'parkMs'>;
+  // The library's rule, before the key is looked at or the queue's client loaded.
+  try {
+    checkWorkerCounts(counts);
+  } catch (error) {
+    throw asFlags(error, FLAGS);
+  }
   // Before Redis is asked anything: a key that cannot be sent is refused as `export` refuses it.
   await checkEnvironment();
   const { runWorker } = await import('../queue/worker.ts');
@@ -50,9 +57,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   try {
     const outcome = await runWorker({
       queue: url,
-      concurrency: number('concurrency'),
-      leaseMs: number('lease'),
-      parkMs: number('park'),
+      ...counts,
       signal: run.controller.signal,
       log: (line) => process.stderr.write(`socialstream worker: ${line}\n`),
     });

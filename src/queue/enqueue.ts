@@ -11,7 +11,15 @@ import type { Redis } from 'ioredis';
 import { checkParams } from '../operations/params.ts';
 import { findOperation } from '../operations/table.ts';
 import { walkName } from '../operations/walk-name.ts';
+import { readSchemaFile } from '../export/dataset-state.ts';
+import { DatasetPaths } from '../export/dataset-store.ts';
+import { layoutForRun } from '../export/dataset-nesting.ts';
+import { option, optionError } from '../export/option-message.ts';
+import { checkOptions, checkOptionsFor, type ExportSettings } from '../export/options.ts';
 import type { PartitionBy } from '../export/partition-by.ts';
+import type { ExportOptions } from '../export/types.ts';
+import type { OperationSpec } from '../operations/spec.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { QueueError } from './errors.ts';
 import { exportIdOf, jobIdOf, keys, readRun, type WalkJob } from './runs.ts';
@@ -35,6 +43,12 @@ export interface EnqueueOptions {
   schema?: 'evolve' | 'freeze';
   /** Pages of one walk in flight at once where its rule allows. */
   pageConcurrency?: number;
+  /** A new dataset's Parquet layout (as `ExportOptions.layout`); a dataset that recorded another is refused here, before any job. */
+  layout?: ParquetLayout;
+  /** Keep only records at or after this time (as `ExportOptions.since`). */
+  since?: string | Date;
+  /** Keep only records before this time (as `ExportOptions.until`). */
+  until?: string | Date;
   /** Aborting ends the wait for Redis at once, with the signal's reason. */
   signal?: AbortSignal;
 }
@@ -67,14 +81,11 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
       throw new QueueError('a parameter holds the API key (SOCIALSTREAM_API_KEY): jobs are stored in Redis, where the key must never go');
     }
   }
-  for (const [name, value, least] of [
-    ['maxCredits', options.maxCredits, 0],
-    ['rate', options.rate, 1],
-    ['pageConcurrency', options.pageConcurrency, 1],
-  ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < least)) throw new TypeError(`${name} must be an integer of at least ${least}, got ${String(value)}`);
-  }
+  const settings = checkQueuedOptions(op, options);
   const dataset = resolve(options.dataset);
+  // Every walk would be refused the same way: the dataset's recorded layout is checked once, here.
+  const paths = new DatasetPaths(dataset, op.id, 'all');
+  layoutForRun(await readSchemaFile(paths), 'parquet', options.layout, paths);
   const exportId = exportIdOf(op.id, dataset);
   return withRedis(options.queue, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
@@ -99,6 +110,9 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
           ...(options.partition === undefined ? {} : { partition: options.partition }),
           ...(options.schema === undefined ? {} : { schema: options.schema }),
           ...(options.pageConcurrency === undefined ? {} : { pageConcurrency: options.pageConcurrency }),
+          ...(options.layout === undefined ? {} : { layout: options.layout }),
+          ...(settings.since === undefined ? {} : { since: new Date(settings.since).toISOString() }),
+          ...(settings.until === undefined ? {} : { until: new Date(settings.until).toISOString() }),
         });
       }
       if (jobs.length > 0) {
@@ -134,4 +148,19 @@ async function promoteParked(queue: Queue<WalkJob>, exportId: string, run: numbe
   for (const job of await queue.getJobs(['delayed'])) {
     if (job.id?.startsWith(prefix)) await job.promote().catch(() => undefined);
   }
+}
+
+/**
+ * The options a queued export's walks take, checked by the export's own rules (`checkOptions`,
+ * `checkOptionsFor`) before Redis is asked anything, with the one rule the queue adds: a rate.
+ */
+function checkQueuedOptions(op: OperationSpec, options: EnqueueOptions): ExportSettings {
+  const { dataset, maxCredits, partition, schema, pageConcurrency, layout, since, until } = options;
+  const asExport: ExportOptions = { dataset, maxCredits, partition, schema, pageConcurrency, layout, since, until };
+  for (const name of Object.keys(asExport) as (keyof ExportOptions)[]) if (asExport[name] === undefined) delete asExport[name];
+  const settings = checkOptions(asExport);
+  checkOptionsFor(op, asExport);
+  const { rate } = options;
+  if (rate !== undefined && (!Number.isSafeInteger(rate) || rate < 1)) throw optionError`${option('rate')} must be a whole number of at least 1, got ${String(rate)}`;
+  return settings;
 }

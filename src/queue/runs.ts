@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PartitionBy } from '../export/partition-by.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { PREFIX } from './connection.ts';
 
 export const keys = {
@@ -43,6 +44,10 @@ export interface WalkJob {
   partition?: PartitionBy;
   schema?: 'evolve' | 'freeze';
   pageConcurrency?: number;
+  layout?: ParquetLayout;
+  /** ISO instants: the records' time bounds (`ExportOptions.since`, `until`). */
+  since?: string;
+  until?: string;
   /** What the walk staged, once a run of it finished and handed its pages to a publish in progress (counted when they are published). */
   handedOff?: { records: number; pages: number };
 }

@@ -35,6 +35,7 @@ import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
+import { checkWorkerCounts } from './worker-options.ts';
 import { shownUrl } from './address.ts';
 import { connectQueue, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
@@ -91,13 +92,7 @@ type WorkerSettings = Required<Pick<WorkerOptions, 'queue' | 'concurrency' | 'le
 
 function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
   const { queue, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
-  for (const [name, value] of [
-    ['concurrency', concurrency],
-    ['leaseMs', leaseMs],
-    ['parkMs', parkMs],
-  ] as const) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer, got ${String(value)}`);
-  }
+  checkWorkerCounts(options);
   return { queue, concurrency, leaseMs, parkMs, log, apiKey: options.apiKey ?? process.env.SOCIALSTREAM_API_KEY, baseUrl: options.baseUrl ?? process.env.SOCIALSTREAM_BASE_URL };
 }
 
@@ -231,6 +226,9 @@ class WalkWorker {
         ...(walk.partition === undefined ? {} : { partition: walk.partition }),
         ...(walk.schema === undefined ? {} : { schema: walk.schema }),
         ...(walk.pageConcurrency === undefined ? {} : { pageConcurrency: walk.pageConcurrency }),
+        ...(walk.layout === undefined ? {} : { layout: walk.layout }),
+        ...(walk.since === undefined ? {} : { since: walk.since }),
+        ...(walk.until === undefined ? {} : { until: walk.until }),
       });
       return { summary, gate, signal };
     } catch (error) {

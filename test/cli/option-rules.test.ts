@@ -12,6 +12,8 @@ import { compactDataset } from '../../src/export/compact.ts';
 import { exportTo } from '../../src/export/index.ts';
 import type { ExportOptions } from '../../src/export/types.ts';
 import { createClient, type Client } from '../../src/index.ts';
+import { enqueueExport } from '../../src/queue/enqueue.ts';
+import { runWorker } from '../../src/queue/worker.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { runCli, sandboxEnv, tempDir } from './helpers.ts';
 
@@ -149,5 +151,44 @@ describe('the CLI and exportTo refuse the same options', () => {
     const result = await runCli(['dataset', 'compact', dir, '--partition', 'week'], sandboxEnv(sandbox));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`socialstream: ${(error as OptionError).describe(() => '--partition')}`);
+  });
+
+  // A closed port: a rule that let a bad value through would show as a connection failure instead.
+  const nowhere = 'redis://127.0.0.1:1/0';
+
+  it.each([
+    ['concurrency', '--concurrency'],
+    ['leaseMs', '--lease'],
+    ['parkMs', '--park'],
+  ] as const)('refuses a worker %s of 0 as runWorker does, naming %s, before Redis is asked', async (name, flag) => {
+    const error = await refusal(() => runWorker({ queue: nowhere, [name]: 0 }));
+    expect(error).toBeInstanceOf(OptionError);
+    expect((error as OptionError).options).toEqual([name]);
+    const result = await runCli(['worker', '--queue', nowhere, flag, '0'], { SOCIALSTREAM_API_KEY: 'sk_test_0123456789' });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`socialstream: ${(error as OptionError).describe(() => flag)}`);
+  });
+
+  it('refuses a queued rate of 0 as enqueueExport does, naming --rate, before Redis is asked', async () => {
+    const dir = tempDir();
+    const options = { queue: nowhere, op: 'forum/subforum', inputs: [{ subforum: 'rules-n20' }], dataset: join(dir, 'DIR') };
+    const error = await refusal(() => enqueueExport({ ...options, rate: 0 }));
+    expect(error).toBeInstanceOf(OptionError);
+    expect((error as OptionError).options).toEqual(['rate']);
+    const result = await runCli(['export', 'forum/subforum', 'subforum=rules-n20', '--dataset', join(dir, 'DIR'), '--queue', nowhere, '--rate', '0'], sandboxEnv(sandbox));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`socialstream: ${(error as OptionError).describe(() => '--rate')}`);
+  });
+
+  it("holds a queued export to the export's own rules: a since after its until is refused as exportTo refuses it", async () => {
+    const dir = tempDir();
+    const bounds = { since: '2025-10-01', until: '2025-09-01' };
+    const error = await refusal(() => enqueueExport({ queue: nowhere, op: 'forum/subforum', inputs: [{ subforum: 'rules-n20' }], dataset: join(dir, 'DIR'), ...bounds }));
+    expect(error).toBeInstanceOf(OptionError);
+    expect([...(error as OptionError).options].sort()).toEqual(['since', 'until']);
+    const flags = ['--since', bounds.since, '--until', bounds.until];
+    const result = await runCli(['export', 'forum/subforum', 'subforum=rules-n20', '--dataset', join(dir, 'DIR'), '--queue', nowhere, ...flags], sandboxEnv(sandbox));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('--since must be before --until');
   });
 });

@@ -120,6 +120,43 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
     }
   });
 
+  it('--layout and --since reach the workers: a queued export lands the same rows in the same layout as one process', async () => {
+    const context = await setup();
+    const inputs = inputsFile([150, 90, 60], 'bounds');
+    const oneProcess = (dir: string, extra: string[]) => runCli(['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--dataset', dir, ...extra], context.env);
+    try {
+      // The records' middle time, so that --since keeps some and drops some.
+      const whole = join(tempDir(), 'whole');
+      expect((await oneProcess(whole, [])).code).toBe(0);
+      const [{ middle }] = (await query(`SELECT median(created_utc) AS middle FROM read_parquet(${sqlPath(`${whole}/**/*.parquet`)}, hive_partitioning = true)`)) as { middle: number }[];
+      const since = new Date(Number(middle) * 1000).toISOString();
+      const bounded = ['--layout', 'flat', '--since', since];
+      const local = join(tempDir(), 'local');
+      expect((await oneProcess(local, bounded)).code).toBe(0);
+
+      const enqueued = await enqueue(context, inputs, bounded);
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      startWorker(context);
+      await until(context.url, (current) => current.state === 'finished');
+      const schemaOf = (dir: string) => JSON.parse(readFileSync(join(dir, '_dataset', 'forum__subforum', 'schema.json'), 'utf8')) as { parquetLayout?: string };
+      expect(schemaOf(context.dir).parquetLayout).toBe('flat');
+      expect(schemaOf(local).parquetLayout).toBe('flat');
+      const ids = async (dir: string) => (await query(`SELECT id FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true) ORDER BY id`)).map((row) => row.id);
+      const kept = await ids(context.dir);
+      expect(kept).toEqual(await ids(local));
+      expect(kept.length).toBeGreaterThan(0);
+      expect(kept.length).toBeLessThan(300);
+
+      // A later enqueue asking for the other layout is refused before any job, naming the remedy.
+      const other = await enqueue(context, inputs, ['--layout', 'nested']);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/in the flat Parquet layout .*dataset compact/);
+    } finally {
+      await stopWorkers(context.workers);
+      await context.service.close();
+    }
+  });
+
   it('walks that overlap (the same posts under other parameters) give the same rows from 3 workers as from one process, each key once', async () => {
     const context = await setup();
     // `r/ovl` and `/r/ovl` name the subforum `ovl` as the service reads them: three walks, one set of posts.
