@@ -189,10 +189,6 @@ export async function parameterSets(
   return { inputs: lines.map((input) => input.params), lines: lines.map((input) => input.line), repeated };
 }
 
-function optionalNumber(value: string | number | boolean | undefined): number | undefined {
-  return typeof value === 'number' ? value : undefined;
-}
-
 /**
  * The parameter sets of an `--inputs` file, each merged over the command line's, with its line number.
  * A set equal to an earlier line's is left out (and its line listed in `repeated`): walking it again
