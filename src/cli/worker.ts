@@ -3,8 +3,7 @@
  * stopped (Ctrl-C, SIGTERM: its walks stop cleanly and go back to the queue) or until its key is
  * refused or out of credits (exit 3 or 4, its walks back in the queue for the other workers).
  */
-import { checkWorkerCounts } from '../queue/worker-options.ts';
-import type { WorkerOptions } from '../queue/worker.ts';
+import { checkWorkerCounts, type WorkerCounts } from '../queue/worker-options.ts';
 import { asFlags, describeFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
 import { checkEnvironment } from './connection.ts';
 import { EXIT, InterruptedError } from './failure.ts';
@@ -43,7 +42,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   if (args.positionals.length > 0 || Object.keys(args.params).length > 0) throw new UsageError('worker takes no words, only flags');
   const url = args.flags.queue;
   if (typeof url !== 'string') throw new UsageError('worker needs --queue redis://HOST:PORT/DB');
-  const counts = optionsOf(args.flags, FLAGS) as Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'parkMs'>;
+  const counts = optionsOf(args.flags, FLAGS) as WorkerCounts;
   // The library's rule, before the key is looked at or the queue's client loaded.
   try {
     checkWorkerCounts(counts);

@@ -35,24 +35,15 @@ import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
-import { checkWorkerCounts } from './worker-options.ts';
+import { checkWorkerCounts, type WorkerCounts } from './worker-options.ts';
 import { shownUrl } from './address.ts';
 import { connectQueue, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
 import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
 
-export interface WorkerOptions {
+export interface WorkerOptions extends WorkerCounts {
   /** `redis://HOST:PORT/DB`. */
   queue: string;
-  /** Walks at once. Default 4. */
-  concurrency?: number;
-  /**
-   * How long a walk's lease lasts without renewal, in ms (renewed every half of it while the worker
-   * lives): a dead worker's walk is taken over after about this plus as long again. Default 15,000.
-   */
-  leaseMs?: number;
-  /** How long a walk a spent budget parked waits before a worker looks at it again, in ms. Default 30,000. */
-  parkMs?: number;
   /** Default: `SOCIALSTREAM_API_KEY`. */
   apiKey?: string;
   /** Default: `SOCIALSTREAM_BASE_URL`. */
