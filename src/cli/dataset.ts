@@ -4,6 +4,7 @@
  */
 import { compactDataset, type CompactionSummary, type CompactOptions } from '../export/compact.ts';
 import { PARTITION_BYS } from '../export/partition-by.ts';
+import { PARQUET_LAYOUTS } from '../../sinks/parquet.ts';
 import { datasetInfo, describeDatasetInfo } from '../export/info.ts';
 import { counted } from '../export/progress.ts';
 import { asFlags, describeFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
@@ -26,16 +27,18 @@ const COMPACT_FLAGS: FlagSpec[] = [
     name: 'layout',
     option: 'layout',
     kind: 'string',
-    value: 'nested|flat',
+    value: PARQUET_LAYOUTS.join('|'),
     help: 'rewrite Parquet parts into this layout (nested: STRUCT and LIST; flat: dotted columns); every later run keeps it (default: as recorded)',
   },
   { name: 'json', kind: 'boolean', help: 'print what was done as one JSON object' },
   { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
+const COMPACT_USAGE = `socialstream dataset compact DIR [--partition ${PARTITION_BYS.join('|')}] [--layout ${PARQUET_LAYOUTS.join('|')}] [--operation OP-ID] [--json]`;
+
 const USAGE = `usage:
   socialstream dataset info DIR [--json]          what a dataset holds: operations, rows, partitions, parts, writers, marks, schema, drift, staged runs
-  socialstream dataset compact DIR [--partition day|month|year|none] [--layout nested|flat] [--operation OP-ID] [--json]
+  ${COMPACT_USAGE}
                                                   rewrite many small part files as few, or into another Parquet layout, in place (refused while an export writes DIR)`;
 
 export async function runDataset(argv: string[]): Promise<number> {
@@ -70,7 +73,7 @@ async function info(argv: string[]): Promise<number> {
 async function compact(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMPACT_FLAGS);
   if (args.flags.help) {
-    process.stdout.write(`usage: socialstream dataset compact DIR [--partition day|month|year|none] [--layout nested|flat] [--operation OP-ID] [--json]\n\n${describeFlags(COMPACT_FLAGS)}\n`);
+    process.stdout.write(`usage: ${COMPACT_USAGE}\n\n${describeFlags(COMPACT_FLAGS)}\n`);
     return 0;
   }
   const dir = directory('compact', args.positionals, args.params);
