@@ -82,23 +82,18 @@ export function exitCodeOf(error: unknown): number {
   return EXIT.failure;
 }
 
-/** The commands with a `--sandbox` flag. */
-const SANDBOX_COMMANDS: ReadonlySet<string> = new Set(['export', 'credits']);
-
-/** The one line a user reads (`command`'s, when known): what went wrong and what to do next. */
-export function explain(error: unknown, resumeHint: string | undefined, command?: string): string {
+/** The one line a user reads: what went wrong and what to do next. */
+export function explain(error: unknown, resumeHint: string | undefined): string {
   const message = error instanceof Error ? error.message : String(error);
   const resume = resumeHint ? ` ${resumeHint}` : '';
-  // Only the commands that have it are told of --sandbox: a worker's remedy is its own key.
-  const otherwise = command === undefined || SANDBOX_COMMANDS.has(command) ? ', or add --sandbox to try the built-in sandbox' : ' (each worker reads its own)';
   if (error instanceof EnvironmentError) return `socialstream: ${message}`;
   if (error instanceof UsageError) return `socialstream: ${message} (see --help)`;
   if (error instanceof ValidationError) return `socialstream: invalid request: ${message}`;
   if (error instanceof AuthError && error.status === undefined) {
-    return `socialstream: no API key: set SOCIALSTREAM_API_KEY to a key from your dashboard${otherwise}.`;
+    return `socialstream: no API key: set SOCIALSTREAM_API_KEY to a key from your dashboard, or add --sandbox to try the built-in sandbox.`;
   }
   if (error instanceof AuthError) {
-    return `socialstream: the API key was refused (${message}). Set SOCIALSTREAM_API_KEY to a key from your dashboard${otherwise}.${resume}`;
+    return `socialstream: the API key was refused (${message}). Set SOCIALSTREAM_API_KEY to a key from your dashboard, or use --sandbox.${resume}`;
   }
   if (error instanceof InsufficientCreditsError) {
     return (

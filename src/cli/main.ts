@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
     const hint = (error as { resumeHint?: string }).resumeHint;
     // The client scrubs its own messages; this catches the key in any other (a file name, a parameter).
     const scrub = keyScrubber(process.env.SOCIALSTREAM_API_KEY?.trim() ?? '');
-    process.stderr.write(scrub(explain(error, hint, command)) + '\n');
+    process.stderr.write(scrub(explain(error, hint)) + '\n');
     if (debug && error instanceof Error && error.stack) process.stderr.write(scrub(error.stack) + '\n');
     return code;
   }

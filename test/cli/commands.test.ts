@@ -66,16 +66,6 @@ describe('socialstream ops, credits and help', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('worker without a key exits 3 as export does, offering no --sandbox it does not have, before it looks for Redis', async () => {
-    const env = { ...sandboxEnv(sandbox), SOCIALSTREAM_API_KEY: '' };
-    const worker = await runCli(['worker', '--queue', 'redis://127.0.0.1:1/0'], env);
-    expect(worker.code).toBe(3);
-    expect(worker.stderr).toContain('no API key: set SOCIALSTREAM_API_KEY');
-    expect(worker.stderr).not.toContain('--sandbox');
-    const exported = await runCli(['export', 'forum/subforum', 'subforum=a', '--out', join(tempDir(), 'posts.csv')], env);
-    expect(exported.stderr).toContain('--sandbox');
-  });
-
   it('a refused key exits 3 naming the variable to set, and never prints the key', async () => {
     const key = 'sk_live_sandbox_wrongwrongwrong1234';
     const result = await runCli(['credits'], sandboxEnv(sandbox, key));
