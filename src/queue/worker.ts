@@ -63,6 +63,9 @@ export interface WorkerOutcome {
   error?: AuthError | InsufficientCreditsError;
 }
 
+/** Socket errors that mean Redis went away: the connection reports those itself, once. */
+const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 /** How long a walk that handed its pages to a publish in progress waits before it looks whether they are published. */
 const HANDED_OFF_MS = 250;
 
@@ -149,9 +152,10 @@ class WalkWorker {
       maxStalledCount: Number.MAX_SAFE_INTEGER,
       autorun: false,
     });
-    // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every attempt.
+    // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every
+    // attempt. One of them may see the loss first (a reset), while this connection still reads ready.
     worker.on('error', (error) => {
-      if (this.redis.status === 'ready') this.#log(`queue: ${error.message}`);
+      if (this.redis.status === 'ready' && !LOST_CONNECTION.has((error as NodeJS.ErrnoException).code ?? '')) this.#log(`queue: ${error.message}`);
     });
     return worker;
   }
