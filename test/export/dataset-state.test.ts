@@ -56,6 +56,44 @@ afterAll(async () => {
 });
 
 describe('dataset state checked on open', () => {
+  it("refuses a publish journal whose kept records would be renamed from outside a writer's staging, naming the file, buying nothing", async () => {
+    const dir = copy('rest-outside');
+    const drift = { added: [], missing: [], conflicting: [] };
+    const changes = { added: 0, updated: 0, partitions: [], drift, writer: 'all', stoppedAtMark: 0, setAside: 0 };
+    // Finishing the publish would rename this file over the writer's spool.
+    const member = { writer: 'all', next: null, rest: '../elsewhere/spool-rest.ndjson', changes, repaired: 0 };
+    const journal = join(dir, META, 'publish.json');
+    writeFileSync(journal, JSON.stringify({ version: 2, renames: [], removes: [], schema: schemaOf(dir), walks: [], members: [member], drift }));
+    const before = charged();
+    const error = await toDataset(posts(client), dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect((error as StateDamagedError).message).toContain(journal);
+    expect((error as StateDamagedError).message).toMatch(/rest/);
+    expect(charged()).toBe(before);
+  });
+
+  it('refuses a commit whose published prefix is not a count of records and bytes, naming the file, buying nothing', async () => {
+    const dir = copy('through-damaged');
+    mkdirSync(join(dir, META, 'commits'), { recursive: true });
+    const path = join(dir, META, 'commits', 'other.json');
+    const state = {
+      version: 3,
+      op: 'forum/subforum',
+      walks: [],
+      spool: { bytes: 0, sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' },
+      records: 0,
+      pages: 0,
+      credits: 0,
+      run: { records: 0, pages: 0, credits: 0, received: 0, duplicates: 0, repaired: 0, ended: false },
+    };
+    writeFileSync(path, JSON.stringify({ writer: 'other', complete: false, state, through: { records: 'all' } }));
+    const before = charged();
+    const error = await toDataset(posts(client), dir).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(StateDamagedError);
+    expect((error as StateDamagedError).message).toContain(path);
+    expect(charged()).toBe(before);
+  });
+
   it('refuses a schema with a column listed twice with a StateDamagedError whose path is the file, buying nothing', async () => {
     const dir = copy('twice');
     const schema = schemaOf(dir);
