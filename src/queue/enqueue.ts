@@ -157,7 +157,6 @@ async function promoteParked(queue: Queue<WalkJob>, exportId: string, run: numbe
 function checkQueuedOptions(op: OperationSpec, options: EnqueueOptions): ExportSettings {
   const { dataset, maxCredits, partition, schema, pageConcurrency, layout, since, until } = options;
   const asExport: ExportOptions = { dataset, maxCredits, partition, schema, pageConcurrency, layout, since, until };
-  for (const name of Object.keys(asExport) as (keyof ExportOptions)[]) if (asExport[name] === undefined) delete asExport[name];
   const settings = checkOptions(asExport);
   checkOptionsFor(op, asExport);
   const { rate } = options;
