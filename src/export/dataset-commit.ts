@@ -31,7 +31,7 @@ import { DatasetPaths, tryLock, withLock } from './dataset-store.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import type { SpoolPrefix } from './destination.ts';
 import type { ExportState } from './journal.ts';
-import type { DatasetChanges } from './types.ts';
+import type { DatasetChanges, ExportLocks } from './types.ts';
 
 /** How often a waiting writer looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
 const POLL_MS = 20;
@@ -61,11 +61,8 @@ export interface Receipt {
   repaired: number;
 }
 
-/** The publish lock as the writer holds it: Redis leases in queue mode, else the lock folder. */
-export interface PublishLocks {
-  publish?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
-  tryPublish?: <T>(path: string, fn: () => Promise<T>) => Promise<{ value: T } | undefined>;
-}
+/** The publish lock as the writer holds it: the caller's (Redis leases in queue mode), else the lock folder. */
+export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish'>>;
 
 /** Plans the publish of a group of commits, the first the leader's own when it has one waiting. */
 export type PlanGroup = (commits: readonly Commit[]) => Promise<GroupJournal>;
@@ -99,7 +96,7 @@ export class GroupCommit {
    * can be tried, waits for the lock.
    */
   async awaitOwn(): Promise<Receipt> {
-    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.#locked(() => this.#lead()));
+    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked(() => this.#lead()));
     const deadline = Date.now() + PUBLISH_PATIENCE_MS;
     for (let polls = 0; ; polls++) {
       if (!(await this.#waiting())) return this.#receipt();
@@ -113,7 +110,7 @@ export class GroupCommit {
 
   /** Leads while the lock is free and commits wait; returns once another holds it (it takes what waits) or none wait. */
   async #handOff(): Promise<Receipt | undefined> {
-    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.#locked(() => this.#lead()));
+    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked(() => this.#lead()));
     let receipt: Receipt | undefined;
     // Commits a pass could not publish stay for their own writers: looking again for them would never end.
     const refused = new Set<string>();
@@ -225,8 +222,14 @@ export class GroupCommit {
     return tryPublish === undefined ? tryLock(this.paths, fn) : tryPublish(this.paths.lock, fn);
   }
 
-  #locked<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` holding the publish lock, waiting for it (a migration or a kill's leftovers are settled so). */
+  locked<T>(fn: () => Promise<T>): Promise<T> {
     return this.locks.publish === undefined ? withLock(this.paths, fn) : this.locks.publish(this.paths.lock, fn);
+  }
+
+  /** Whether the lock is Redis leases (a queue's workers), which a pid-file writer cannot see. */
+  get queueLocks(): boolean {
+    return this.locks.publish !== undefined;
   }
 }
 

@@ -30,7 +30,7 @@ import { planGroup } from './dataset-plan.ts';
 import { finishGroup, finishLegacyPublishes, groupJournalRemedy, rewriteIntoBuckets, STABLE_KEY, type GroupJournal } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, withLock, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
 import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
@@ -87,7 +87,6 @@ export class DatasetDestination implements Destination {
   readonly #askedParquetLayout: ParquetLayout | undefined;
   #parquetLayout: ParquetLayout | undefined;
   readonly #walks: readonly Readonly<Record<string, string>>[];
-  readonly #publishLock: DatasetDestinationOptions['publishLock'];
   readonly #group: GroupCommit;
   readonly #handOff: boolean;
   readonly #runId: string | undefined;
@@ -125,7 +124,6 @@ export class DatasetDestination implements Destination {
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
-    this.#publishLock = options.publishLock;
     this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (commits) => this.#plan(commits));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
@@ -159,7 +157,7 @@ export class DatasetDestination implements Destination {
     await this.#checkWaiting();
     await this.#finishHandedOff();
     if (await this.#unsettled(schema)) {
-      await this.#locked(async () => {
+      await this.#group.locked(async () => {
         await this.#settle();
         await rm(this.paths.commit(), { force: true });
         await rm(this.paths.receipt(), { force: true });
@@ -212,7 +210,7 @@ export class DatasetDestination implements Destination {
 
   /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
   #checkLocks(schema: RecordedSchema | undefined): void {
-    if (schema?.locks !== 'queue' || this.#publishLock !== undefined) return;
+    if (schema?.locks !== 'queue' || this.#group.queueLocks) return;
     throw new DatasetError(
       `${this.output} is written through a queue (socialstream worker), whose workers lock it with Redis leases that this run cannot see: ` +
         'export into it through the queue (--queue), or into another directory',
@@ -346,10 +344,6 @@ export class DatasetDestination implements Destination {
     return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
   }
 
-  #locked<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#publishLock === undefined ? withLock(this.paths, fn) : this.#publishLock(this.paths.lock, fn);
-  }
-
   /** Refuses a page whose bigints a column recorded as double would round (README "Big integers"). */
   #checkExact(records: readonly unknown[]): void {
     const [first] = this.#tracker.rounding(records);
@@ -393,7 +387,7 @@ export class DatasetDestination implements Destination {
         // A first run of another writer's may have recorded the layout since this one opened: the recorded one is the dataset's.
         parquetLayout: recorded === undefined ? this.#parquetLayout : recordedLayout(recorded),
         recorded,
-        queueLocks: recorded?.locks === 'queue' || this.#publishLock !== undefined,
+        queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
       },
       commits,
     );
