@@ -85,7 +85,8 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
   const dataset = resolve(options.dataset);
   // Every walk would be refused the same way: the dataset's recorded layout is checked once, here.
   const paths = new DatasetPaths(dataset, op.id, 'all');
-  layoutForRun(await readSchemaFile(paths), 'parquet', options.layout, paths);
+  const schema = await readSchemaFile(paths);
+  layoutForRun(schema, schema?.format ?? 'parquet', options.layout, paths);
   const exportId = exportIdOf(op.id, dataset);
   return withRedis(options.queue, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OptionError } from '../../src/errors.ts';
+import { DatasetLayoutError, OptionError } from '../../src/errors.ts';
 import { compactDataset } from '../../src/export/compact.ts';
 import { exportTo } from '../../src/export/index.ts';
 import type { ExportOptions } from '../../src/export/types.ts';
@@ -191,4 +191,17 @@ describe('the CLI and exportTo refuse the same options', () => {
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('--since must be before --until');
   });
+
+  it('refuses a queued layout for a dataset of NDJSON parts with the message exportTo gives, before Redis is asked', async () => {
+    const dataset = join(tempDir(), 'DIR');
+    const walk = () => client.forum.subforum({ subforum: 'rules-n20' });
+    await exportTo(walk(), { dataset, format: 'ndjson' });
+    const exported = await refusal(() => exportTo(walk(), { dataset, layout: 'nested' }));
+    expect(exported).toBeInstanceOf(DatasetLayoutError);
+    const queued = await refusal(() => enqueueExport({ queue: nowhere, op: 'forum/subforum', inputs: [{ subforum: 'rules-n20' }], dataset, layout: 'nested' }));
+    expect(queued).toBeInstanceOf(DatasetLayoutError);
+    expect((queued as Error).message).toBe((exported as Error).message);
+    expect((queued as Error).message).toMatch(/ndjson part files/);
+  });
 });
+
