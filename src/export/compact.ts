@@ -18,8 +18,8 @@
  */
 import { join } from 'node:path';
 import { DatasetError, DatasetLayoutError } from '../errors.ts';
-import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
-import { option, optionError } from './option-message.ts';
+import type { ParquetLayout } from '../../sinks/parquet.ts';
+import { checkShape } from './options.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
@@ -27,7 +27,7 @@ import { finishGroup, finishLegacyPublishes, rewriteIntoBuckets } from './datase
 import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
 import { checkParts } from './dataset-state.ts';
 import { withLock } from './dataset-store.ts';
-import { atLeastAsCoarse, isPartitionBy, PARTITION_BYS, type PartitionBy } from './partition-by.ts';
+import { atLeastAsCoarse, type PartitionBy } from './partition-by.ts';
 import { recordedLayout } from './dataset-nesting.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
 
@@ -80,12 +80,7 @@ export async function stageCompaction(dir: string, options: CompactOptions = {})
 }
 
 async function compact(dir: string, options: CompactOptions, finish: boolean): Promise<CompactionSummary> {
-  if (options.partition !== undefined && !isPartitionBy(options.partition)) {
-    throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${JSON.stringify(options.partition)}`;
-  }
-  if (options.layout !== undefined && !PARQUET_LAYOUTS.includes(options.layout)) {
-    throw optionError`${option('layout')} must be ${PARQUET_LAYOUTS.join(' or ')}, got ${JSON.stringify(options.layout)}`;
-  }
+  checkShape(options);
   let operations = await scanOperations(dir);
   if (options.operation !== undefined) {
     operations = operations.filter((operation) => operation.operation === options.operation);

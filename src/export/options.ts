@@ -112,8 +112,7 @@ function checkValues(options: ExportOptions): void {
     throw optionError`${option('writer')} must be 1–64 lowercase letters, digits and -, got ${shown(writer)}`;
   }
   if (runId !== undefined && (typeof runId !== 'string' || runId === '' || runId.length > 200)) throw optionError`${option('runId')} must be a string of 1–200 characters, got ${shown(runId)}`;
-  if (partition !== undefined && !isPartitionBy(partition)) throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${shown(partition)}`;
-  if (layout !== undefined && !PARQUET_LAYOUTS.includes(layout)) throw optionError`${option('layout')} must be ${PARQUET_LAYOUTS.join(' or ')}, got ${shown(layout)}`;
+  checkShape({ partition, layout });
   if (dedupe !== undefined && !isKeyPath(dedupe)) throw optionError`${option('dedupe')} must be a dotted path such as author.id, got ${shown(dedupe)}`;
   for (const name of BOOLEANS) {
     if (options[name] !== undefined && typeof options[name] !== 'boolean') throw optionError`${option(name)} must be a boolean, got ${shown(options[name])}`;
@@ -125,6 +124,12 @@ function checkValues(options: ExportOptions): void {
     if (value < least) throw optionError`${option(name)} must be at least ${least}, got ${value}`;
   }
   checkBounds(options);
+}
+
+/** A dataset's partitioning and Parquet layout, as an export and a compaction (`compact.ts`) are given them. */
+export function checkShape({ partition, layout }: Pick<ExportOptions, 'partition' | 'layout'>): void {
+  if (partition !== undefined && !isPartitionBy(partition)) throw optionError`${option('partition')} must be one of ${PARTITION_BYS.join(', ')}, got ${shown(partition)}`;
+  if (layout !== undefined && !PARQUET_LAYOUTS.includes(layout)) throw optionError`${option('layout')} must be ${PARQUET_LAYOUTS.join(' or ')}, got ${shown(layout)}`;
 }
 
 /** `since` and `until` read by the date grammar (`instant.ts`), and in order. */
