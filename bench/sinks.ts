@@ -12,19 +12,19 @@
  *
  * Then Parquet on real sandbox records: 100,000 `forum/subforum` posts and 20,000
  * `shortvideo/videos` (nested objects and lists) walked through the client into NDJSON, converted
- * both by `toParquet` in each layout (lines parsed with `JSON.parse`) and by DuckDB's `COPY` from
- * that file (median of three runs each): file sizes (both snappy, each tool's default), speed, and
+ * both by `toParquet` in each layout (the file read by `fromNdjson`, as the export engine reads its
+ * spool into a Parquet file) and by DuckDB's `COPY` from that file, parsing included on both sides
+ * (median of three runs each): file sizes (both snappy, each tool's default), speed, and
  * which columns carry statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
  *
  *   npx tsx bench/sinks.ts [records]     (default 1,000,000)
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { toNdjson } from '../sinks/index.ts';
@@ -77,11 +77,6 @@ function* posts(count: number): Generator<Record<string, unknown>> {
   for (let i = 0; i < count; i++) yield post(i);
 }
 
-/** The records of an NDJSON file, one `JSON.parse` per line (the reading DuckDB's COPY also does). */
-async function* ndjsonLines(path: string): AsyncGenerator<unknown> {
-  for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) yield JSON.parse(line);
-}
-
 async function plainNdjson(count: number, path: string): Promise<void> {
   const out = createWriteStream(path);
   for (const record of posts(count)) {
@@ -110,8 +105,8 @@ async function child(kind: string, count: number, path: string): Promise<void> {
   else if (kind === 'csv') await built.toCsv(posts(count), path);
   else if (kind === 'parquet') await built.toParquet(posts(count), path);
   else if (kind === 'parquet-flat') await built.toParquet(posts(count), path, { layout: 'flat' });
-  else if (kind === 'parquet-from-ndjson') await built.toParquet(ndjsonLines(`${path}.ndjson`), path);
-  else if (kind === 'parquet-flat-from-ndjson') await built.toParquet(ndjsonLines(`${path}.ndjson`), path, { layout: 'flat' });
+  else if (kind === 'parquet-from-ndjson') await built.toParquet(built.fromNdjson(`${path}.ndjson`), path);
+  else if (kind === 'parquet-flat-from-ndjson') await built.toParquet(built.fromNdjson(`${path}.ndjson`), path, { layout: 'flat' });
   else if (kind === 'generate') for (const record of posts(count)) void record;
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;

@@ -45,6 +45,8 @@ export interface CellColumn {
   numbers?: Float64Array;
   /** Exact INT64 columns (`ColumnSpec.exact`): each entry's value, past 2^53 too. */
   integers?: BigInt64Array;
+  /** The same memory as `integers`, as 32-bit words: a safe integer is stored in two halves, without making a `bigint`. */
+  integerWords?: Int32Array;
   /** BYTE_ARRAY columns: each value's length in UTF-8 bytes, one per entry that has a value, in order… */
   lengths?: Uint32Array;
   /** …the values' UTF-8 bytes, one after another… */

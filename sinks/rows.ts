@@ -183,8 +183,19 @@ export function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): bo
 
 /** The cell for a value that fits a column of `kind` other than timestamp. */
 export function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
-  if (kind === 'json') return wellFormedJson(stringifyExact(value)!, repairs);
+  if (kind === 'json') return isEmptyObject(value) ? '{}' : wellFormedJson(stringifyExact(value)!, repairs);
   return kind === 'string' ? wellFormed(value as string, repairs) : (value as Cell);
+}
+
+/**
+ * Whether `value` is a plain object without keys, whose JSON is `{}`. Records carry many (a forum
+ * post six: `all_awardings`, `media_embed`, …, each a JSON column since it is always empty), and
+ * `JSON.stringify` of each cost several times this look.
+ */
+function isEmptyObject(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (Object.hasOwn(value, key)) return false;
+  return true;
 }
 
 function untypedCell(value: unknown, repairs: Repairs): Cell {

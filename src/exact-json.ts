@@ -4,12 +4,15 @@
  * number stays a `number`, and `stringifyExact` writes a `bigint` back as its digits. README
  * "Big integers" says where such values go.
  *
- * Node 20's `JSON.parse` gives a reviver no source text, so a body is first scanned for a run of 16
- * or more digits (2^53 has 16) outside strings; only a body that has an unsafe integer literal is
- * parsed by the small parser below, and every other body by `JSON.parse` itself (`bench/json.ts`
- * measures both). The parser keeps its own stack, so a deeply nested body cannot overflow the
- * call stack (as `JSON.parse`, which is not recursive, cannot either).
+ * Node 20's `JSON.parse` gives a reviver no source text, so a body is first scanned for runs of 16
+ * or more digits (2^53 has 16) outside strings. A body without an unsafe integer literal is parsed
+ * by `JSON.parse` alone. In a body with some, each such literal is first written as a marked string
+ * (`parseMarked`), `JSON.parse` reads that, and the marked strings become `bigint`s; only when the
+ * marks cannot be trusted is the body read by the small parser below (`bench/json.ts` measures
+ * each way). Both keep their own stack, so a deeply nested body cannot overflow the call stack (as
+ * `JSON.parse`, which is not recursive, cannot either).
  */
+import { randomUUID } from 'node:crypto';
 
 /** The largest safe integer's digits, for comparing a 16-digit literal without converting it. */
 const MAX_SAFE_DIGITS = String(Number.MAX_SAFE_INTEGER);
@@ -34,6 +37,12 @@ const MINUS = 0x2d;
  * counted to tell a number from digits inside a string.
  */
 export function hasUnsafeInteger(text: string): boolean {
+  return unsafeIntegerLiterals(text, 1).length > 0;
+}
+
+/** Where `text`'s integer literals outside ±(2^53 − 1) lie, sign included, as `[start, end)` pairs (at most `limit` of them). */
+function unsafeIntegerLiterals(text: string, limit = Infinity): Array<readonly [number, number]> {
+  const literals: Array<readonly [number, number]> = [];
   let inString = false;
   let scanned = 0;
   for (let run = longRun(text, 0); run !== undefined; run = longRun(text, run.end + 1)) {
@@ -53,9 +62,12 @@ export function hasUnsafeInteger(text: string): boolean {
     if (before === DOT || isExponent(before)) continue;
     if ((before === PLUS || before === MINUS) && isExponent(text.charCodeAt(start - 2))) continue;
     if (after === DOT || isExponent(after)) continue;
-    if (unsafeDigits(text.slice(start, end))) return true;
+    // A leading zero makes it no JSON number at all: JSON.parse refuses it where it stands.
+    if (text.charCodeAt(start) === 0x30 || !unsafeDigits(text.slice(start, end))) continue;
+    literals.push([before === MINUS ? start - 1 : start, end]);
+    if (literals.length >= limit) break;
   }
-  return false;
+  return literals;
 }
 
 /** Whether the text before `at` ends in `:`, `,` or `[`, then maybe spaces and a `-`: where a value may start. */
@@ -107,7 +119,69 @@ function escaped(text: string, at: number): boolean {
  * a `SyntaxError` for text `JSON.parse` refuses.
  */
 export function parseExact(text: string): unknown {
-  return hasUnsafeInteger(text) ? parseLiterals(text) : JSON.parse(text);
+  const literals = unsafeIntegerLiterals(text);
+  return literals.length === 0 ? JSON.parse(text) : parseMarked(text, literals);
+}
+
+/**
+ * What starts the string an unsafe literal is written as before `JSON.parse` reads the body: a NUL
+ * (which JSON text can only hold escaped) and a token new in each process, so no body can be made
+ * to hold one in advance.
+ */
+const MARK = `\0exact-json:${randomUUID()}:`;
+
+/**
+ * `text` parsed with each of `literals` (unsafe integer literals, in order) read as a `bigint`:
+ * each is written as a marked string, the whole is parsed by `JSON.parse` (several times faster
+ * than the parser below on a body with many ids), and every marked string found is made a `bigint`.
+ * Should the marked strings found not be exactly those written (a repeated key drops one; a body
+ * holding the mark itself adds one), the body is read by the parser below instead.
+ */
+function parseMarked(text: string, literals: ReadonlyArray<readonly [number, number]>): unknown {
+  let marked = '';
+  let from = 0;
+  for (const [start, end] of literals) {
+    marked += `${text.slice(from, start)}"${MARK_JSON}${text.slice(start, end)}"`;
+    from = end;
+  }
+  const value: unknown = JSON.parse(marked + text.slice(from));
+  const found = unmark(value);
+  return found === undefined || found.count !== literals.length ? parseLiterals(text) : found.value;
+}
+
+/** The mark as it is written inside a JSON string. */
+const MARK_JSON = JSON.stringify(MARK).slice(1, -1);
+
+/**
+ * Replaces every marked string in `value` by the `bigint` of its digits, walking with a stack of its
+ * own; returns the value (itself, unless it was one marked string) and how many were replaced, or
+ * undefined when a marked string holds anything but an integer literal.
+ */
+function unmark(value: unknown): { value: unknown; count: number } | undefined {
+  if (typeof value === 'string') return value.startsWith(MARK) ? literalOf(value) : { value, count: 0 };
+  let count = 0;
+  const containers: object[] = value !== null && typeof value === 'object' ? [value] : [];
+  for (let container = containers.pop(); container !== undefined; container = containers.pop()) {
+    const object = container as Record<string, unknown>;
+    for (const key of Object.keys(object)) {
+      const item = object[key];
+      if (typeof item === 'string') {
+        if (!item.startsWith(MARK)) continue;
+        const literal = literalOf(item);
+        if (literal === undefined) return undefined;
+        setKey(object, key, literal.value);
+        count++;
+      } else if (item !== null && typeof item === 'object') containers.push(item);
+    }
+  }
+  return { value, count };
+}
+
+const INTEGER_LITERAL = /^-?[1-9][0-9]*$/;
+
+function literalOf(markedString: string): { value: bigint; count: number } | undefined {
+  const literal = markedString.slice(MARK.length);
+  return INTEGER_LITERAL.test(literal) ? { value: BigInt(literal), count: 1 } : undefined;
 }
 
 /** `parseExact` without the scan: every body through the parser below (for its tests and the bench). */

@@ -50,6 +50,9 @@ const NOT_JSON = [
   '[12345678901234567890,]',
   '{"a":12345678901234567890',
   '12345678901234567890 x',
+  '[01234567890123456789]',
+  '{"a":-01234567890123456789}',
+  '[12345678901234567890 12345678901234567890]',
 ];
 
 let sandbox: Sandbox;
@@ -83,6 +86,8 @@ describe('the parser against JSON.parse', () => {
       if (hasUnsafeInteger(text)) {
         withBig++;
         expect(rounded(parsed), id).toEqual(JSON.parse(text));
+        // The fast way (marked literals read by JSON.parse) gives what the parser gives.
+        expect(parseExact(text), id).toStrictEqual(parsed);
       } else {
         expect(parsed, id).toStrictEqual(JSON.parse(text));
         expect(parseExact(text), id).toStrictEqual(JSON.parse(text));
@@ -153,6 +158,40 @@ describe('which integers become bigints', () => {
   });
 });
 
+describe('bodies where the marked literals cannot be trusted', () => {
+  it('gives what the parser gives when a repeated key drops an unsafe literal, or keeps the last one', () => {
+    for (const text of [
+      '{"a":12345678901234567890,"a":1}',
+      '{"a":1,"a":12345678901234567890}',
+      '{"a":12345678901234567890,"b":{"c":-98765432109876543210,"c":"x"},"d":[12345678901234567891]}',
+    ]) {
+      expect(parseExact(text), text).toStrictEqual(parseLiterals(text));
+    }
+    expect(parseExact('{"a":12345678901234567890,"a":1}')).toStrictEqual({ a: 1 });
+    expect(parseExact('{"a":1,"a":12345678901234567890}')).toStrictEqual({ a: 12345678901234567890n });
+  });
+
+  it('leaves a string that looks like a mark a string', () => {
+    const lookalike = '\\u0000exact-json:00000000-0000-0000-0000-000000000000:12345678901234567890';
+    const parsed = parseExact(`{"s":"${lookalike}","n":12345678901234567890,"t":["\\u0000exact-json:"]}`) as Record<string, unknown>;
+    expect(parsed).toStrictEqual({ s: JSON.parse(`"${lookalike}"`), n: 12345678901234567890n, t: ['\u0000exact-json:'] });
+  });
+
+  it('keeps a __proto__ key that holds an unsafe literal as an own key', () => {
+    const parsed = parseExact('{"__proto__":12345678901234567890,"x":[{"__proto__":-12345678901234567890}]}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(Object.keys(parsed)).toEqual(['__proto__', 'x']);
+    expect(Object.getOwnPropertyDescriptor(parsed, '__proto__')?.value).toBe(12345678901234567890n);
+    const inner = (parsed.x as Array<Record<string, unknown>>)[0];
+    expect(Object.getOwnPropertyDescriptor(inner, '__proto__')?.value).toBe(-12345678901234567890n);
+  });
+
+  it('parses a body that is one unsafe literal, signed or not', () => {
+    expect(parseExact(' -12345678901234567890 ')).toBe(-12345678901234567890n);
+    expect(parseExact('12345678901234567890')).toBe(12345678901234567890n);
+  });
+});
+
 describe('the scan for unsafe integers', () => {
   it('finds an unsafe literal at every position and length, and no safe one', () => {
     for (let offset = 0; offset < 40; offset++) {
@@ -177,6 +216,7 @@ describe('the scan for unsafe integers', () => {
       const text = `[${literals.join(',')}]`;
       const unsafe = literals.some((literal) => !literal.startsWith('"') && !Number.isSafeInteger(Number(literal)));
       expect(hasUnsafeInteger(text), text).toBe(unsafe);
+      expect(parseExact(text), text).toStrictEqual(parseLiterals(text));
     }
   });
 });

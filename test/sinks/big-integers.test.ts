@@ -59,6 +59,14 @@ describe.each(['nested', 'flat'] as const)('toParquet with bigints, %s layout', 
     expect((await exactRows(path)).map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
   });
 
+  it('writes safe integers at the 32-bit and 2^53 boundaries exactly beside bigints', async () => {
+    const edges = [0, -0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 32 - 1, 2 ** 32, -(2 ** 32), 2 ** 32 + 1, -(2 ** 32) - 1, 1_745_658_440_123, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+    const records: Array<{ n: number; id: bigint | number }> = [...videos(20), ...edges.map((id, i) => ({ n: 20 + i, id }))];
+    const path = join(dir, `edges-${layout}.parquet`);
+    await toParquet(records, path, { layout });
+    expect((await exactRows(path)).map((row) => row.id)).toEqual(records.map((record) => String(record.id)));
+  });
+
   it('writes integers beyond int64 as their digits, in JSON text (the documented fallback)', async () => {
     const records = [{ n: 0, id: 2n ** 64n }, { n: 1, id: -(2n ** 70n) }, { n: 2, id: INT64_MAX + 1n }];
     const path = join(dir, `beyond-${layout}.parquet`);

@@ -65,6 +65,23 @@ describe('fromNdjson', () => {
     await expect(collect(fromNdjson(file))).rejects.toThrow(/corrupt\.ndjson: record 2 is not valid JSON/);
   });
 
+  it('reads lines that run across its 1 MB reads whole, characters split between reads included, and a last line without a newline', async () => {
+    const file = join(dir, 'long-lines.ndjson');
+    // 3-byte characters put chunk boundaries inside a character; one line spans three reads.
+    const long = '€'.repeat(1_200_000);
+    const records = [{ a: 1 }, { text: long }, { a: 2 }, { text: `é${long}` }, { a: 3 }];
+    writeFileSync(file, `${records.map((record) => JSON.stringify(record)).join('\n')}`);
+    const read = await collect(fromNdjson(file));
+    expect(read.length).toBe(records.length);
+    expect(read).toEqual(records);
+  });
+
+  it('counts the record that is not JSON past a long line', async () => {
+    const file = join(dir, 'corrupt-after-long.ndjson');
+    writeFileSync(file, `{"a":1}\n${JSON.stringify({ text: 'x'.repeat(3_000_000) })}\n\n{"a":\n`);
+    await expect(collect(fromNdjson(file))).rejects.toThrow(/corrupt-after-long\.ndjson: record 3 is not valid JSON/);
+  });
+
   it('fails with the file system error when the file does not exist', async () => {
     await expect(collect(fromNdjson(join(dir, 'missing.ndjson')))).rejects.toMatchObject({ code: 'ENOENT' });
   });
