@@ -25,6 +25,7 @@
  */
 /// <reference lib="es2024.string" />
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
+import { KeyIndex } from './key-index.ts';
 import type { RowGroupCells } from './parquet-cells.ts';
 import type { PhysicalType } from './parquet-types.ts';
 import {
@@ -164,13 +165,10 @@ interface Node {
   /** Leaves: the kind (its column is `first`); null for a struct or list. */
   kind: ColumnKind | null;
   /** Structs: fields by key, and the same in order. */
-  fields: Map<string, Node> | null;
+  fields: KeyIndex<Node> | null;
   fieldList: Node[];
   /** The visit at which this field was last written (so the missing ones are written NULL). */
   stamp: number;
-  /** Structs: the keys of the object written last, in order, and the field of each (undefined: it overflowed). */
-  keys: string[];
-  keyFields: Array<Node | undefined>;
   /** Lists: the element, and the repetition level of an element after the first. */
   element: Node | null;
   repetition: number;
@@ -277,7 +275,7 @@ export class NestedLayout {
 
   private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
-    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, keys: [], keyFields: [], element: null, repetition: 0 };
+    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0 };
     if ('kind' in shape) {
       node.kind = shape.kind;
       this.columns.push({ path, kind: shape.kind, maxDefinition: definition, maxRepetition: repetition });
@@ -286,7 +284,7 @@ export class NestedLayout {
       node.fieldList = shape.struct.map((field) =>
         this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
       );
-      node.fields = new Map(shape.struct.map((field, i) => [field.name, node.fieldList[i]]));
+      node.fields = new KeyIndex(shape.struct.map((field, i) => [field.name, node.fieldList[i]] as const));
     } else {
       // The repeated group `list` and its optional `element` each add a definition level.
       node.repetition = repetition + 1;
@@ -327,22 +325,12 @@ export class NestedLayout {
   private writeStruct(node: Node, object: PlainObject, repetition: number, inList: boolean): void {
     const stamp = ++this.visit;
     const fields = node.fields!;
-    const { keys, keyFields } = node;
     let at = 0;
     for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
-      // Objects of one kind come with their keys in one order: the field at this position last
-      // time is found by comparing the key, not by hashing it. A key that overflowed is looked up
-      // again, since a field may have been added for it.
-      let field = keys[at] === key ? keyFields[at] : undefined;
-      if (field === undefined) {
-        field = fields.get(key);
-        if (field === undefined && node === this.root && this.evolves && value !== null && key !== this.overflowName) field = this.addField(key, value);
-        keys[at] = key;
-        keyFields[at] = field;
-      }
-      at++;
+      let field = fields.find(key, at++);
+      if (field === undefined && node === this.root && this.evolves && value !== null && key !== this.overflowName) field = this.addField(key, value);
       if (field === undefined) {
         // Only outside a list: a list with a field its shape lacks went to `_extra` whole (`conforms`).
         const name = joinName(node.name, key);

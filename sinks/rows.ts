@@ -18,6 +18,7 @@
  * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
  *   (`strings.ts`), so CSV and Parquet write what NDJSON writes and say so.
  */
+import { KeyIndex } from './key-index.ts';
 import { stringifyExact } from '../src/exact-json.ts';
 import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
 
@@ -243,7 +244,7 @@ export class RowLayout {
   /** The overflow column: `_extra`, or with more leading `_` if the records have a field of that name. */
   readonly overflowName: string;
   /** The column names as a tree of raw keys, so a record is matched key by key without building names. */
-  private readonly root: Map<string, PathNode>;
+  private readonly root: KeyIndex<PathNode>;
 
   private constructor(columns: Column[]) {
     this.columns = columns;
@@ -315,13 +316,14 @@ export class RowLayout {
    * Visits every non-null value of a record: `column` for a value that has a column, `overflow` for
    * one that has none. An object is descended into only where columns lie beneath it.
    */
-  private walk(object: PlainObject, children: Map<string, PathNode>, prefix: string, visitor: Visitor): void {
+  private walk(object: PlainObject, children: KeyIndex<PathNode>, prefix: string, visitor: Visitor): void {
     // `for…in` rather than `Object.keys`: no array per object, and each field read through V8's
     // enumeration cache. A plain object has no enumerable inherited keys (`isPlainObject`).
+    let at = 0;
     for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
-      const node = children.get(key);
+      const node = children.find(key, at++);
       if (node === undefined) {
         // Not a column and no column beneath it: the name is only built for what overflows.
         const name = joinName(prefix, key);
@@ -345,11 +347,11 @@ interface PathNode {
   /** The escaped, dotted name up to and including this key. */
   name: string;
   index?: number;
-  children?: Map<string, PathNode>;
+  children?: KeyIndex<PathNode>;
 }
 
-function pathTree(names: readonly string[]): Map<string, PathNode> {
-  const root = new Map<string, PathNode>();
+function pathTree(names: readonly string[]): KeyIndex<PathNode> {
+  const root = new KeyIndex<PathNode>();
   names.forEach((name, index) => {
     let children = root;
     let prefix = '';
@@ -359,7 +361,7 @@ function pathTree(names: readonly string[]): Map<string, PathNode> {
       let node = children.get(key);
       if (node === undefined) children.set(key, (node = { name: prefix }));
       if (depth === keys.length - 1) node.index = index;
-      else children = node.children ??= new Map<string, PathNode>();
+      else children = node.children ??= new KeyIndex<PathNode>();
     });
   });
   return root;

@@ -84,6 +84,26 @@ describe('nested Parquet', () => {
     expect(added.map((row) => (row === null ? null : [...row.toJSON().tags]))).toEqual(expected);
   });
 
+  it('adds a later field where an earlier record held it null at the same key position, and follows keys in any order', async () => {
+    const path = join(dir, 'key-positions.parquet');
+    const records = [
+      { id: 0, s: { a: 1, b: 'x' } },
+      { id: 1, s: { a: 2, b: 'y' }, late: null },
+      { id: 2, s: { a: 3, b: 'z' }, late: 7 },
+      { late: 8, s: { b: 'w', a: 4 }, id: 3 },
+      { s: { b: 'v', c: true, a: 5 }, id: 4, late: 9 },
+    ];
+    for (const layout of ['nested', 'flat'] as const) {
+      const file = path.replace('.parquet', `-${layout}.parquet`);
+      await toParquet(records, file, { sampleSize: 1, layout });
+      const late = layout === 'nested' ? 'late' : 'NULL AS late';
+      const rows = await query(`SELECT id, ${layout === 'nested' ? 's.a AS a, s.b AS b' : '"s.a" AS a, "s.b" AS b'}, ${late}, _extra FROM ${sqlPath(file)} ORDER BY id`);
+      expect(rows.map(({ id, a, b }) => ({ id, a, b })), layout).toEqual(records.map(({ id, s }) => ({ id, a: s.a, b: s.b })));
+      if (layout === 'nested') expect(rows.map((row) => row.late)).toEqual([null, null, 7, 8, 9]);
+      expect(JSON.parse(rows[4]._extra as string), layout).toMatchObject(layout === 'nested' ? { 's.c': true } : { 's.c': true, late: 9 });
+    }
+  });
+
   it('keeps a field first seen after the sample in _extra when columns chose the fields', async () => {
     const path = join(dir, 'chosen-nested.parquet');
     await toParquet([{ a: 1, b: { c: 'x' } }, { a: 2, b: { c: 'y' }, late: true }], path, { columns: ['b', 'a'], sampleSize: 1 });
