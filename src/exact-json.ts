@@ -135,7 +135,8 @@ const MARK = `\0exact-json:${randomUUID()}:`;
  * each is written as a marked string, the whole is parsed by `JSON.parse` (several times faster
  * than the parser below on a body with many ids), and every marked string found is made a `bigint`.
  * Should the marked strings found not be exactly those written (a repeated key drops one; a body
- * holding the mark itself adds one), the body is read by the parser below instead.
+ * holding the mark itself adds one), or the marked text not parse, the body is read by the parser
+ * below instead, which also names where text that is not JSON goes wrong.
  */
 function parseMarked(text: string, literals: ReadonlyArray<readonly [number, number]>): unknown {
   let marked = '';
@@ -144,7 +145,13 @@ function parseMarked(text: string, literals: ReadonlyArray<readonly [number, num
     marked += `${text.slice(from, start)}"${MARK_JSON}${text.slice(start, end)}"`;
     from = end;
   }
-  const value: unknown = JSON.parse(marked + text.slice(from));
+  let value: unknown;
+  try {
+    value = JSON.parse(marked + text.slice(from));
+  } catch {
+    // Text that is not JSON: the parser below refuses it too, at its position in the text as sent.
+    return parseLiterals(text);
+  }
   const found = unmark(value);
   return found === undefined || found.count !== literals.length ? parseLiterals(text) : found.value;
 }

@@ -186,6 +186,10 @@ describe('bodies where the marked literals cannot be trusted', () => {
     expect(Object.getOwnPropertyDescriptor(inner, '__proto__')?.value).toBe(-12345678901234567890n);
   });
 
+  it('names the position in the text as sent when a body with an unsafe literal is not JSON', () => {
+    expect(() => parseExact('{"a":12345678901234567890,"b":tru}')).toThrow(/at position 30$/);
+  });
+
   it('parses a body that is one unsafe literal, signed or not', () => {
     expect(parseExact(' -12345678901234567890 ')).toBe(-12345678901234567890n);
     expect(parseExact('12345678901234567890')).toBe(12345678901234567890n);
