@@ -21,9 +21,10 @@
  * finishes meanwhile leaves its commit, so the next pass takes them all at once; passes grow as the
  * dataset does, instead of being as many as the walks.
  */
+import { randomUUID } from 'node:crypto';
 import { basename, join } from 'node:path';
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { DatasetError } from '../errors.ts';
+import { DatasetError, LockedError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { finishGroup, type GroupJournal } from './dataset-rewrite.ts';
 import { readCommitFile, readReceiptFile } from './dataset-state.ts';
@@ -31,7 +32,7 @@ import { DatasetPaths, tryLock, withLock } from './dataset-store.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import type { SpoolPrefix } from './destination.ts';
 import type { ExportState } from './journal.ts';
-import type { DatasetChanges, ExportLocks } from './types.ts';
+import type { DatasetChanges, ExportLocks, PublishFence } from './types.ts';
 
 /** How often a waiting writer looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
 const POLL_MS = 20;
@@ -64,8 +65,11 @@ export interface Receipt {
 /** The publish lock as the writer holds it: the caller's (Redis leases in queue mode), else the lock folder. */
 export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish'>>;
 
-/** Plans the publish of a group of commits, the first the leader's own when it has one waiting. */
-export type PlanGroup = (commits: readonly Commit[]) => Promise<GroupJournal>;
+/**
+ * Plans the publish of a group of commits, the first the leader's own when it has one waiting,
+ * staging its files in `staging` (a folder of the pass's own under `publishing/`).
+ */
+export type PlanGroup = (commits: readonly Commit[], staging: string) => Promise<GroupJournal>;
 
 export class GroupCommit {
   constructor(
@@ -96,12 +100,12 @@ export class GroupCommit {
    * can be tried, waits for the lock.
    */
   async awaitOwn(): Promise<Receipt> {
-    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked(() => this.#lead()));
+    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked((fence) => this.#lead(new Set(), fence)));
     const deadline = Date.now() + PUBLISH_PATIENCE_MS;
     for (let polls = 0; ; polls++) {
       if (!(await this.#waiting())) return this.#receipt();
       // The lock is tried less often than the commit is looked at: in queue mode each try is a Redis round trip.
-      const led = polls % TRY_EVERY === 0 ? await this.#attempt(() => this.#lead()) : undefined;
+      const led = polls % TRY_EVERY === 0 ? await this.#attempt((fence) => this.#lead(new Set(), fence)) : undefined;
       if (led !== undefined) return this.#afterLeading(led.value);
       if (Date.now() > deadline) throw new DatasetError(`${this.paths.meta} is locked by another run that has been publishing for ten minutes (${this.paths.lock})`, this.paths.dir);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -110,12 +114,12 @@ export class GroupCommit {
 
   /** Leads while the lock is free and commits wait; returns once another holds it (it takes what waits) or none wait. */
   async #handOff(): Promise<Receipt | undefined> {
-    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked(() => this.#lead()));
+    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked((fence) => this.#lead(new Set(), fence)));
     let receipt: Receipt | undefined;
     // Commits a pass could not publish stay for their own writers: looking again for them would never end.
     const refused = new Set<string>();
     for (;;) {
-      const led = await this.#attempt(() => this.#lead(refused));
+      const led = await this.#attempt((fence) => this.#lead(refused, fence));
       if (led === undefined) break;
       receipt ??= led.value;
       if (!(await this.#othersWait(refused))) break;
@@ -128,8 +132,12 @@ export class GroupCommit {
   /**
    * Holding the lock: finishes what a kill left, then publishes the commits waiting, its own first,
    * pass after pass while more wait. Returns this writer's receipt when its own commit was among them.
+   *
+   * Each pass stages in a folder of its own, and asks the lock's `fence` (a Redis lease's) before its
+   * journal: a leader that stalled past its lease, while another took the lock and published, then
+   * neither overwrites the other's staged parts nor puts its older parts over theirs.
    */
-  async #lead(refused = new Set<string>()): Promise<Receipt | undefined> {
+  async #lead(refused: Set<string>, fence: PublishFence | undefined): Promise<Receipt | undefined> {
     await finishCompaction(this.paths);
     // A publish killed after its journal may have taken this writer's commit: finishing it says so.
     await finishGroup(this.paths);
@@ -142,8 +150,17 @@ export class GroupCommit {
       const pass = await this.#nextPass(refused);
       if (pass.length === 0) return own;
       const started = performance.now();
-      const journal = await this.#planPass(pass, refused);
+      const staging = join(this.paths.publishing, randomUUID());
+      const journal = await this.#planPass(pass, refused, staging);
       if (journal === undefined) continue;
+      if (fence !== undefined && !(await fence())) {
+        await rm(staging, { recursive: true, force: true });
+        throw new LockedError(
+          `${this.paths.lock}: this publish lost its lease to another worker while it planned (its process stalled past the lease); nothing of it was published, and its pages go with that worker's publish or on resume`,
+          this.paths.lock,
+          0,
+        );
+      }
       await writeJsonAtomic(this.paths.publishJournal, journal);
       await finishGroup(this.paths);
       took = performance.now() - started;
@@ -161,15 +178,15 @@ export class GroupCommit {
    * pass with this writer's own commit is planned again with it alone (its error is this writer's);
    * one without is left for its writers, who meet the error when they publish it themselves.
    */
-  async #planPass(pass: readonly Commit[], refused: Set<string>): Promise<GroupJournal | undefined> {
+  async #planPass(pass: readonly Commit[], refused: Set<string>, staging: string): Promise<GroupJournal | undefined> {
     const own = pass[0].writer === this.paths.writer;
     try {
-      return await this.plan(pass);
+      return await this.plan(pass, staging);
     } catch (error) {
-      await rm(this.paths.publishing, { recursive: true, force: true });
+      await rm(staging, { recursive: true, force: true });
       if (own && pass.length > 1) {
         for (const commit of pass.slice(1)) refused.add(commit.writer);
-        return this.plan(pass.slice(0, 1));
+        return this.plan(pass.slice(0, 1), staging);
       }
       if (own) throw error;
       for (const commit of pass) refused.add(commit.writer);
@@ -217,13 +234,13 @@ export class GroupCommit {
     return receipt;
   }
 
-  #attempt<T>(fn: () => Promise<T>): Promise<{ value: T } | undefined> {
+  #attempt<T>(fn: (fence?: PublishFence) => Promise<T>): Promise<{ value: T } | undefined> {
     const tryPublish = this.locks.tryPublish;
     return tryPublish === undefined ? tryLock(this.paths, fn) : tryPublish(this.paths.lock, fn);
   }
 
   /** Runs `fn` holding the publish lock, waiting for it (a migration or a kill's leftovers are settled so). */
-  locked<T>(fn: () => Promise<T>): Promise<T> {
+  locked<T>(fn: (fence?: PublishFence) => Promise<T>): Promise<T> {
     return this.locks.publish === undefined ? withLock(this.paths, fn) : this.locks.publish(this.paths.lock, fn);
   }
 

@@ -1,6 +1,6 @@
 /**
  * The plan of a group publish (README § 8 "Group commit"): the staged records of every commit in the
- * group merged into the bucket parts they touch (each new part written under `publishing/`, out of
+ * group merged into the bucket parts they touch (each new part written under the pass's folder in `publishing/`, out of
  * readers' sight), the walks' next marks, and what each writer changed, as the journal that
  * `finishGroup` (`dataset-rewrite.ts`) then carries out. Planning changes nothing readers see: a
  * publish killed while it plans leaves the dataset and every commit as they were.
@@ -41,6 +41,8 @@ export interface PlanContext {
   recorded: RecordedSchema | undefined;
   /** Whether the dataset is (or becomes) locked by a queue's Redis leases. */
   queueLocks: boolean;
+  /** The folder this publish stages its incoming records and new parts in (`GroupCommit`: one per pass). */
+  staging: string;
 }
 
 /** A staged record on its way into a part: its key, and which commit of the group it came from. */
@@ -51,7 +53,7 @@ interface Incoming {
 }
 
 /**
- * The group's records, sorted by partition on disk (`publishing/incoming/<partition>.ndjson`), so a
+ * The group's records, sorted by partition on disk (`publishing/<pass>/incoming/<partition>.ndjson`), so a
  * publish holds one partition's incoming records in memory at a time, not the whole group's: a
  * group can then be as large as what waits, and the parts are rewritten once for all of it.
  */
@@ -145,7 +147,7 @@ export async function planGroup(context: PlanContext, commits: readonly Commit[]
 
 /** Per partition, the records of every commit's spool; a record without a key is counted, not written (it would be appended again on every run). */
 async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: DatasetSchemaTracker, tally: Tally): Promise<IncomingByPartition> {
-  const incoming = new IncomingByPartition(join(context.paths.publishing, 'incoming'));
+  const incoming = new IncomingByPartition(join(context.staging, 'incoming'));
   for (const [from, commit] of commits.entries()) {
     const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
     if (bytes === 0) continue;
@@ -172,7 +174,7 @@ async function readIncoming(context: PlanContext, commits: readonly Commit[], tr
 
 /** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
 async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: GroupJournal, tally: Tally): Promise<number> {
-  const { paths, format, layout, op } = context;
+  const { paths, format, layout, op, staging } = context;
   const folder = paths.partitionFolder(partition, context.partitioning.column);
   const parts = await bucketsIn(folder, format);
   const byBucket = new Map<string, { bucket: Bucket; rows: Incoming[] }>();
@@ -189,7 +191,7 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
     const merge = new BucketMerge(op);
     for await (const row of readExisting(target, format)) merge.add(row);
     countChanges(merge, bucketRows, tally);
-    const stagedPath = (each: Bucket) => join(paths.publishing, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+    const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
     const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(op, row), stagedPath, schema, layout.splitBytes);
     for (const part of written) {
       // Old rows were repaired when first written: the count is this publish's strings.

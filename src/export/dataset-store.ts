@@ -13,7 +13,7 @@
  * - `staging-<writer>/`: a run in progress (its pages and walk checkpoints);
  * - `commits/<writer>.json`: a writer's finished pages waiting to be published with others
  *   (group commit, `dataset.ts`), and `<writer>.done.json`, what their publish changed;
- * - `publish.json` and `publishing/`: a publish's journal and its new parts, while it publishes;
+ * - `publish.json` and `publishing/<pass>/`: a publish's journal and each pass's new parts, while it publishes;
  * - `lock/`: held while one writer publishes for all that wait (a Redis lease in queue mode).
  *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`

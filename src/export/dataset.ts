@@ -37,7 +37,7 @@ import type { Destination, DestinationCapabilities, Published, SpoolPrefix } fro
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from './journal.ts';
-import type { SchemaPolicy } from './types.ts';
+import type { PublishFence, SchemaPolicy } from './types.ts';
 
 export { describeDrift } from '../../sinks/dataset-schema.ts';
 
@@ -53,9 +53,9 @@ export interface DatasetDestinationOptions {
    * The lock writers publish under (`ExportOptions.locks.publish`: Redis leases in queue mode),
    * instead of the lock folder. A dataset published with it once is refused to writers without it.
    */
-  publishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<T>;
+  publishLock?: <T>(path: string, fn: (fence?: PublishFence) => Promise<T>) => Promise<T>;
   /** The same lock taken only if free (`ExportLocks.tryPublish`). */
-  tryPublishLock?: <T>(path: string, fn: () => Promise<T>) => Promise<{ value: T } | undefined>;
+  tryPublishLock?: <T>(path: string, fn: (fence?: PublishFence) => Promise<T>) => Promise<{ value: T } | undefined>;
   /** A finished run leaves its pages to a publish in progress instead of waiting for it (`ExportOptions.handOff`). */
   handOff?: boolean;
   incremental?: boolean;
@@ -124,7 +124,7 @@ export class DatasetDestination implements Destination {
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
-    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (commits) => this.#plan(commits));
+    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (commits, staging) => this.#plan(commits, staging));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
@@ -372,7 +372,7 @@ export class DatasetDestination implements Destination {
   }
 
   /** The plan of a group publish, by the dataset as recorded now (a compaction since this run opened may have changed it: `compact.ts`). */
-  async #plan(commits: readonly Commit[]): Promise<GroupJournal> {
+  async #plan(commits: readonly Commit[], staging: string): Promise<GroupJournal> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
@@ -388,6 +388,7 @@ export class DatasetDestination implements Destination {
         parquetLayout: recorded === undefined ? this.#parquetLayout : recordedLayout(recorded),
         recorded,
         queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
+        staging,
       },
       commits,
     );

@@ -128,14 +128,24 @@ export interface ExportOptions {
 export interface ExportLocks {
   /** Takes the output's one writer lock (`path`: where the pid file would be), or throws `LockedError` naming the holder. */
   output(output: string, path: string): Promise<{ release(): Promise<void> }>;
-  /** Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting for it while another holds it. */
-  publish<T>(path: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting
+   * for it while another holds it. A lock that can be lost while held (a lease) gives `fn` its fence.
+   */
+  publish<T>(path: string, fn: (fence?: PublishFence) => Promise<T>): Promise<T>;
   /**
    * Runs `fn` holding that lock if nobody holds it, else resolves undefined at once: a writer waiting
    * to publish then also sees when another's publish took its pages (group commit). Without it, `publish`.
    */
-  tryPublish?<T>(path: string, fn: () => Promise<T>): Promise<{ value: T } | undefined>;
+  tryPublish?<T>(path: string, fn: (fence?: PublishFence) => Promise<T>): Promise<{ value: T } | undefined>;
 }
+
+/**
+ * Whether the publish lock is still this holder's. A lease runs out when its holder stalls past it
+ * (a long synchronous stretch blocks its renewal), and another writer may then take the lock: a
+ * publish asks before its journal, after which it changes the dataset, and stops if the lock is gone.
+ */
+export type PublishFence = () => Promise<boolean>;
 
 /** A snapshot of a running export, as `progress` receives it (the notebook's view draws it). */
 export interface ExportProgress {

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { LockedError } from '../errors.ts';
-import type { ExportLocks } from '../export/types.ts';
+import type { ExportLocks, PublishFence } from '../export/types.ts';
 import { PREFIX } from './connection.ts';
 
 /** KEYS[1] the lock, KEYS[2] its fencing counter; ARGV[1] the holder, ARGV[2] the lease (ms). Returns the token, or 0 when held. */
@@ -29,9 +29,11 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
 const PUBLISH_WAIT_MS = 50;
 const PUBLISH_PATIENCE_MS = 120_000;
 
-/** A lock taken: its fencing token, and how to give it back. */
+/** A lock taken: its fencing token, whether it is still held, and how to give it back. */
 export interface Lease {
   token: number;
+  /** Whether the key still holds this lease's value (not when it ran out and another took it). */
+  held(): Promise<boolean>;
   release(): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export class RedisLocks implements ExportLocks {
     throw new LockedError(`another worker (${value.replace(/#\d+$/, '')}) is writing ${output}; its walk goes on where it left off once its lease ends`, output, 0);
   }
 
-  async publish<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  async publish<T>(path: string, fn: (fence: PublishFence) => Promise<T>): Promise<T> {
     const deadline = Date.now() + PUBLISH_PATIENCE_MS;
     let lease = await this.take(path);
     while (lease === undefined) {
@@ -61,17 +63,17 @@ export class RedisLocks implements ExportLocks {
       lease = await this.take(path);
     }
     try {
-      return await fn();
+      return await fn(() => lease.held());
     } finally {
       await lease.release();
     }
   }
 
-  async tryPublish<T>(path: string, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
+  async tryPublish<T>(path: string, fn: (fence: PublishFence) => Promise<T>): Promise<{ value: T } | undefined> {
     const lease = await this.take(path);
     if (lease === undefined) return undefined;
     try {
-      return { value: await fn() };
+      return { value: await fn(() => lease.held()) };
     } finally {
       await lease.release();
     }
@@ -98,6 +100,8 @@ export class RedisLocks implements ExportLocks {
     renewal.unref();
     return {
       token,
+      // Redis away: the error goes to the caller, which cannot know it still holds the lock.
+      held: async () => (await this.redis.get(key)) === value,
       release: async () => {
         clearInterval(renewal);
         await this.redis.eval(KEEP, 1, key, value, 0).catch(() => undefined);

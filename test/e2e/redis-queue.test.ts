@@ -493,6 +493,29 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
       redis.disconnect();
     }
   });
+
+  it('tell a publish whether its lease is still its own (its fence), and let go without taking another holder’s lock', async () => {
+    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const locks = new RedisLocks(redis, 'worker-a', 5_000, () => undefined);
+    try {
+      for (const [how, path] of [
+        ['publish', '/data/_dataset/y/lock'],
+        ['tryPublish', '/data/_dataset/z/lock'],
+      ] as const) {
+        const body = async (fence: () => Promise<boolean>): Promise<boolean[]> => {
+          const before = await fence();
+          // Another worker took the lock after this holder's lease ran out.
+          await redis.set(lockKey(path), 'worker-b#7', 'PX', 5_000);
+          return [before, await fence()];
+        };
+        const answers = how === 'publish' ? await locks.publish(path, body) : (await locks.tryPublish(path, body))?.value;
+        expect(answers, how).toEqual([true, false]);
+        expect(await redis.get(lockKey(path)), how).toBe('worker-b#7');
+      }
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
 
 /** A redis-server of the test's own with AOF on (`appendfsync everysec`), to be shut down and started again mid-run. */

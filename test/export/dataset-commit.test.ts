@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
-import { toDataset } from '../../src/export/index.ts';
+import { toDataset, type ExportLocks } from '../../src/export/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -105,5 +105,32 @@ describe('group commit with hand-off', () => {
     const summary = await waiting;
     expect(summary.dataset?.added).toBe(30);
     expect(await counts(dir)).toEqual({ rows: 30, keys: 30 });
+  });
+});
+
+describe('a publish that lost its lock', () => {
+  /** Locks as a queue's leases behave, with a fence that says whether the publish lock is still held. */
+  const leases = (held: boolean): ExportLocks => ({
+    output: async () => ({ release: async () => undefined }),
+    publish: (_path, fn) => fn(async () => held),
+    tryPublish: async (_path, fn) => ({ value: await fn(async () => held) }),
+  });
+
+  it('publishes nothing once its lease is gone (another worker took the lock), and its pages are published on resume, bought once', async () => {
+    const dir = freshDir();
+    const run = (held: boolean) =>
+      toDataset(client.forum.subforum({ subforum: 'gcf-n50', sort: 'new' }), dir, { writer: 'walk-gcf', runId: 'run-1', resume: true, locks: leases(held) });
+    const before = charged();
+    await expect(run(false)).rejects.toMatchObject({ code: 'LOCKED', message: expect.stringContaining('lost its lease') });
+    const bought = charged() - before;
+    expect(bought).toBeGreaterThan(0);
+    expect(existsSync(join(dir, 'forum'))).toBe(false);
+    expect(existsSync(join(dir, META, 'publish.json'))).toBe(false);
+    expect(readdirSync(join(dir, META, 'publishing')).length).toBe(0);
+    const resumed = await run(true);
+    expect(resumed.complete).toBe(true);
+    expect(resumed.dataset?.added).toBe(50);
+    expect(charged() - before).toBe(bought);
+    expect(await counts(dir)).toEqual({ rows: 50, keys: 50 });
   });
 });
