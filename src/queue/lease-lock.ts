@@ -79,6 +79,22 @@ export class RedisLocks implements ExportLocks {
     }
   }
 
+  /**
+   * Whether `key` still holds `value`. Redis away past a whole lease means the lease ran out
+   * meanwhile: the answer is then no, rather than a wait as long as Redis stays away.
+   */
+  async #holds(key: string, value: string): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.leaseMs);
+    });
+    try {
+      return await Promise.race([this.redis.get(key).then((held) => held === value), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Takes the lock at `path` if nobody holds it, renewing its lease until released. */
   async take(path: string): Promise<Lease | undefined> {
     const key = lockKey(path);
@@ -100,8 +116,7 @@ export class RedisLocks implements ExportLocks {
     renewal.unref();
     return {
       token,
-      // Redis away: the error goes to the caller, which cannot know it still holds the lock.
-      held: async () => (await this.redis.get(key)) === value,
+      held: () => this.#holds(key, value),
       release: async () => {
         clearInterval(renewal);
         await this.redis.eval(KEEP, 1, key, value, 0).catch(() => undefined);
