@@ -126,10 +126,22 @@ async function databaseCount(redis: Redis): Promise<number | undefined> {
 /** Logs the connection's errors, each once until it is ready again (an ioredis client without an `error` listener prints stack traces). */
 function reportErrors(redis: Redis, url: string, log: (line: string) => void): void {
   let last = '';
+  // Redis going away is told once: a socket reset (a command was in flight) is followed by refused
+  // reconnections, which say nothing new until it is back.
+  let away = false;
   redis.on('error', (error: Error) => {
+    const lost = LOST_CONNECTION.has((error as NodeJS.ErrnoException).code ?? '');
+    if (lost && away) return;
+    away ||= lost;
     const line = `Redis at ${shownUrl(url)}: ${error.message}`;
     if (line !== last) log(line);
     last = line;
   });
-  redis.on('ready', () => (last = ''));
+  redis.on('ready', () => {
+    last = '';
+    away = false;
+  });
 }
+
+/** The errors of a connection to a Redis that went away (or is not there yet). */
+export const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);

@@ -37,7 +37,7 @@ import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
 import { checkWorkerCounts, type WorkerCounts } from './worker-options.ts';
 import { shownUrl } from './address.ts';
-import { connectQueue, PREFIX, QUEUE_NAME } from './connection.ts';
+import { connectQueue, LOST_CONNECTION, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
 import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
 
@@ -63,8 +63,6 @@ export interface WorkerOutcome {
   error?: AuthError | InsufficientCreditsError;
 }
 
-/** Socket errors that mean Redis went away: the connection reports those itself, once. */
-const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** How long a walk that handed its pages to a publish in progress waits before it looks whether they are published. */
 const HANDED_OFF_MS = 250;

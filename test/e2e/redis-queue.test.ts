@@ -516,6 +516,32 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
       redis.disconnect();
     }
   });
+
+  it('answer a publish’s fence no when Redis says nothing for a whole lease, instead of waiting for it', async () => {
+    const own = await freePort();
+    const server = await spawnRedis(own, tempDir());
+    const redis = new Redis(`redis://127.0.0.1:${own}/0`, { maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+    const locks = new RedisLocks(redis, 'worker-a', 400, () => undefined);
+    try {
+      const answer = await locks.publish('/data/_dataset/silent/lock', async (fence) => {
+        // Redis stops answering (a stopped process keeps its socket open: no error, no reply).
+        server.kill('SIGSTOP');
+        const started = Date.now();
+        try {
+          return { held: await fence(), ms: Date.now() - started };
+        } finally {
+          server.kill('SIGCONT');
+        }
+      });
+      expect(answer.held).toBe(false);
+      expect(answer.ms).toBeGreaterThanOrEqual(350);
+      expect(answer.ms).toBeLessThan(5_000);
+    } finally {
+      redis.disconnect();
+      server.kill('SIGKILL');
+    }
+  });
 });
 
 /** A redis-server of the test's own with AOF on (`appendfsync everysec`), to be shut down and started again mid-run. */
