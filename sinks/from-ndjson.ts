@@ -5,8 +5,8 @@ import { messageOf } from './atomic.ts';
 
 /**
  * How much of the file one read takes. Reading is on the critical path of a Parquet conversion
- * (the engine's spool, `bench/sinks`): at the stream's default 64 KB, the reads' round trips left
- * the thread idle for about a sixth of the time; at 1 MB they overlap the parsing of the chunk before.
+ * (the engine's spool, `bench/sinks`): read alone, `bench/sinks`' 154 MB of posts took 0.24–0.30 s in the
+ * stream's default 64 KB reads and about 0.1 s in 1 MB ones (three runs each).
  */
 const CHUNK_BYTES = 1 << 20;
 
