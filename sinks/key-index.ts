@@ -2,7 +2,7 @@
  * The fields of one kind of object by key, for walking many such objects. Records of one kind come
  * with their keys in one order, so the field found at each position of the object walked last is
  * kept: the next object's key there is compared with it (equal strings, most often the very same
- * one) rather than hashed again. On the records of `bench/sinks` this took a tenth off shredding.
+ * one) rather than hashed and looked up again, for every field of every record.
  */
 export class KeyIndex<T> {
   readonly #byKey: Map<string, T>;
