@@ -129,6 +129,8 @@ export function parseExact(text: string): unknown {
  * to hold one in advance.
  */
 const MARK = `\0exact-json:${randomUUID()}:`;
+/** The mark as it is written inside a JSON string. */
+const MARK_JSON = JSON.stringify(MARK).slice(1, -1);
 
 /**
  * `text` parsed with each of `literals` (unsafe integer literals, in order) read as a `bigint`:
@@ -156,16 +158,17 @@ function parseMarked(text: string, literals: ReadonlyArray<readonly [number, num
   return found === undefined || found.count !== literals.length ? parseLiterals(text) : found.value;
 }
 
-/** The mark as it is written inside a JSON string. */
-const MARK_JSON = JSON.stringify(MARK).slice(1, -1);
-
 /**
  * Replaces every marked string in `value` by the `bigint` of its digits, walking with a stack of its
  * own; returns the value (itself, unless it was one marked string) and how many were replaced, or
  * undefined when a marked string holds anything but an integer literal.
  */
 function unmark(value: unknown): { value: unknown; count: number } | undefined {
-  if (typeof value === 'string') return value.startsWith(MARK) ? literalOf(value) : { value, count: 0 };
+  if (typeof value === 'string') {
+    if (!value.startsWith(MARK)) return { value, count: 0 };
+    const literal = bigintOf(value);
+    return literal === undefined ? undefined : { value: literal, count: 1 };
+  }
   let count = 0;
   const containers: object[] = value !== null && typeof value === 'object' ? [value] : [];
   for (let container = containers.pop(); container !== undefined; container = containers.pop()) {
@@ -174,9 +177,9 @@ function unmark(value: unknown): { value: unknown; count: number } | undefined {
       const item = object[key];
       if (typeof item === 'string') {
         if (!item.startsWith(MARK)) continue;
-        const literal = literalOf(item);
+        const literal = bigintOf(item);
         if (literal === undefined) return undefined;
-        setKey(object, key, literal.value);
+        setKey(object, key, literal);
         count++;
       } else if (item !== null && typeof item === 'object') containers.push(item);
     }
@@ -186,9 +189,10 @@ function unmark(value: unknown): { value: unknown; count: number } | undefined {
 
 const INTEGER_LITERAL = /^-?[1-9][0-9]*$/;
 
-function literalOf(markedString: string): { value: bigint; count: number } | undefined {
+/** The `bigint` a marked string holds the digits of; undefined when it holds anything else. */
+function bigintOf(markedString: string): bigint | undefined {
   const literal = markedString.slice(MARK.length);
-  return INTEGER_LITERAL.test(literal) ? { value: BigInt(literal), count: 1 } : undefined;
+  return INTEGER_LITERAL.test(literal) ? BigInt(literal) : undefined;
 }
 
 /** `parseExact` without the scan: every body through the parser below (for its tests and the bench). */

@@ -1,9 +1,9 @@
 /**
  * The plan of a group publish (README § 8 "Group commit"): the staged records of every commit in the
- * group merged into the bucket parts they touch (each new part written under the pass's folder in `publishing/`, out of
- * readers' sight), the walks' next marks, and what each writer changed, as the journal that
- * `finishGroup` (`dataset-rewrite.ts`) then carries out. Planning changes nothing readers see: a
- * publish killed while it plans leaves the dataset and every commit as they were.
+ * group merged into the bucket parts they touch (each new part written in the pass's own folder
+ * under `publishing/`, out of readers' sight), the walks' next marks, and what each writer changed,
+ * as the journal that `finishGroup` (`dataset-rewrite.ts`) then carries out. Planning changes
+ * nothing readers see: a publish killed while it plans leaves the dataset and every commit as they were.
  */
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -53,8 +53,8 @@ interface Incoming {
 }
 
 /**
- * The group's records, sorted by partition on disk (`publishing/<pass>/incoming/<partition>.ndjson`), so a
- * publish holds one partition's incoming records in memory at a time, not the whole group's: a
+ * The group's records, sorted by partition on disk (`publishing/<pass>/incoming/<partition>.ndjson`),
+ * so a publish holds one partition's incoming records in memory at a time, not the whole group's: a
  * group can then be as large as what waits, and the parts are rewritten once for all of it.
  */
 class IncomingByPartition {

@@ -22,6 +22,9 @@ const RETRY_MS = 5_000;
 /** How long an attempt waits for Redis to be ready. */
 const CONNECT_MS = 5_000;
 
+/** The errors of a connection to a Redis that went away (or is not there yet). */
+export const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
 export interface ConnectOptions {
   /**
    * A worker's connection: it waits for Redis (an attempt every `RETRY_MS`), and once connected
@@ -142,6 +145,3 @@ function reportErrors(redis: Redis, url: string, log: (line: string) => void): v
     away = false;
   });
 }
-
-/** The errors of a connection to a Redis that went away (or is not there yet). */
-export const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);

@@ -63,7 +63,6 @@ export interface WorkerOutcome {
   error?: AuthError | InsufficientCreditsError;
 }
 
-
 /** How long a walk that handed its pages to a publish in progress waits before it looks whether they are published. */
 const HANDED_OFF_MS = 250;
 
