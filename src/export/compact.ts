@@ -10,7 +10,8 @@
  * into it (`dataset-nesting.ts` types the new columns from every row first).
  *
  * How it stays safe: it takes every writer's lock (`LOCKED` while an export runs; none can start
- * meanwhile), then under the publish lock finishes any publish or compaction a kill left, writes the
+ * meanwhile), then the publish lock once no publish pass is at work (`exclusively`), finishes any
+ * publish or compaction a kill left, writes the
  * new parts staged, the journal (`compaction-journal.ts`), renames them into place, removes the old
  * ones and records the new partitioning. A kill before the journal leaves the dataset as it was;
  * after it, the next export or compaction finishes it. A dataset written through a queue is refused:
@@ -23,10 +24,11 @@ import { checkShape } from './options.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
-import { finishGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
+import { finishLegacyGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
+import { exclusively } from './dataset-commit.ts';
+import { DatasetLocks } from './dataset-locks.ts';
 import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
 import { checkParts } from './dataset-state.ts';
-import { withLock } from './dataset-store.ts';
 import { atLeastAsCoarse, type PartitionBy } from './partition-by.ts';
 import { recordedLayout } from './dataset-nesting.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
@@ -104,10 +106,11 @@ async function compactOperation(dir: string, scanned: ScannedOperation, options:
   const locks: OutputLock[] = [];
   try {
     for (const writer of writers) locks.push(await lockOutput(dir, join(scanned.paths.meta, `writer-${writer}.lock`)));
-    return await withLock(scanned.paths, async () => {
-      // What kills left is finished first: their renames name parts this would move.
+    const folders = new DatasetLocks({});
+    // No pass is live meanwhile: those a kill left are finished first, their renames name parts this would move.
+    return await exclusively(scanned.paths, folders, async (passes) => {
       const compacted = await finishCompaction(scanned.paths);
-      const published = await finishGroup(scanned.paths);
+      const published = (await finishLegacyGroup(scanned.paths, folders)) || passes;
       await finishLegacyPublishes(scanned.paths);
       // Read again: a finished compaction or publish changed the schema and the parts.
       const operation = (await scanOperations(dir)).find((each) => each.operation === scanned.operation) ?? scanned;

@@ -1,38 +1,41 @@
 /**
  * Group commit (README § 8 "Group commit"): how a dataset's writers publish together. A writer whose
  * pages are staged leaves a commit (`commits/<writer>.json`, durable before anything else happens)
- * and then either leads or is taken:
+ * and then either leads a publish pass or is taken by another's. A pass goes in two stages, under
+ * the locks of `dataset-locks.ts`:
  *
- * - **Leading**: whoever takes the publish lock publishes every commit waiting, its own first, in
- *   passes (`planGroup`, then `finishGroup`), and keeps going while commits arrive, so the parts of
- *   a partition are rewritten once for everything that waited, not once a writer. A pass takes at
- *   most `PASS_BYTES` of spools (its own commit always).
- * - **Waiting** (`handOff: false`, the default): a writer that finds the lock held looks every
- *   `POLL_MS` whether its commit was taken (the leader writes its receipt, then removes the commit),
- *   and tries the lock now and then in case the leader died.
- * - **Handing off** (`handOff: true`, a queue worker's walks): a writer that finds the lock held
- *   returns at once, leaving its commit to the holder. The holder looks for commits again after it
- *   releases the lock and leads again while any wait, so a commit left while it held the lock is
- *   always published: by it, or by whoever took the lock after it (and looks again in turn). A
- *   leader killed -9 leaves the commits for the next writer that publishes, or that opens the
- *   dataset as the same writer (`DatasetDestination.recover`).
+ * - **Forming**, holding the publish lock: it finishes what kills left (a compaction, an older
+ *   version's publish, passes that died), claims the commits waiting (its own first, then others'
+ *   up to `PASS_BYTES` of spools; `claim.json` in its folder keeps other passes off them), sorts
+ *   their records by partition, and takes those partitions' locks. Commits left while it waited
+ *   for a partition join it. Then it lets the publish lock go: the next pass forms while this one
+ *   publishes.
+ * - **Publishing**, holding its partitions' locks: it merges the records into the bucket parts they
+ *   touch (`dataset-plan.ts`), writes its journal and carries it out (`finishPass`). Passes that
+ *   touch other partitions publish at once; one that touches the same waits for it while forming
+ *   and takes in everything that arrived meanwhile, so a partition's parts are rewritten once for
+ *   all that waited, not once a writer: total rewriting stays about linear in the data.
  *
- * Total rewriting stays about linear in the data: while a pass rewrites the parts, every walk that
- * finishes meanwhile leaves its commit, so the next pass takes them all at once; passes grow as the
- * dataset does, instead of being as many as the walks.
+ * A writer that finds the publish lock held either waits (`handOff: false`, the default: it looks
+ * every `POLL_MS` whether its commit was taken, and tries the lock now and then in case no one
+ * leads) or hands off (`handOff: true`, a queue worker's walks): it returns at once, leaving its
+ * commit to the holder, who forms passes again after its own while commits wait. A pass killed -9
+ * leaves its folder and a lock that is free: the next pass formed finishes it from its journal, or
+ * drops it when it has none (its commits are then taken again).
  */
 import { randomUUID } from 'node:crypto';
 import { basename, join } from 'node:path';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { DatasetError, LockedError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
-import { finishGroup, type GroupJournal } from './dataset-rewrite.ts';
-import { readCommitFile, readReceiptFile } from './dataset-state.ts';
-import { DatasetPaths, tryLock, withLock } from './dataset-store.ts';
+import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from './dataset-locks.ts';
+import { finishLegacyGroup, finishPass, passJournalRemedy, type GroupJournal } from './dataset-rewrite.ts';
+import { readClaimFile, readCommitFile, readGroupJournal, readReceiptFile } from './dataset-state.ts';
+import { DatasetPaths } from './dataset-store.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import type { SpoolPrefix } from './destination.ts';
 import type { ExportState } from './journal.ts';
-import type { DatasetChanges, ExportLocks, PublishFence } from './types.ts';
+import type { DatasetChanges } from './types.ts';
 
 /** How often a waiting writer looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
 const POLL_MS = 20;
@@ -49,6 +52,8 @@ export const PASS_BYTES = 1024 * 1024 * 1024;
 /** A writer's staged pages, waiting for a publish (`DatasetPaths.commit`). */
 export interface Commit {
   writer: string;
+  /** New for each commit (`GroupCommit.publish` gives it): a replay of a publish finishes its member only while this commit waits. */
+  id?: string;
   complete: boolean;
   runId?: string;
   state: ExportState;
@@ -62,150 +67,209 @@ export interface Receipt {
   repaired: number;
 }
 
-/** The publish lock as the writer holds it: the caller's (Redis leases in queue mode), else the lock folder. */
-export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish'>>;
+/** A pass's plan (`PassPlan` of `dataset-plan.ts`): records sorted by partition as commits join, then merged into parts. */
+export interface PassPlanning {
+  readonly commits: readonly Commit[];
+  /** Sorts the records of `commits` into the pass's partition files. */
+  add(commits: readonly Commit[]): Promise<void>;
+  /** The partitions the records fall in, in order. */
+  partitions(): string[];
+  /** Merges them into the parts they touch (staged), holding the partitions' locks: the pass's journal. */
+  merge(): Promise<GroupJournal>;
+}
 
-/**
- * Plans the publish of a group of commits, the first the leader's own when it has one waiting,
- * staging its files in `staging` (a folder of the pass's own under `publishing/`).
- */
-export type PlanGroup = (commits: readonly Commit[], staging: string) => Promise<GroupJournal>;
+/** Begins the plan of a pass, staging its files in `staging` (the pass's own folder under `publishing/`), by the dataset as recorded now. */
+export type PlanPass = (staging: string) => Promise<PassPlanning>;
+
+/** A pass formed: its plan, sorted, and the locks it holds (its own first, then its partitions'). */
+interface FormedPass {
+  id: string;
+  plan: PassPlanning;
+  held: Held[];
+}
+
+/** A pass whose plan failed: which commits it held decides whose error it is (`GroupCommit.#afterFailure`). */
+class PassFailure extends Error {
+  constructor(
+    readonly commits: readonly Commit[],
+    override readonly cause: unknown,
+  ) {
+    super('a publish pass failed', { cause });
+  }
+}
 
 export class GroupCommit {
+  readonly locks: DatasetLocks;
+
   constructor(
     readonly paths: DatasetPaths,
-    readonly locks: PublishLocks,
-    readonly plan: PlanGroup,
-  ) {}
+    locks: PublishLocks,
+    readonly plan: PlanPass,
+  ) {
+    this.locks = new DatasetLocks(locks);
+  }
 
   /**
    * Leaves `commit` and sees it published: the receipt of its publish, or with `handOff`, undefined
    * when it was left to a publish in progress.
    */
   async publish(commit: Commit, handOff: boolean): Promise<Receipt | undefined> {
+    const id = randomUUID();
     await mkdir(this.paths.commits, { recursive: true });
-    await writeJsonAtomic(this.paths.commit(), commit);
+    await writeJsonAtomic(this.paths.commit(), { ...commit, id });
     try {
       return handOff ? await this.#handOff() : await this.awaitOwn();
     } catch (error) {
-      // Not published: the staging is whole, and a resume publishes it.
-      if ((await fileSize(this.paths.publishJournal)) === undefined) await rm(this.paths.commit(), { force: true }).catch(() => undefined);
+      // Not published: the staging is whole, and a resume publishes it (unless a live pass took it).
+      if (!(await claimed(this.paths, this.paths.writer, id))) await rm(this.paths.commit(), { force: true }).catch(() => undefined);
       throw error;
     }
   }
 
   /**
-   * Until this writer's commit is taken: it is gone once another's publish took it (the receipt is
-   * written first), else this writer takes the lock when it is free and leads. Without a lock that
-   * can be tried, waits for the lock.
+   * Until this writer's commit is taken: it is gone once a pass took it (the receipt is written
+   * first); now and then this writer tries the publish lock and leads the passes that wait.
    */
   async awaitOwn(): Promise<Receipt> {
-    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked((fence) => this.#lead(new Set(), fence)));
     const deadline = Date.now() + PUBLISH_PATIENCE_MS;
+    const refused = new Set<string>();
     for (let polls = 0; ; polls++) {
       if (!(await this.#waiting())) return this.#receipt();
       // The lock is tried less often than the commit is looked at: in queue mode each try is a Redis round trip.
-      const led = polls % TRY_EVERY === 0 ? await this.#attempt((fence) => this.#lead(new Set(), fence)) : undefined;
-      if (led !== undefined) return this.#afterLeading(led.value);
+      const own = polls % TRY_EVERY === 0 ? await this.#lead(refused) : undefined;
+      if (own !== undefined) return own;
       if (Date.now() > deadline) throw new DatasetError(`${this.paths.meta} is locked by another run that has been publishing for ten minutes (${this.paths.lock})`, this.paths.dir);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
 
-  /** Leads while the lock is free and commits wait; returns once another holds it (it takes what waits) or none wait. */
+  /** Leads while the publish lock is free and commits wait; returns once another holds it (it takes what waits) or none wait. */
   async #handOff(): Promise<Receipt | undefined> {
-    if (this.locks.publish !== undefined && this.locks.tryPublish === undefined) return this.#afterLeading(await this.locked((fence) => this.#lead(new Set(), fence)));
-    let receipt: Receipt | undefined;
-    // Commits a pass could not publish stay for their own writers: looking again for them would never end.
-    const refused = new Set<string>();
-    for (;;) {
-      const led = await this.#attempt((fence) => this.#lead(refused, fence));
-      if (led === undefined) break;
-      receipt ??= led.value;
-      if (!(await this.#othersWait(refused))) break;
-    }
+    const receipt = await this.#lead(new Set());
     if (receipt === undefined && !(await this.#waiting())) return this.#receipt();
     // Its receipt was not read: the next open of this writer drops it.
     return receipt;
   }
 
   /**
-   * Holding the lock: finishes what a kill left, then publishes the commits waiting, its own first,
-   * pass after pass while more wait. Returns this writer's receipt when its own commit was among them.
-   *
-   * Each pass stages in a folder of its own, and asks the lock's `fence` (a Redis lease's) before its
-   * journal: a leader that stalled past its lease, while another took the lock and published, then
-   * neither overwrites the other's staged parts nor puts its older parts over theirs.
+   * Forms and publishes passes while the publish lock is free and commits wait. Returns this
+   * writer's receipt when its own commit was in one of them. A pass that cannot be published (a
+   * record of another writer's refused, say) with this writer's own commit is formed again with it
+   * alone (its error is this writer's); one without is left for its writers, who meet the error when
+   * they publish it themselves (`refused`: their commits are not taken again by this writer).
    */
-  async #lead(refused: Set<string>, fence: PublishFence | undefined): Promise<Receipt | undefined> {
-    await finishCompaction(this.paths);
-    // A publish killed after its journal may have taken this writer's commit: finishing it says so.
-    await finishGroup(this.paths);
+  async #lead(refused: Set<string>): Promise<Receipt | undefined> {
     let own: Receipt | undefined;
     for (let took = 0; ; ) {
       // As long as the last pass took: the walks running meanwhile (in this process too) leave their
       // commits, and the next pass takes them all at once. Publishing then takes at most about half
       // the time, however large the dataset: its rewrites grow with the data, not with the walks.
       if (took > 0 && (await this.#othersWait(refused))) await new Promise((resolve) => setTimeout(resolve, took));
-      const pass = await this.#nextPass(refused);
-      if (pass.length === 0) return own;
       const started = performance.now();
-      const staging = join(this.paths.publishing, randomUUID());
-      const journal = await this.#planPass(pass, refused, staging);
-      if (journal === undefined) continue;
-      if (fence !== undefined && !(await fence())) {
-        await rm(staging, { recursive: true, force: true });
+      try {
+        const formed = await this.locks.tryRun(this.paths.lock, () => this.#form(refused));
+        if (formed?.value === undefined) return own;
+        own ??= await this.#publishPass(formed.value);
+      } catch (error) {
+        if (!(error instanceof PassFailure)) throw error;
+        if (!this.#afterFailure(error, refused)) throw error.cause;
+      }
+      took = performance.now() - started;
+    }
+  }
+
+  /** Whether to go on after a pass failed: its commits other than this writer's own are refused; a pass of its own alone failed for good. */
+  #afterFailure(failure: PassFailure, refused: Set<string>): boolean {
+    const others = failure.commits.filter((commit) => commit.writer !== this.paths.writer);
+    for (const commit of others) refused.add(commit.writer);
+    return others.length > 0;
+  }
+
+  /**
+   * Holding the publish lock: finishes what kills left, claims the commits waiting (this writer's
+   * first), sorts their records and takes their partitions' locks; commits left while it waited
+   * for those join it. Undefined when no commit waits that a live pass has not taken.
+   */
+  async #form(refused: ReadonlySet<string>): Promise<FormedPass | undefined> {
+    await finishCompaction(this.paths);
+    await finishLegacyGroup(this.paths, this.locks);
+    await recoverPasses(this.paths, this.locks, { wait: false });
+    const taken = await claimsOfLivePasses(this.paths);
+    let commits = await this.#nextPass(refused, taken, 0);
+    if (commits.length === 0) return undefined;
+    const id = randomUUID();
+    const held = [await this.locks.hold(this.paths.passLock(id))];
+    const pass: Commit[] = [];
+    try {
+      await mkdir(this.paths.pass(id), { recursive: true });
+      const plan = await this.plan(this.paths.pass(id));
+      const partitions = new Set<string>();
+      for (let bytes = 0; commits.length > 0; commits = await this.#nextPass(refused, taken, bytes)) {
+        pass.push(...commits);
+        for (const commit of commits) taken.add(claimName(commit.writer, commit.id));
+        bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
+        await writeJsonAtomic(this.paths.passClaim(id), { commits: pass.map((commit) => ({ writer: commit.writer, ...(commit.id === undefined ? {} : { id: commit.id }) })) });
+        await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
+        const fresh = plan.partitions().filter((partition) => !partitions.has(partition));
+        for (const partition of fresh) partitions.add(partition);
+        held.push(...(await this.locks.holdAll(fresh.map((partition) => this.paths.partitionLock(partition)))));
+      }
+      // A pass that died while this one waited held partitions that are this one's now, or free.
+      await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: partitions });
+      return { id, plan, held };
+    } catch (error) {
+      await rm(this.paths.pass(id), { recursive: true, force: true });
+      await releaseAll(held);
+      throw error;
+    }
+  }
+
+  /**
+   * Publishes a formed pass, holding its locks (not the publish lock): merges, asks the locks'
+   * fences (a Redis lease's: a leader that stalled past its lease, while another took over, then
+   * publishes nothing over theirs), writes the journal and carries it out. Returns this writer's
+   * receipt when its own commit was in it.
+   */
+  async #publishPass({ id, plan, held }: FormedPass): Promise<Receipt | undefined> {
+    try {
+      const journal = await plan.merge().catch((error: unknown) => Promise.reject(new PassFailure(plan.commits, error)));
+      if (!(await allHeld(held))) {
         throw new LockedError(
           `${this.paths.lock}: this publish lost its lease to another worker while it planned (its process stalled past the lease); nothing of it was published, and its pages go with that worker's publish or on resume`,
           this.paths.lock,
           0,
         );
       }
-      await writeJsonAtomic(this.paths.publishJournal, journal);
-      await finishGroup(this.paths);
-      took = performance.now() - started;
+      await writeJsonAtomic(this.paths.passJournal(id), journal);
+      await finishPass(this.paths, id, this.locks, journal);
       const member = journal.members.find((each) => each.writer === this.paths.writer);
-      if (member !== undefined) {
-        own = { changes: member.changes, repaired: member.repaired };
-        // Read here: a writer leading reads its receipt from the journal, not the file.
-        await rm(this.paths.receipt(), { force: true });
-      }
+      if (member === undefined) return undefined;
+      // Read here: a writer leading reads its receipt from the journal, not the file.
+      await rm(this.paths.receipt(), { force: true });
+      return { changes: member.changes, repaired: member.repaired };
+    } catch (error) {
+      // Before its journal the pass changed nothing: its folder goes. After it, the next pass formed finishes it.
+      if ((await fileSize(this.paths.passJournal(id))) === undefined) await rm(this.paths.pass(id), { recursive: true, force: true });
+      throw error;
+    } finally {
+      await releaseAll(held);
     }
   }
 
   /**
-   * The plan of a pass. When it cannot be published (a record of another writer's refused, say): a
-   * pass with this writer's own commit is planned again with it alone (its error is this writer's);
-   * one without is left for its writers, who meet the error when they publish it themselves.
+   * The commits a pass takes next: this writer's first when it waits, then others' in name order,
+   * up to `PASS_BYTES` of spools with the `bytes` the pass took already (its first commit always).
    */
-  async #planPass(pass: readonly Commit[], refused: Set<string>, staging: string): Promise<GroupJournal | undefined> {
-    const own = pass[0].writer === this.paths.writer;
-    try {
-      return await this.plan(pass, staging);
-    } catch (error) {
-      await rm(staging, { recursive: true, force: true });
-      if (own && pass.length > 1) {
-        for (const commit of pass.slice(1)) refused.add(commit.writer);
-        return this.plan(pass.slice(0, 1), staging);
-      }
-      if (own) throw error;
-      for (const commit of pass) refused.add(commit.writer);
-      return undefined;
-    }
-  }
-
-  /** The commits of the next pass: this writer's first when it waits, then others' in name order up to `PASS_BYTES` of spools. */
-  async #nextPass(refused: ReadonlySet<string>): Promise<Commit[]> {
+  async #nextPass(refused: ReadonlySet<string>, taken: ReadonlySet<string>, bytes: number): Promise<Commit[]> {
     const pass: Commit[] = [];
-    let bytes = 0;
     const paths = await commitsWaiting(this.paths);
     const own = this.paths.commit();
     for (const path of [...paths.filter((each) => each === own), ...paths.filter((each) => each !== own)]) {
       const writer = writerOfCommit(path);
       if (refused.has(writer)) continue;
       const commit = await readCommitFile(path, writer, commitRemedy(path));
-      if (commit === undefined) continue;
-      if (pass.length > 0 && bytes + commit.state.spool.bytes > PASS_BYTES) break;
+      if (commit === undefined || taken.has(claimName(writer, commit.id))) continue;
+      if ((pass.length > 0 || bytes > 0) && bytes + commit.state.spool.bytes > PASS_BYTES) break;
       pass.push(commit);
       bytes += commit.state.spool.bytes;
     }
@@ -215,11 +279,6 @@ export class GroupCommit {
   /** Whether commits wait that a pass may take (not those a pass could not publish). */
   async #othersWait(refused: ReadonlySet<string>): Promise<boolean> {
     return (await commitsWaiting(this.paths)).some((path) => !refused.has(writerOfCommit(path)));
-  }
-
-  /** This writer's receipt when its lead took its commit; else the file another's publish left. */
-  async #afterLeading(receipt: Receipt | undefined): Promise<Receipt> {
-    return receipt ?? this.#receipt();
   }
 
   async #waiting(): Promise<boolean> {
@@ -234,20 +293,76 @@ export class GroupCommit {
     return receipt;
   }
 
-  #attempt<T>(fn: (fence?: PublishFence) => Promise<T>): Promise<{ value: T } | undefined> {
-    const tryPublish = this.locks.tryPublish;
-    return tryPublish === undefined ? tryLock(this.paths, fn) : tryPublish(this.paths.lock, fn);
+  /** Runs `fn` holding the publish lock with no pass live (`exclusively`): a migration or a kill's leftovers are settled so. */
+  exclusive<T>(fn: (recovered: boolean) => Promise<T>): Promise<T> {
+    return exclusively(this.paths, this.locks, fn);
   }
 
-  /** Runs `fn` holding the publish lock, waiting for it (a migration or a kill's leftovers are settled so). */
-  locked<T>(fn: (fence?: PublishFence) => Promise<T>): Promise<T> {
-    return this.locks.publish === undefined ? withLock(this.paths, fn) : this.locks.publish(this.paths.lock, fn);
-  }
-
-  /** Whether the lock is Redis leases (a queue's workers), which a pid-file writer cannot see. */
+  /** Whether the locks are Redis leases (a queue's workers), which a lock-folder writer cannot see. */
   get queueLocks(): boolean {
-    return this.locks.publish !== undefined;
+    return this.locks.queue;
   }
+}
+
+/**
+ * Runs `fn` holding the publish lock once every pass is over: live ones are waited for, dead ones
+ * finished from their journals or dropped. No pass forms meanwhile, so `fn` may rewrite every
+ * partition (a compaction, a migration). `fn` is told whether a pass a kill left was finished.
+ */
+export function exclusively<T>(paths: DatasetPaths, locks: DatasetLocks, fn: (recovered: boolean) => Promise<T>): Promise<T> {
+  return locks.run(paths.lock, async () => fn(await recoverPasses(paths, locks, { wait: true })));
+}
+
+/**
+ * Finishes the passes that died (their lock is free): from the journal when they wrote one, taking
+ * the locks of its partitions (but those in `held`, the caller's), else by dropping their folder,
+ * which frees their commits. With `wait`, live passes are waited for, then looked at the same way.
+ * The caller holds the publish lock. Returns whether a pass was finished from its journal.
+ */
+export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, options: { wait: boolean; except?: string; held?: ReadonlySet<string> }): Promise<boolean> {
+  let finished = false;
+  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
+    if (pass === options.except) continue;
+    const hold = options.wait ? await locks.hold(paths.passLock(pass)) : await locks.tryHold(paths.passLock(pass));
+    if (hold === undefined) continue;
+    try {
+      const journal = await readGroupJournal(paths.passJournal(pass), passJournalRemedy(paths, pass));
+      if (journal === undefined) {
+        await rm(paths.pass(pass), { recursive: true, force: true });
+        continue;
+      }
+      const partitions = (journal.partitions ?? []).filter((partition) => options.held?.has(partition) !== true);
+      const held = await locks.holdAll(partitions.map((partition) => paths.partitionLock(partition)));
+      try {
+        finished = (await finishPass(paths, pass, locks, journal)) || finished;
+      } finally {
+        await releaseAll(held);
+      }
+    } finally {
+      await hold.release();
+    }
+  }
+  return finished;
+}
+
+/** The commits that passes claimed, by `claimName`; the caller holds the publish lock, and dead passes are finished. */
+async function claimsOfLivePasses(paths: DatasetPaths): Promise<Set<string>> {
+  const taken = new Set<string>();
+  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
+    const claim = await readClaimFile(paths.passClaim(pass), passJournalRemedy(paths, pass));
+    for (const commit of claim?.commits ?? []) taken.add(claimName(commit.writer, commit.id));
+  }
+  return taken;
+}
+
+/** Whether a pass claimed `writer`'s commit `id`. */
+async function claimed(paths: DatasetPaths, writer: string, id: string): Promise<boolean> {
+  const taken = await claimsOfLivePasses(paths).catch(() => new Set<string>());
+  return taken.has(claimName(writer, id));
+}
+
+function claimName(writer: string, id: string | undefined): string {
+  return `${writer}#${id ?? ''}`;
 }
 
 /**

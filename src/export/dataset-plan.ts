@@ -1,9 +1,10 @@
 /**
- * The plan of a group publish (README § 8 "Group commit"): the staged records of every commit in the
- * group merged into the bucket parts they touch (each new part written in the pass's own folder
- * under `publishing/`, out of readers' sight), the walks' next marks, and what each writer changed,
- * as the journal that `finishGroup` (`dataset-rewrite.ts`) then carries out. Planning changes
- * nothing readers see: a publish killed while it plans leaves the dataset and every commit as they were.
+ * The plan of a publish pass (README § 8 "Crash safety, and writers that publish together"): the
+ * staged records of every commit the pass took, sorted by partition in the pass's own folder under
+ * `publishing/` while it forms, then merged into the bucket parts they touch (each new part written
+ * in that folder, out of readers' sight), the walks' next marks, and what each writer changed, as
+ * the journal that `finishPass` (`dataset-rewrite.ts`) then carries out. Planning changes nothing
+ * readers see: a pass killed while it plans leaves the dataset and every commit as they were.
  */
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -18,7 +19,7 @@ import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
 import { fromNdjson, fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
 import { bucketFor, bucketPath, bucketsIn, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
-import type { Commit } from './dataset-commit.ts';
+import type { Commit, PassPlanning } from './dataset-commit.ts';
 import { schemaTracker } from './dataset-nesting.ts';
 import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
@@ -119,36 +120,70 @@ interface Tally {
   setAside: number[];
 }
 
-/** Reads every commit's staged records, merges them into the bucket parts they touch, and writes the new parts (staged). */
-export async function planGroup(context: PlanContext, commits: readonly Commit[]): Promise<GroupJournal> {
-  const tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
-  const tally: Tally = { added: commits.map(() => 0), updated: commits.map(() => 0), touched: commits.map(() => new Set<string>()), setAside: commits.map(() => 0) };
-  const rests = await Promise.all(commits.map((commit) => keepRest(context.paths, commit)));
-  const incoming = await readIncoming(context, commits, tracker, tally);
-  await incoming.flush();
-  const columns = mergeSchemas(context.recorded?.columns ?? [], tracker.columns());
-  checkPartitionCollision(context.paths, context.partitioning, columns);
-  const schema: RecordedSchema = {
-    version: 1,
-    operation: context.op.id,
-    format: context.format,
-    columns,
-    partitioning: context.partitioning,
-    layout: context.layout,
-    ...(context.parquetLayout === undefined ? {} : { parquetLayout: context.parquetLayout }),
-    ...(context.queueLocks ? { locks: 'queue' as const } : {}),
-  };
-  const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), members: [], drift: tracker.drift() };
-  let repaired = 0;
-  for (const partition of [...incoming.from.keys()].sort()) repaired += await mergePartition(context, partition, incoming.records(context.op, partition), schema, journal, tally);
-  journal.members = commits.map((commit, from) => memberOf(commit, from, tally, journal.drift, from === 0 ? repaired : 0, rests[from]));
-  return journal;
+/**
+ * A publish pass's plan, in two steps: `add` sorts the staged records of commits into the pass's
+ * partition files (while the pass is formed, before it knows which partition locks to take), and
+ * `merge`, holding those locks, merges each partition's records into the bucket parts they touch
+ * and writes the new parts (staged), giving the journal.
+ */
+export class PassPlan implements PassPlanning {
+  readonly commits: Commit[] = [];
+  readonly #tracker: DatasetSchemaTracker;
+  readonly #tally: Tally = { added: [], updated: [], touched: [], setAside: [] };
+  readonly #rests: (KeptRest | undefined)[] = [];
+  readonly #incoming: IncomingByPartition;
+
+  constructor(readonly context: PlanContext) {
+    this.#tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
+    this.#incoming = new IncomingByPartition(join(context.staging, 'incoming'));
+  }
+
+  /** Sorts the records of `commits` into the pass's partition files (out of readers' sight). */
+  async add(commits: readonly Commit[]): Promise<void> {
+    const first = this.commits.length;
+    this.commits.push(...commits);
+    this.#tally.added.push(...commits.map(() => 0));
+    this.#tally.updated.push(...commits.map(() => 0));
+    this.#tally.touched.push(...commits.map(() => new Set<string>()));
+    this.#tally.setAside.push(...commits.map(() => 0));
+    this.#rests.push(...(await Promise.all(commits.map((commit) => keepRest(this.context.paths, commit)))));
+    await readIncoming(this.context, commits, first, this.#tracker, this.#tally, this.#incoming);
+    await this.#incoming.flush();
+  }
+
+  /** The partitions the pass's records fall in, in order. */
+  partitions(): string[] {
+    return [...this.#incoming.from.keys()].sort();
+  }
+
+  /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the partitions' locks. */
+  async merge(): Promise<GroupJournal> {
+    const { context, commits } = this;
+    const columns = mergeSchemas(context.recorded?.columns ?? [], this.#tracker.columns());
+    checkPartitionCollision(context.paths, context.partitioning, columns);
+    const schema: RecordedSchema = {
+      version: 1,
+      operation: context.op.id,
+      format: context.format,
+      columns,
+      partitioning: context.partitioning,
+      layout: context.layout,
+      ...(context.parquetLayout === undefined ? {} : { parquetLayout: context.parquetLayout }),
+      ...(context.queueLocks ? { locks: 'queue' as const } : {}),
+    };
+    const partitions = this.partitions();
+    const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), partitions, members: [], drift: this.#tracker.drift() };
+    let repaired = 0;
+    for (const partition of partitions) repaired += await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, journal, this.#tally);
+    journal.members = commits.map((commit, from) => memberOf(commit, from, this.#tally, journal.drift, from === 0 ? repaired : 0, this.#rests[from]));
+    return journal;
+  }
 }
 
-/** Per partition, the records of every commit's spool; a record without a key is counted, not written (it would be appended again on every run). */
-async function readIncoming(context: PlanContext, commits: readonly Commit[], tracker: DatasetSchemaTracker, tally: Tally): Promise<IncomingByPartition> {
-  const incoming = new IncomingByPartition(join(context.staging, 'incoming'));
-  for (const [from, commit] of commits.entries()) {
+/** Per partition, the records of every commit's spool (`from` the index of the first in the pass); a record without a key is counted, not written (it would be appended again on every run). */
+async function readIncoming(context: PlanContext, commits: readonly Commit[], first: number, tracker: DatasetSchemaTracker, tally: Tally, incoming: IncomingByPartition): Promise<void> {
+  for (const [index, commit] of commits.entries()) {
+    const from = first + index;
     const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
     if (bytes === 0) continue;
     let chunk: Record<string, unknown>[] = [];
@@ -169,7 +204,6 @@ async function readIncoming(context: PlanContext, commits: readonly Commit[], tr
     }
     tracker.observe(chunk, context.maxDepth);
   }
-  return incoming;
 }
 
 /** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
@@ -237,6 +271,7 @@ async function nextMarks(paths: DatasetPaths, commits: readonly Commit[]): Promi
 function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift, repaired: number, rest: KeptRest | undefined): GroupMember {
   return {
     writer: commit.writer,
+    ...(commit.id === undefined ? {} : { commit: commit.id }),
     ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
     next: commit.complete ? null : afterPublish(commit.state, rest?.mark),
     ...(rest === undefined ? {} : { rest: rest.path }),

@@ -23,9 +23,10 @@ import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHas
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
 import { DatasetPaths, partitionOf, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
-import { readGroupJournal, readMarksFile, readPublishJournal, readWalkMarkFile } from './dataset-state.ts';
+import { readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './dataset-state.ts';
+import type { DatasetLocks } from './dataset-locks.ts';
 import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
-import { writeJsonAtomic } from './durable.ts';
+import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
 import { laterMark, type MarksFile, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from './types.ts';
@@ -44,6 +45,8 @@ export function keyOfRow(op: OperationSpec, row: Record<string, unknown>): strin
 /** One writer of a publish: what it changed, and where its staging goes afterwards. */
 export interface GroupMember {
   writer: string;
+  /** The id of the commit the pass took (`Commit.id`): a replay finishes the member only while that commit waits. */
+  commit?: string;
   /** The run it published complete (`ExportOptions.runId`). */
   completedRun?: string;
   /** Its staging after the publish: null when its export is complete (the staging goes). */
@@ -57,7 +60,7 @@ export interface GroupMember {
   repaired: number;
 }
 
-/** A publish's journal (`DatasetPaths.publishJournal`), written before its first rename. */
+/** A publish pass's journal (`DatasetPaths.passJournal`), written before its first rename. */
 export interface GroupJournal {
   version: 2;
   /** Staged part → its place, relative to the dataset directory. */
@@ -66,41 +69,85 @@ export interface GroupJournal {
   removes: string[];
   schema: RecordedSchema;
   walks: WalkMark[];
+  /** The partitions whose parts it replaces: whoever finishes it holds their locks. */
+  partitions?: string[];
   members: GroupMember[];
   drift: SchemaDrift;
 }
 
-/** What to do with a group publish journal that is damaged. */
+/** What to do with a pass's journal that is damaged. */
+export function passJournalRemedy(paths: DatasetPaths, pass: string): string {
+  return `delete ${paths.pass(pass)}: the parts are then as before that publish, whose writers publish again on resume`;
+}
+
+/** What to do with the journal of an older version's publish that is damaged. */
 export function groupJournalRemedy(paths: DatasetPaths): string {
   return `delete ${paths.publishJournal} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`;
 }
 
 /**
- * Finishes the publish its journal describes, if there is one (the caller holds the publish
- * lock): renames, removals, schema, walk states, then each member's files and staging. Every step
- * is idempotent, so a journal is replayed from the start by whoever finds it. Returns whether there was one.
+ * Finishes the pass `pass` from its journal (read from its folder when not given), then removes
+ * the folder; a pass without a journal (killed before it) changed nothing, and only its folder
+ * goes. The caller holds the locks of the journal's partitions and the pass's. Returns whether it had a journal.
  */
-export async function finishGroup(paths: DatasetPaths): Promise<boolean> {
-  const journal = await readGroupJournal(paths, groupJournalRemedy(paths));
-  if (journal === undefined) {
-    // Parts staged by a publish killed before its journal: the dataset never saw them.
-    await rm(paths.publishing, { recursive: true, force: true });
-    return false;
+export async function finishPass(paths: DatasetPaths, pass: string, locks: DatasetLocks, journal?: GroupJournal): Promise<boolean> {
+  journal ??= await readGroupJournal(paths.passJournal(pass), passJournalRemedy(paths, pass));
+  if (journal !== undefined) await carryOut(paths, journal, locks);
+  // The journal first: a pass folder without one is dropped whole by whoever finds it.
+  await rm(paths.passJournal(pass), { force: true });
+  await rm(paths.pass(pass), { recursive: true, force: true });
+  return journal !== undefined;
+}
+
+/**
+ * Finishes the publish an older version's kill left (`paths.publishJournal`, one for the whole
+ * operation), if there is one, and drops the folders its passes staged in. The caller holds the
+ * publish lock and no pass of this version is live. Returns whether there was one.
+ */
+export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks): Promise<boolean> {
+  const journal = await readGroupJournal(paths.publishJournal, groupJournalRemedy(paths));
+  if (journal === undefined) return false;
+  await carryOut(paths, journal, locks);
+  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
+    if ((await fileSize(paths.passClaim(pass))) === undefined) await rm(paths.pass(pass), { recursive: true, force: true });
   }
-  await replace(paths.dir, journal.renames, journal.removes);
-  await writeJsonAtomic(paths.schema, journal.schema);
-  // The files of walks and members are each their own: written at once, their syncs overlap.
-  await mkdir(join(paths.meta, 'walks'), { recursive: true });
-  await Promise.all(journal.walks.map((walk) => writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk)));
-  const at = new Date().toISOString();
-  await Promise.all(journal.members.map((member) => finishMember(paths, member, at)));
-  await rm(paths.publishing, { recursive: true, force: true });
   await rm(paths.publishJournal, { force: true });
   return true;
 }
 
-/** A member's files after the publish: its run, drift and staging, then its receipt, and last its commit goes (the sign it was taken). */
+/**
+ * Carries out a publish journal: renames, removals, then (under the meta lock, which passes at
+ * once share) the schema and walk states merged into those recorded, then each member's files.
+ * Every step is idempotent, so a journal is replayed from the start by whoever finds it.
+ */
+async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: DatasetLocks): Promise<void> {
+  await replace(paths.dir, journal.renames, journal.removes);
+  await locks.run(paths.metaLock, async () => {
+    const recorded = await readSchemaFile(paths);
+    // Another pass may have recorded columns since this one read the schema: the schema is their union.
+    const columns = mergeSchemas(recorded?.columns ?? [], journal.schema.columns);
+    await writeJsonAtomic(paths.schema, { ...journal.schema, columns, ...(recorded?.locks === 'queue' ? { locks: 'queue' } : {}) });
+    // The files of walks are each their own: written at once, their syncs overlap.
+    await mkdir(join(paths.meta, 'walks'), { recursive: true });
+    await Promise.all(
+      journal.walks.map(async (walk) => {
+        const name = walkName(walk.params);
+        await writeJsonAtomic(paths.walkMark(name), laterMark(await readWalkMarkFile(paths, name), walk));
+      }),
+    );
+  });
+  const at = new Date().toISOString();
+  await Promise.all(journal.members.map((member) => finishMember(paths, member, at)));
+}
+
+/**
+ * A member's files after the publish: its run, drift and staging, then its receipt, and last its
+ * commit goes (the sign it was taken). Only while the commit the pass took waits: a replay after
+ * a kill finds it gone when it was finished, and its writer may have staged again since.
+ */
 async function finishMember(paths: DatasetPaths, member: GroupMember, at: string): Promise<void> {
+  const waiting = (await readJsonFile(paths.commit(member.writer), `delete it; its writer publishes on resume`)) as { id?: unknown } | undefined;
+  if (waiting === undefined || waiting.id !== member.commit) return;
   const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
   const state: MarksFile = { version: 1, operation: paths.operation, walks: {}, ...(member.completedRun === undefined ? {} : { completedRun: member.completedRun }) };
   const recorded = await readMarksFile(own);

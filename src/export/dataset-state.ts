@@ -309,7 +309,9 @@ const GROUP_JOURNAL = shape({
   removes: listOf(text),
   schema: SCHEMA_FILE,
   walks: listOf(WALK_MARK),
-  members: listOf(shape({ writer: text, completedRun: optional(text), next: nullable(EXPORT_STATE), rest: optional(KEPT_REST), changes: CHANGES, repaired: number }), {
+  /** The partitions whose locks the pass held (none in journals of versions before passes published at once). */
+  partitions: optional(listOf(text)),
+  members: listOf(shape({ writer: text, commit: optional(text), completedRun: optional(text), next: nullable(EXPORT_STATE), rest: optional(KEPT_REST), changes: CHANGES, repaired: number }), {
     field: 'writer',
     noun: 'writer',
     remedy: 'remove the repeated entry',
@@ -318,7 +320,10 @@ const GROUP_JOURNAL = shape({
 });
 
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
-const COMMIT_FILE = shape({ writer: text, complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
+const COMMIT_FILE = shape({ writer: text, id: optional(text), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
+
+/** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-commit.ts`). */
+const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })) });
 
 /** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */
 const RECEIPT_FILE = shape({ changes: CHANGES, repaired: number });
@@ -342,6 +347,7 @@ export type CheckedCompactionJournal = Infer<typeof COMPACTION_JOURNAL>;
 export type CheckedWalkMark = Infer<typeof WALK_MARK>;
 export type CheckedGroupJournal = Infer<typeof GROUP_JOURNAL>;
 export type CheckedCommit = Infer<typeof COMMIT_FILE>;
+export type CheckedClaim = Infer<typeof CLAIM_FILE>;
 export type CheckedReceipt = Infer<typeof RECEIPT_FILE>;
 
 /** `value`, read from `path`, as `shape` wants it; else `STATE_DAMAGED` naming the file, the problem and the fix. */
@@ -425,10 +431,16 @@ export async function readPublishJournal(paths: DatasetPaths, remedy: string): P
   return value === undefined ? undefined : checked(paths.journal, value, PUBLISH_JOURNAL, remedy);
 }
 
-/** The operation's group publish journal (`paths.publishJournal`), checked; undefined when no publish is pending. */
-export async function readGroupJournal(paths: DatasetPaths, remedy: string): Promise<CheckedGroupJournal | undefined> {
-  const value = await readJsonFile(paths.publishJournal, remedy);
-  return value === undefined ? undefined : checked(paths.publishJournal, value, GROUP_JOURNAL, remedy);
+/** A group publish journal (a pass's, or `paths.publishJournal` of an older version), checked; undefined when no publish is pending there. */
+export async function readGroupJournal(path: string, remedy: string): Promise<CheckedGroupJournal | undefined> {
+  const value = await readJsonFile(path, remedy);
+  return value === undefined ? undefined : checked(path, value, GROUP_JOURNAL, remedy);
+}
+
+/** The commits a publish pass claimed (`claim.json` in its folder), checked; undefined when it has none (yet, or any more). */
+export async function readClaimFile(path: string, remedy: string): Promise<CheckedClaim | undefined> {
+  const value = await readJsonFile(path, remedy);
+  return value === undefined ? undefined : checked(path, value, CLAIM_FILE, remedy);
 }
 
 /** The commit of `writer` waiting for a publish, at `path`, checked; undefined when it was taken meanwhile. */
@@ -527,6 +539,7 @@ async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
  */
 async function publishing(paths: DatasetPaths): Promise<boolean> {
   if ((await fileSize(paths.publishJournal)) !== undefined) return true;
+  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) if ((await fileSize(paths.passJournal(pass))) !== undefined) return true;
   const names = await readdir(paths.meta).catch(() => [] as string[]);
   for (const name of names) {
     if (!name.startsWith('staging-')) continue;

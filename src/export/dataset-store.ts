@@ -13,8 +13,11 @@
  * - `staging-<writer>/`: a run in progress (its pages and walk checkpoints);
  * - `commits/<writer>.json`: a writer's finished pages waiting to be published with others
  *   (group commit, `dataset.ts`), and `<writer>.done.json`, what their publish changed;
- * - `publish.json` and `publishing/<pass>/`: a publish's journal and each pass's new parts, while it publishes;
- * - `lock/`: held while one writer publishes for all that wait (a Redis lease in queue mode).
+ * - `publishing/<pass>/`: a publish pass in progress: the commits it claimed, its new parts, and its
+ *   journal once they are written (`publish.json` beside it: the journal of a version before passes
+ *   published at once);
+ * - `lock/` and `locks/`: the publish lock, and the locks of passes, partitions and the schema
+ *   (`dataset-locks.ts`; Redis leases in queue mode).
  *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
@@ -22,7 +25,7 @@
  */
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { isAlive, readJsonFile } from './durable.ts';
 import { DEFAULT_PARTITION_BY, type PartitionBy } from './partition-by.ts';
@@ -105,13 +108,37 @@ export class DatasetPaths {
   walkMark(walk: string): string {
     return join(this.meta, 'walks', `${walk}.json`);
   }
-  /** The journal of a publish (any writer's, for all in its group). */
+  /** The journal of a publish as versions before passes published at once left it (`finishLegacyGroup`). */
   get publishJournal(): string {
     return join(this.meta, 'publish.json');
   }
-  /** Where a publish writes its new parts before its journal names them. */
+  /** Where publish passes keep their claims, new parts and journals, a folder each. */
   get publishing(): string {
     return join(this.meta, 'publishing');
+  }
+  /** A pass's folder: its claim, incoming records, staged parts and journal. */
+  pass(id: string): string {
+    return join(this.publishing, id);
+  }
+  /** The commits a pass took, written before it reads them: no other pass takes them while it lives. */
+  passClaim(id: string): string {
+    return join(this.pass(id), 'claim.json');
+  }
+  /** A pass's journal, written before its first rename. */
+  passJournal(id: string): string {
+    return join(this.pass(id), 'journal.json');
+  }
+  /** Held while the pass lives: a pass folder whose lock is free is of a pass that died. */
+  passLock(id: string): string {
+    return join(this.meta, 'locks', `pass-${id}`);
+  }
+  /** Held by the pass that rewrites the partition's parts. */
+  partitionLock(partition: string): string {
+    return join(this.meta, 'locks', `partition-${partition}`);
+  }
+  /** Held while a pass records the schema and walk states, which passes at once share. */
+  get metaLock(): string {
+    return join(this.meta, 'locks', 'meta');
   }
   get commits(): string {
     return join(this.meta, 'commits');
@@ -196,40 +223,38 @@ const LOCK_WAIT_MS = 50;
 const LOCK_TRIES = 2_400;
 
 /**
- * Runs `fn` holding the operation's lock (a directory: `mkdir` either creates it or fails, on every
- * file system). A lock left by a process that died on this host is taken over; one held by a live
+ * Runs `fn` holding the lock folder `lock` (`mkdir` either creates it or fails, on every file
+ * system). A lock left by a process that died on this host is taken over; one held by a live
  * process is waited for, up to two minutes.
  */
-export async function withLock<T>(paths: DatasetPaths, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
   for (let tries = 0; ; tries++) {
-    const held = await tryLock(paths, fn);
+    const held = await tryLock(lock, fn);
     if (held !== undefined) return held.value;
-    if (tries >= LOCK_TRIES) {
-      throw new DatasetError(`${paths.meta} is locked by another run that is still publishing (${paths.lock})`, paths.dir);
-    }
+    if (tries >= LOCK_TRIES) throw new DatasetError(`${lock} is held by another run that is still publishing`, dirname(lock));
     await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
   }
 }
 
-/** Runs `fn` holding the operation's lock if nobody else holds it (a stale lock is taken over); undefined when held. */
-export async function tryLock<T>(paths: DatasetPaths, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
-  await mkdir(paths.meta, { recursive: true });
+/** Runs `fn` holding the lock folder `lock` if nobody else holds it (a stale lock is taken over); undefined when held. */
+export async function tryLock<T>(lock: string, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
+  await mkdir(dirname(lock), { recursive: true });
   for (let attempt = 0; ; attempt++) {
     try {
-      await mkdir(paths.lock);
+      await mkdir(lock);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    if (attempt > 0 || !(await isStale(paths.lock))) return undefined;
-    await rm(paths.lock, { recursive: true, force: true });
+    if (attempt > 0 || !(await isStale(lock))) return undefined;
+    await rm(lock, { recursive: true, force: true });
   }
   try {
     // Inside: a full disk refuses this file, and a lock left unsigned would stall the next run 10 s.
-    await writeFile(join(paths.lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
+    await writeFile(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
     return { value: await fn() };
   } finally {
-    await rm(paths.lock, { recursive: true, force: true });
+    await rm(lock, { recursive: true, force: true });
   }
 }
 

@@ -7,15 +7,15 @@
  *
  * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
  * sight of readers. Publishing is a group commit (`dataset-commit.ts`): a writer whose pages are
- * staged leaves a commit, and whoever holds the publish lock publishes every commit waiting. A
- * publish merges the group's spools into new parts (`dataset-plan.ts`), writes a journal naming
- * them, the walk states and each writer's staging after it, then renames them into place
- * (`finishGroup`): killed before the journal, the dataset is as it was and every staging intact;
- * killed after it, whoever takes the lock next finishes it. Each record lives in one bucket part of
+ * staged leaves a commit, and a publish pass takes every commit waiting, holding the locks of the
+ * partitions they touch. A pass merges the group's spools into new parts (`dataset-plan.ts`), writes
+ * a journal naming them, the walk states and each writer's staging after it, then renames them into
+ * place (`finishPass`): killed before the journal, the dataset is as it was and every staging
+ * intact; killed after it, the next pass formed finishes it. Each record lives in one bucket part of
  * the partition of its own (unchanging) time, and each part is replaced whole, so a reader sees each
  * record exactly once at every moment.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
@@ -26,10 +26,10 @@ import { describeDrift, hasDrift, SchemaTracker, type DatasetSchemaTracker } fro
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DEFAULT_LAYOUT, FETCHED_AT, MAX_BUCKETS, type Layout } from './dataset-buckets.ts';
 import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './dataset-commit.ts';
-import { planGroup } from './dataset-plan.ts';
-import { finishGroup, finishLegacyPublishes, groupJournalRemedy, rewriteIntoBuckets, STABLE_KEY, type GroupJournal } from './dataset-rewrite.ts';
+import { PassPlan } from './dataset-plan.ts';
+import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets, STABLE_KEY } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
-import { checkOtherSchemas, checkParts, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
+import { checkOtherSchemas, checkParts, readClaimFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
@@ -124,7 +124,7 @@ export class DatasetDestination implements Destination {
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
-    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (commits, staging) => this.#plan(commits, staging));
+    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (staging) => this.#plan(staging));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
@@ -157,7 +157,7 @@ export class DatasetDestination implements Destination {
     await this.#checkWaiting();
     await this.#finishHandedOff();
     if (await this.#unsettled(schema)) {
-      await this.#group.locked(async () => {
+      await this.#group.exclusive(async () => {
         await this.#settle();
         await rm(this.paths.commit(), { force: true });
         await rm(this.paths.receipt(), { force: true });
@@ -198,7 +198,11 @@ export class DatasetDestination implements Destination {
    * is not read again: hundreds may wait while a publish runs, and every walk opening would read them all.
    */
   async #checkWaiting(): Promise<void> {
-    await readGroupJournal(this.paths, groupJournalRemedy(this.paths));
+    await readGroupJournal(this.paths.publishJournal, groupJournalRemedy(this.paths));
+    for (const pass of await readdir(this.paths.publishing).catch(() => [] as string[])) {
+      await readGroupJournal(this.paths.passJournal(pass), passJournalRemedy(this.paths, pass));
+      await readClaimFile(this.paths.passClaim(pass), passJournalRemedy(this.paths, pass));
+    }
     for (const path of await commitsWaiting(this.paths)) {
       if (path === this.paths.commit()) continue;
       const version = await commitVersion(path);
@@ -237,10 +241,10 @@ export class DatasetDestination implements Destination {
     return hasPendingCompaction(this.paths);
   }
 
-  /** Under the publish lock: finishes what kills left, and migrates per-writer parts into buckets. */
+  /** Under the publish lock with no pass live: finishes what kills left, and migrates per-writer parts into buckets. */
   async #settle(): Promise<void> {
     await finishCompaction(this.paths);
-    await finishGroup(this.paths);
+    await finishLegacyGroup(this.paths, this.#group.locks);
     await finishLegacyPublishes(this.paths);
     const schema = await this.#recordedSchema();
     if (schema === undefined || schema.layout !== undefined) return;
@@ -371,27 +375,24 @@ export class DatasetDestination implements Destination {
     });
   }
 
-  /** The plan of a group publish, by the dataset as recorded now (a compaction since this run opened may have changed it: `compact.ts`). */
-  async #plan(commits: readonly Commit[], staging: string): Promise<GroupJournal> {
+  /** The plan of a publish pass, by the dataset as recorded now (a compaction since this run opened may have changed it: `compact.ts`). */
+  async #plan(staging: string): Promise<PassPlan> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
     if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
-    return planGroup(
-      {
-        op: this.op,
-        paths: this.paths,
-        format: this.#format,
-        partitioning: this.#partitioning,
-        layout: recorded?.layout ?? this.#askedLayout,
-        maxDepth: this.#maxDepth,
-        // A first run of another writer's may have recorded the layout since this one opened: the recorded one is the dataset's.
-        parquetLayout: recorded === undefined ? this.#parquetLayout : recordedLayout(recorded),
-        recorded,
-        queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
-        staging,
-      },
-      commits,
-    );
+    return new PassPlan({
+      op: this.op,
+      paths: this.paths,
+      format: this.#format,
+      partitioning: this.#partitioning,
+      layout: recorded?.layout ?? this.#askedLayout,
+      maxDepth: this.#maxDepth,
+      // A first run of another writer's may have recorded the layout since this one opened: the recorded one is the dataset's.
+      parquetLayout: recorded === undefined ? this.#parquetLayout : recordedLayout(recorded),
+      recorded,
+      queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
+      staging,
+    });
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */

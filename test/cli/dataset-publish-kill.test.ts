@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
-import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, passJournalWritten, randomDelays, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 
 const KEY = 'sk_live_sandbox_publish_kill';
 let sandbox: Sandbox;
@@ -31,7 +31,7 @@ describe('a reader globbing a dataset while shards publish together and are kill
     // Each subforum spans years: every publish rewrites dozens of month parts.
     writeFileSync(inputs, COUNTS.map((count, index) => `subforum=pk${index}-n${count} sort=new trim=true\n`).join(''));
     const args = (shard: number) => ['export', 'forum/subforum', '--inputs', inputs, '--dataset', dir, '--shard', `${shard}/3`, '--resume'];
-    const journal = join(dir, '_dataset/forum__subforum/publish.json');
+    const meta = join(dir, '_dataset/forum__subforum');
 
     let reading = true;
     const seen = new Set<string>();
@@ -70,7 +70,7 @@ describe('a reader globbing a dataset while shards publish together and are kill
       });
       // Every other round: the moment a publish journal appears (its renames under way); else at a random time.
       const deadline = Date.now() + delay;
-      while (shards.some(({ child }) => child.exitCode === null) && (round % 2 === 0 ? !existsSync(journal) && Date.now() < deadline + 5_000 : Date.now() < deadline)) {
+      while (shards.some(({ child }) => child.exitCode === null) && (round % 2 === 0 ? !passJournalWritten(meta) && Date.now() < deadline + 5_000 : Date.now() < deadline)) {
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
       for (const { child } of shards) child.kill('SIGKILL');

@@ -2,12 +2,12 @@
  * `socialstream export … --dataset DIR` as a subprocess against a sandbox that grows between runs.
  * Purchases are counted on the sandbox's side, per key; the dataset is read back by DuckDB.
  */
-import { cpSync, existsSync, writeFileSync } from 'node:fs';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { finished, passJournalWritten, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
 
 const KILLS = 10;
 const keys = ['sk_live_sandbox_ds', ...Array.from({ length: KILLS + 12 }, (_, index) => `sk_live_sandbox_ds${index}`)];
@@ -74,8 +74,8 @@ describe('export --dataset against a growing resource', () => {
       const child = startCli(exportTo(dir, params), sandboxEnv(sandbox, key));
       const done = finished(child);
       while (charged(key) < pages && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 1));
-      const journal = join(dir, '_dataset/forum__subforum/publish.json');
-      while (atJournal && !existsSync(journal) && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 1));
+      const meta = join(dir, '_dataset/forum__subforum');
+      while (atJournal && !passJournalWritten(meta) && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 1));
       child.kill('SIGKILL');
       const killed = await done;
 

@@ -3,7 +3,7 @@
  * bin runs under plain node) as a subprocess, against a sandbox the test started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -62,4 +62,11 @@ export function randomDelays(seed: number, count: number, maxMs: number): number
     state = (Math.imul(state, 1103515245) + 12345) >>> 0;
     return state % maxMs;
   });
+}
+
+/** Whether a publish pass of the dataset operation in `meta` (`<dir>/_dataset/<op>`) has written its journal: its renames are under way. */
+export function passJournalWritten(meta: string): boolean {
+  if (!existsSync(join(meta, 'publishing'))) return false;
+  const passes = readdirSync(join(meta, 'publishing'), { withFileTypes: true }).filter((entry) => entry.isDirectory());
+  return passes.some((pass) => existsSync(join(meta, 'publishing', pass.name, 'journal.json')));
 }

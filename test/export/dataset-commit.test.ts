@@ -4,7 +4,8 @@
  * are durable, published by whoever publishes next, and never bought again. The publish lock is
  * held here as a live writer holds it (the lock folder, signed by this process).
  */
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -132,5 +133,63 @@ describe('a publish that lost its lock', () => {
     expect(resumed.dataset?.added).toBe(50);
     expect(charged() - before).toBe(bought);
     expect(await counts(dir)).toEqual({ rows: 50, keys: 50 });
+  });
+});
+
+describe('publishes over different partitions', () => {
+  /** Holds a partition's lock as a live publish of this machine does, until the returned function lets go. */
+  function holdPartitionLock(dir: string, partition: string): () => void {
+    const lock = join(dir, META, 'locks', `partition-${partition}`);
+    mkdirSync(lock, { recursive: true });
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
+    return () => rmSync(lock, { recursive: true, force: true });
+  }
+  const partitions = (dir: string) => readdirSync(join(dir, 'forum/subforum')).map((name) => name.replace('_date=', ''));
+
+  it('go at once: a walk publishes while another publish holds a partition it does not touch, and waits for one it touches', async () => {
+    const dir = freshDir();
+    const early = { until: '2023-01-01' };
+    const late = { since: '2023-01-01' };
+    const walkIn = (subforum: string, bounds: { since?: string; until?: string }) =>
+      toDataset(client.forum.subforum({ subforum, sort: 'new' }), dir, { writer: `walk-${subforum}-${bounds.since ?? 'to'}-${bounds.until ?? 'now'}`, runId: 'run-1', resume: true, ...bounds });
+    await walkIn('gcp-n60', early);
+    const held = partitions(dir);
+    expect(held.every((partition) => partition < '2023-01')).toBe(true);
+    // Another publish is rewriting the parts of every partition before 2023 (this test holds their locks as it would).
+    const releases = held.map((partition) => holdPartitionLock(dir, partition));
+    const other = await walkIn('gcp-n60', late);
+    expect(other.dataset?.added).toBeGreaterThan(0);
+    expect(partitions(dir).filter((partition) => partition >= '2023-01').length).toBeGreaterThan(0);
+
+    // A walk whose records fall before 2023 waits for those partitions, then publishes.
+    let returned = false;
+    const waiting = walkIn('gcq-n60', early).finally(() => (returned = true));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(returned).toBe(false);
+    for (const release of releases) release();
+    expect((await waiting).dataset?.added).toBeGreaterThan(0);
+    const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet(${sqlPath(`${dir}/forum/subforum/**/*.parquet`)}, hive_partitioning = true)`);
+    expect(rows).toBe(keys);
+    expect(readdirSync(join(dir, META, 'publishing'))).toEqual([]);
+  });
+
+  it('a pass that died after it claimed commits is dropped by the next pass formed, which takes its commits', async () => {
+    const dir = freshDir();
+    await walk(dir, 'seed-n10');
+    const release = holdPublishLock(dir);
+    await walk(dir, 'gcr-n40', { handOff: true });
+    const commit = JSON.parse(readFileSync(join(dir, META, 'commits', 'walk-gcr-n40.json'), 'utf8')) as { id: string };
+    // What a pass killed -9 while it formed leaves: its folder with its claim, and its lock signed by a process now gone.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    mkdirSync(join(dir, META, 'publishing', 'dead-pass'), { recursive: true });
+    writeFileSync(join(dir, META, 'publishing', 'dead-pass', 'claim.json'), JSON.stringify({ commits: [{ writer: 'walk-gcr-n40', id: commit.id }] }));
+    mkdirSync(join(dir, META, 'locks', 'pass-dead-pass'), { recursive: true });
+    writeFileSync(join(dir, META, 'locks', 'pass-dead-pass', 'owner.json'), JSON.stringify({ pid: dead, host: hostname() }));
+    release();
+    const other = await walk(dir, 'gcs-n30');
+    expect(other.dataset?.added).toBe(30);
+    expect(await counts(dir)).toEqual({ rows: 80, keys: 80 });
+    expect(existsSync(join(dir, META, 'commits', 'walk-gcr-n40.json'))).toBe(false);
+    expect(readdirSync(join(dir, META, 'publishing'))).toEqual([]);
   });
 });
