@@ -36,11 +36,6 @@ export class DatasetLocks {
     return this.caller.publish !== undefined;
   }
 
-  /** Whether a lock can be tried without waiting for it. */
-  get tryable(): boolean {
-    return this.caller.publish === undefined || this.caller.tryPublish !== undefined;
-  }
-
   /** Runs `fn` holding `lock`, waiting for it. */
   run<T>(lock: string, fn: (fence?: PublishFence) => Promise<T>): Promise<T> {
     return this.caller.publish === undefined ? withLock(lock, () => fn()) : this.caller.publish(lock, fn);

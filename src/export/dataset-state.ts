@@ -302,7 +302,7 @@ const KEPT_REST = rule<string>(
 /** The first records of a spool a commit publishes (`destination.ts` `SpoolPrefix`). */
 const SPOOL_PREFIX = shape({ records: number, bytes: number });
 
-/** `_dataset/<op>/publish.json`: a group publish killed half done (`dataset-rewrite.ts` `GroupJournal`). */
+/** `_dataset/<op>/publishing/<pass>/journal.json` (or an older version's `_dataset/<op>/publish.json`): a publish pass killed half done (`dataset-rewrite.ts` `GroupJournal`). */
 const GROUP_JOURNAL = shape({
   version: exactly(2),
   renames: listOf(RENAME),

@@ -214,6 +214,19 @@ describe('a journal a kill left that is valid JSON but wrong', () => {
     expect(await counts(dir)).toEqual({ rows: 1000, keys: 1000, ids: 1000 });
   });
 
+  it("of a publish pass (publishing/<pass>/journal.json) is refused by the next export before any request, and deleting its folder as said recovers", async () => {
+    const dir = copy();
+    const pass = join(dir, META, 'publishing', 'a-pass');
+    mkdirSync(pass, { recursive: true });
+    const schema = JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as unknown;
+    writeFileSync(join(pass, 'journal.json'), JSON.stringify({ version: 2, renames: [], removes: [], schema, walks: [], partitions: ['2025-01'], members: null, drift: { added: [], missing: [], conflicting: [] } }));
+    await expectRefusedExport(dir, join(pass, 'journal.json'), /members is null, not a list; delete .*publishing\/a-pass: the parts are then as before/);
+    rmSync(pass, { recursive: true });
+    const again = await runCli(exportArgs(dir), sandboxEnv(sandbox));
+    expect(again.code, again.stderr).toBe(0);
+    expect(await counts(dir)).toEqual({ rows: 1000, keys: 1000, ids: 1000 });
+  });
+
   it('of a group publish whose walk state is wrong is refused, not written on into walks/', async () => {
     const dir = copy();
     const journal = join(dir, META, 'publish.json');
