@@ -19,7 +19,9 @@
  * A writer that finds the publish lock held either waits (`handOff: false`, the default: it looks
  * every `POLL_MS` whether its commit was taken, and tries the lock now and then in case no one
  * leads) or hands off (`handOff: true`, a queue worker's walks): it returns at once, leaving its
- * commit to the holder, who forms passes again after its own while commits wait. A pass killed -9
+ * commit to the holder, who forms passes again after its own while commits wait. A writer handing
+ * off does not wait for partitions either: a pass at work on one its records fall in (`Commit.partitions`
+ * against the passes' claims, read from files) takes its commit once done. A pass killed -9
  * leaves its folder and a lock that is free: the next pass formed finishes it from its journal, or
  * drops it when it has none (its commits are then taken again).
  */
@@ -32,6 +34,7 @@ import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from 
 import { finishLegacyGroup, finishPass, passJournalRemedy, type GroupJournal } from './dataset-rewrite.ts';
 import { readClaimFile, readCommitFile, readGroupJournal, readReceiptFile } from './dataset-state.ts';
 import { DatasetPaths } from './dataset-store.ts';
+import { walkName } from '../operations/walk-name.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import type { SpoolPrefix } from './destination.ts';
 import type { ExportState } from './journal.ts';
@@ -40,6 +43,8 @@ import type { DatasetChanges } from './types.ts';
 /** How often a waiting writer looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
 const POLL_MS = 20;
 const TRY_EVERY = 10;
+/** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
+const PASS_END_WAIT_MS = 1_000;
 /** A publish of a large group rewrites many parts; a lock held longer than this is a run that hangs. */
 const PUBLISH_PATIENCE_MS = 10 * 60_000;
 /**
@@ -59,6 +64,11 @@ export interface Commit {
   state: ExportState;
   /** Only these first records of the spool are published; those after stay staged (a lowered limit, README §7). */
   through?: SpoolPrefix;
+  /**
+   * The partitions its records fall in, when its writer staged them all itself: a hint that lets a
+   * writer handing off see, without a round trip, that a pass at work holds them (`GroupCommit.#lead`).
+   */
+  partitions?: string[];
 }
 
 /** What a publish tells a writer it took the pages of (`DatasetPaths.receipt`). */
@@ -81,7 +91,7 @@ export interface PassPlanning {
 /** Begins the plan of a pass, staging its files in `staging` (the pass's own folder under `publishing/`), by the dataset as recorded now. */
 export type PlanPass = (staging: string) => Promise<PassPlanning>;
 
-/** A pass formed: its plan, sorted, and the locks it holds (its own first, then its partitions'). */
+/** A pass formed: its plan, sorted, and the locks it holds (its own, its partitions' and its walks'). */
 interface FormedPass {
   id: string;
   plan: PassPlanning;
@@ -136,7 +146,7 @@ export class GroupCommit {
     for (let polls = 0; ; polls++) {
       if (!(await this.#waiting())) return this.#receipt();
       // The lock is tried less often than the commit is looked at: in queue mode each try is a Redis round trip.
-      const own = polls % TRY_EVERY === 0 ? await this.#lead(refused) : undefined;
+      const own = polls % TRY_EVERY === 0 ? await this.#lead(refused, false) : undefined;
       if (own !== undefined) return own;
       if (Date.now() > deadline) throw new DatasetError(`${this.paths.meta} is locked by another run that has been publishing for ten minutes (${this.paths.lock})`, this.paths.dir);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -145,7 +155,7 @@ export class GroupCommit {
 
   /** Leads while the publish lock is free and commits wait; returns once another holds it (it takes what waits) or none wait. */
   async #handOff(): Promise<Receipt | undefined> {
-    const receipt = await this.#lead(new Set());
+    const receipt = await this.#lead(new Set(), true);
     if (receipt === undefined && !(await this.#waiting())) return this.#receipt();
     // Its receipt was not read: the next open of this writer drops it.
     return receipt;
@@ -157,9 +167,15 @@ export class GroupCommit {
    * record of another writer's refused, say) with this writer's own commit is formed again with it
    * alone (its error is this writer's); one without is left for its writers, who meet the error when
    * they publish it themselves (`refused`: their commits are not taken again by this writer).
+   *
+   * With `handOff`, a pass whose partitions another pass holds is not waited for: it is let go, and
+   * this writer returns, leaving the commits to that pass's leader, who looks again once it is done.
+   * When no pass is at work any more (it was done before this one let go), it tries again instead.
    */
-  async #lead(refused: Set<string>): Promise<Receipt | undefined> {
+  async #lead(refused: Set<string>, handOff: boolean): Promise<Receipt | undefined> {
     let own: Receipt | undefined;
+    // A pass at work holds partitions this writer's records fall in: it takes them when it is done.
+    if (handOff && (await this.#ownBusy())) return own;
     for (let took = 0; ; ) {
       // As long as the last pass took: the walks running meanwhile (in this process too) leave their
       // commits, and the next pass takes them all at once. Publishing then takes at most about half
@@ -167,9 +183,16 @@ export class GroupCommit {
       if (took > 0 && (await this.#othersWait(refused))) await new Promise((resolve) => setTimeout(resolve, took));
       const started = performance.now();
       try {
-        const formed = await this.locks.tryRun(this.paths.lock, () => this.#form(refused));
+        const formed = await this.locks.tryRun(this.paths.lock, () => this.#form(refused, handOff));
         if (formed?.value === undefined) return own;
-        own ??= await this.#publishPass(formed.value);
+        if (formed.value === 'busy') {
+          if ((await readdir(this.paths.publishing).catch(() => [])).length > 0) return own;
+          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+          continue;
+        }
+        // Published whether or not this writer's own receipt is in hand: the pass holds its locks until then.
+        const receipt = await this.#publishPass(formed.value);
+        own ??= receipt;
       } catch (error) {
         if (!(error instanceof PassFailure)) throw error;
         if (!this.#afterFailure(error, refused)) throw error.cause;
@@ -188,34 +211,57 @@ export class GroupCommit {
   /**
    * Holding the publish lock: finishes what kills left, claims the commits waiting (this writer's
    * first), sorts their records and takes their partitions' locks; commits left while it waited
-   * for those join it. Undefined when no commit waits that a live pass has not taken.
+   * for those join it. Undefined when no commit waits that a live pass has not taken; `'busy'`,
+   * with `handOff`, when another pass holds a lock it needs (the pass is let go, unclaimed).
    */
-  async #form(refused: ReadonlySet<string>): Promise<FormedPass | undefined> {
+  async #form(refused: ReadonlySet<string>, handOff: boolean): Promise<FormedPass | 'busy' | undefined> {
     await finishCompaction(this.paths);
     await finishLegacyGroup(this.paths, this.locks);
     await recoverPasses(this.paths, this.locks, { wait: false });
-    const taken = await claimsOfLivePasses(this.paths);
-    let commits = await this.#nextPass(refused, taken, 0);
+    const { taken, partitions: busy } = await claimsOfLivePasses(this.paths);
+    // Handing off, a pass takes only commits whose partitions no pass at work holds (as far as their hints tell).
+    const avoid = handOff ? busy : new Set<string>();
+    let commits = await this.#nextPass(refused, taken, 0, avoid);
     if (commits.length === 0) return undefined;
     const id = randomUUID();
-    const held = [await this.locks.hold(this.paths.passLock(id))];
+    const held: Held[] = [];
     const pass: Commit[] = [];
     try {
       await mkdir(this.paths.pass(id), { recursive: true });
       const plan = await this.plan(this.paths.pass(id));
-      const partitions = new Set<string>();
-      for (let bytes = 0; commits.length > 0; commits = await this.#nextPass(refused, taken, bytes)) {
+      // The paths of the locks this pass holds: its own, its partitions' and its walks'.
+      const locked = new Set<string>();
+      for (let bytes = 0; commits.length > 0; commits = await this.#nextPass(refused, taken, bytes, avoid)) {
         pass.push(...commits);
         for (const commit of commits) taken.add(claimName(commit.writer, commit.id));
         bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
-        await writeJsonAtomic(this.paths.passClaim(id), { commits: pass.map((commit) => ({ writer: commit.writer, ...(commit.id === undefined ? {} : { id: commit.id }) })) });
+        await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass) });
         await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
-        const fresh = plan.partitions().filter((partition) => !partitions.has(partition));
-        for (const partition of fresh) partitions.add(partition);
-        held.push(...(await this.locks.holdAll(fresh.map((partition) => this.paths.partitionLock(partition)))));
+        const partitions = plan.partitions();
+        // What passes forming next read to tell whether they would wait for this one.
+        await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass), partitions });
+        if (handOff && held.length === 0 && partitions.some((partition) => avoid.has(partition))) {
+          await rm(this.paths.pass(id), { recursive: true, force: true });
+          return 'busy';
+        }
+        // The pass's own lock goes with its first partitions' and walks' (one round trip for all with
+        // leases): only the publish lock's holder finishes dead passes, so none takes this one for dead before.
+        const walks = pass.flatMap((commit) => commit.state.walks.map((walk) => this.paths.walkLock(walkName(walk.params))));
+        const wanted = [this.paths.passLock(id), ...partitions.map((partition) => this.paths.partitionLock(partition)), ...walks].filter((lock) => !locked.has(lock));
+        for (const lock of wanted) locked.add(lock);
+        if (handOff && held.length === 0) {
+          const free = await this.locks.tryHoldAll(wanted);
+          if (free === undefined) {
+            await rm(this.paths.pass(id), { recursive: true, force: true });
+            return 'busy';
+          }
+          held.push(...free);
+        } else if (wanted.length > 0) {
+          held.push(...(await this.locks.holdAll(wanted, () => passEnds(this.paths, id))));
+        }
       }
       // A pass that died while this one waited held partitions that are this one's now, or free.
-      await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: partitions });
+      await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: locked });
       return { id, plan, held };
     } catch (error) {
       await rm(this.paths.pass(id), { recursive: true, force: true });
@@ -260,7 +306,7 @@ export class GroupCommit {
    * The commits a pass takes next: this writer's first when it waits, then others' in name order,
    * up to `PASS_BYTES` of spools with the `bytes` the pass took already (its first commit always).
    */
-  async #nextPass(refused: ReadonlySet<string>, taken: ReadonlySet<string>, bytes: number): Promise<Commit[]> {
+  async #nextPass(refused: ReadonlySet<string>, taken: ReadonlySet<string>, bytes: number, busy: ReadonlySet<string>): Promise<Commit[]> {
     const pass: Commit[] = [];
     const paths = await commitsWaiting(this.paths);
     const own = this.paths.commit();
@@ -269,6 +315,7 @@ export class GroupCommit {
       if (refused.has(writer)) continue;
       const commit = await readCommitFile(path, writer, commitRemedy(path));
       if (commit === undefined || taken.has(claimName(writer, commit.id))) continue;
+      if (commit.partitions?.some((partition) => busy.has(partition)) === true) continue;
       if ((pass.length > 0 || bytes > 0) && bytes + commit.state.spool.bytes > PASS_BYTES) break;
       pass.push(commit);
       bytes += commit.state.spool.bytes;
@@ -279,6 +326,15 @@ export class GroupCommit {
   /** Whether commits wait that a pass may take (not those a pass could not publish). */
   async #othersWait(refused: ReadonlySet<string>): Promise<boolean> {
     return (await commitsWaiting(this.paths)).some((path) => !refused.has(writerOfCommit(path)));
+  }
+
+  /** Whether this writer's commit hints at a partition that a pass at work holds (read from files: no round trip). */
+  async #ownBusy(): Promise<boolean> {
+    if ((await readdir(this.paths.publishing).catch(() => [])).length === 0) return false;
+    const own = await readCommitFile(this.paths.commit(), this.paths.writer, commitRemedy(this.paths.commit()));
+    if (own?.partitions === undefined) return false;
+    const { partitions } = await claimsOfLivePasses(this.paths);
+    return own.partitions.some((partition) => partitions.has(partition));
   }
 
   async #waiting(): Promise<boolean> {
@@ -315,7 +371,7 @@ export function exclusively<T>(paths: DatasetPaths, locks: DatasetLocks, fn: (re
 
 /**
  * Finishes the passes that died (their lock is free): from the journal when they wrote one, taking
- * the locks of its partitions (but those in `held`, the caller's), else by dropping their folder,
+ * the locks of its partitions and walks (but those in `held`, the caller's), else by dropping their folder,
  * which frees their commits. With `wait`, live passes are waited for, then looked at the same way.
  * The caller holds the publish lock. Returns whether a pass was finished from its journal.
  */
@@ -331,8 +387,8 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
         await rm(paths.pass(pass), { recursive: true, force: true });
         continue;
       }
-      const partitions = (journal.partitions ?? []).filter((partition) => options.held?.has(partition) !== true);
-      const held = await locks.holdAll(partitions.map((partition) => paths.partitionLock(partition)));
+      const wanted = journalLocks(paths, journal).filter((lock) => options.held?.has(lock) !== true);
+      const held = await locks.holdAll(wanted);
       try {
         finished = (await finishPass(paths, pass, locks, journal)) || finished;
       } finally {
@@ -345,20 +401,51 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
   return finished;
 }
 
-/** The commits that passes claimed, by `claimName`; the caller holds the publish lock, and dead passes are finished. */
-async function claimsOfLivePasses(paths: DatasetPaths): Promise<Set<string>> {
+/**
+ * Resolves when a pass other than `except` ends (its folder goes just before its locks), or after
+ * `PASS_END_WAIT_MS` in any case (a holder that died leaves its folder): what a pass waiting for
+ * partitions waits on between tries, looking at folders rather than asking Redis.
+ */
+async function passEnds(paths: DatasetPaths, except: string): Promise<void> {
+  const passes = async () => (await readdir(paths.publishing).catch(() => [] as string[])).filter((pass) => pass !== except);
+  const before = await passes();
+  const deadline = Date.now() + PASS_END_WAIT_MS;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS / 2));
+    const now = new Set(await passes());
+    if (before.some((pass) => !now.has(pass))) return;
+  }
+}
+
+/** The locks a pass's journal is carried out under: its partitions' and its walks'. */
+function journalLocks(paths: DatasetPaths, journal: GroupJournal): string[] {
+  return [...(journal.partitions ?? []).map((partition) => paths.partitionLock(partition)), ...journal.walks.map((walk) => paths.walkLock(walkName(walk.params)))];
+}
+
+/**
+ * The commits that passes claimed (by `claimName`) and the partitions they hold, from their claims;
+ * under the publish lock, with dead passes finished, these are the passes at work.
+ */
+async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ taken: Set<string>; partitions: Set<string> }> {
   const taken = new Set<string>();
+  const partitions = new Set<string>();
   for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
     const claim = await readClaimFile(paths.passClaim(pass), passJournalRemedy(paths, pass));
     for (const commit of claim?.commits ?? []) taken.add(claimName(commit.writer, commit.id));
+    for (const partition of claim?.partitions ?? []) partitions.add(partition);
   }
-  return taken;
+  return { taken, partitions };
 }
 
 /** Whether a pass claimed `writer`'s commit `id`. */
 async function claimed(paths: DatasetPaths, writer: string, id: string): Promise<boolean> {
-  const taken = await claimsOfLivePasses(paths).catch(() => new Set<string>());
+  const { taken } = await claimsOfLivePasses(paths).catch(() => ({ taken: new Set<string>() }));
   return taken.has(claimName(writer, id));
+}
+
+/** A pass's claim of `commits`, as `claim.json` holds it. */
+function claimOf(commits: readonly Commit[]): { writer: string; id?: string }[] {
+  return commits.map((commit) => ({ writer: commit.writer, ...(commit.id === undefined ? {} : { id: commit.id }) }));
 }
 
 function claimName(writer: string, id: string | undefined): string {

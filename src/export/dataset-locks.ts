@@ -14,11 +14,12 @@
  *
  * Locks are taken in that order and never the other way round.
  */
+import { LockedError } from '../errors.ts';
 import type { ExportLocks, PublishFence } from './types.ts';
 import { tryLock, withLock } from './dataset-store.ts';
 
 /** The caller's locks, when not lock folders: a queue's Redis leases. */
-export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish'>>;
+export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish' | 'tryHold'>>;
 
 /** A lock held until released: its fence says whether it is still this holder's (a lease can run out). */
 export interface Held {
@@ -58,8 +59,30 @@ export class DatasetLocks {
     return holding((fn) => this.tryRun(lock, fn));
   }
 
-  /** Holds every lock of `locks`: those free at once, then waits for the rest (only the publish lock's holder takes these). */
-  async holdAll(locks: readonly string[]): Promise<Held[]> {
+  /** Holds every lock of `locks` if all are free; none, and undefined, when another holds one. */
+  async tryHoldAll(locks: readonly string[]): Promise<Held[] | undefined> {
+    let held: Held[];
+    if (this.caller.tryHold !== undefined) {
+      const taken = await this.caller.tryHold(locks);
+      held = [{ fence: taken.fence, release: () => taken.release() }];
+      if (taken.taken.every(Boolean)) return held;
+    } else {
+      const tried = await Promise.all(locks.map((lock) => this.tryHold(lock)));
+      held = tried.filter((each) => each !== undefined);
+      if (held.length === locks.length) return held;
+    }
+    await releaseAll(held);
+    return undefined;
+  }
+
+  /**
+   * Holds every lock of `locks`: those free at once, then the rest as they come free (only the
+   * publish lock's holder takes these, so the wait is for passes that end without waiting in turn).
+   * Between tries it waits for `freed`, which resolves when a holder may have let go (a pass's folder
+   * gone, say), so that waiting costs no round trips to Redis while nothing changes.
+   */
+  async holdAll(locks: readonly string[], freed: () => Promise<void> = () => sleep(HOLD_WAIT_MS)): Promise<Held[]> {
+    if (this.caller.tryHold !== undefined) return this.#holdTogether(this.caller.tryHold.bind(this.caller), locks, freed);
     const held: Held[] = [];
     try {
       const tried = await Promise.all(locks.map((lock) => this.tryHold(lock)));
@@ -71,6 +94,38 @@ export class DatasetLocks {
       throw error;
     }
   }
+
+  /**
+   * `holdAll` through the caller's `tryHold`: a round trip for all that are free, then again for those
+   * that were not once `freed` says a holder may have let go, and twice more shortly after (its
+   * release may land just after the sign).
+   */
+  async #holdTogether(tryHold: NonNullable<PublishLocks['tryHold']>, locks: readonly string[], freed: () => Promise<void>): Promise<Held[]> {
+    const held: Held[] = [];
+    const deadline = Date.now() + HOLD_PATIENCE_MS;
+    try {
+      for (let waiting = [...locks], tries = 0; ; tries++) {
+        const taken = await tryHold(waiting);
+        if (taken.taken.some(Boolean)) held.push({ fence: taken.fence, release: () => taken.release() });
+        else await taken.release();
+        waiting = waiting.filter((_, index) => !taken.taken[index]);
+        if (waiting.length === 0) return held;
+        if (Date.now() > deadline) throw new LockedError(`${waiting[0]}: another worker has been publishing into this partition for two minutes`, waiting[0], 0);
+        await (tries % 3 === 0 ? freed() : sleep(HOLD_WAIT_MS / 5));
+      }
+    } catch (error) {
+      await releaseAll(held);
+      throw error;
+    }
+  }
+}
+
+/** How often `holdAll` tries again for locks held by another, without a sign of their release, and for how long. */
+const HOLD_WAIT_MS = 50;
+const HOLD_PATIENCE_MS = 120_000;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Whether every lock of `held` is still its holder's. */

@@ -116,28 +116,39 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
 }
 
 /**
- * Carries out a publish journal: renames, removals, then (under the meta lock, which passes at
- * once share) the schema and walk states merged into those recorded, then each member's files.
- * Every step is idempotent, so a journal is replayed from the start by whoever finds it.
+ * Carries out a publish journal: renames, removals, the schema merged into the one recorded (under
+ * the meta lock, when the pass's records changed it), the walk states (the pass holds its walks'
+ * locks), then each member's files. Every step is idempotent, so a journal is replayed from the
+ * start by whoever finds it.
  */
 async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: DatasetLocks): Promise<void> {
   await replace(paths.dir, journal.renames, journal.removes);
-  await locks.run(paths.metaLock, async () => {
-    const recorded = await readSchemaFile(paths);
-    // Another pass may have recorded columns since this one read the schema: the schema is their union.
-    const columns = mergeSchemas(recorded?.columns ?? [], journal.schema.columns);
-    await writeJsonAtomic(paths.schema, { ...journal.schema, columns, ...(recorded?.locks === 'queue' ? { locks: 'queue' } : {}) });
-    // The files of walks are each their own: written at once, their syncs overlap.
-    await mkdir(join(paths.meta, 'walks'), { recursive: true });
-    await Promise.all(
-      journal.walks.map(async (walk) => {
-        const name = walkName(walk.params);
-        await writeJsonAtomic(paths.walkMark(name), laterMark(await readWalkMarkFile(paths, name), walk));
-      }),
-    );
-  });
+  if (schemaChanges(await readSchemaFile(paths), journal.schema)) {
+    await locks.run(paths.metaLock, async () => {
+      const recorded = await readSchemaFile(paths);
+      if (schemaChanges(recorded, journal.schema)) await writeJsonAtomic(paths.schema, mergedSchema(recorded, journal.schema));
+    });
+  }
+  // The files of walks are each their own: written at once, their syncs overlap.
+  await mkdir(join(paths.meta, 'walks'), { recursive: true });
+  await Promise.all(
+    journal.walks.map(async (walk) => {
+      const name = walkName(walk.params);
+      await writeJsonAtomic(paths.walkMark(name), laterMark(await readWalkMarkFile(paths, name), walk));
+    }),
+  );
   const at = new Date().toISOString();
   await Promise.all(journal.members.map((member) => finishMember(paths, member, at)));
+}
+
+/** The schema recorded once a pass's is merged in: another pass may have recorded columns since this one read it, so it is their union. */
+function mergedSchema(recorded: RecordedSchema | undefined, pass: RecordedSchema): RecordedSchema {
+  return { ...pass, columns: mergeSchemas(recorded?.columns ?? [], pass.columns), ...(recorded?.locks === 'queue' ? { locks: 'queue' as const } : {}) };
+}
+
+/** Whether merging a pass's schema changes the one recorded (most passes add no column: they need not take the meta lock). */
+function schemaChanges(recorded: RecordedSchema | undefined, pass: RecordedSchema): boolean {
+  return recorded === undefined || JSON.stringify(mergedSchema(recorded, pass)) !== JSON.stringify(recorded);
 }
 
 /**

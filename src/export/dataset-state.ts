@@ -320,10 +320,10 @@ const GROUP_JOURNAL = shape({
 });
 
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
-const COMMIT_FILE = shape({ writer: text, id: optional(text), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
+const COMMIT_FILE = shape({ writer: text, id: optional(text), partitions: optional(listOf(text)), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
 
 /** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-commit.ts`). */
-const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })) });
+const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })), partitions: optional(listOf(text)) });
 
 /** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */
 const RECEIPT_FILE = shape({ changes: CHANGES, repaired: number });

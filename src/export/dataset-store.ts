@@ -136,7 +136,11 @@ export class DatasetPaths {
   partitionLock(partition: string): string {
     return join(this.meta, 'locks', `partition-${partition}`);
   }
-  /** Held while a pass records the schema and walk states, which passes at once share. */
+  /** Held by the pass that writes the walk's state: two passes of the same walk's pages take turns. */
+  walkLock(walk: string): string {
+    return join(this.meta, 'locks', `walk-${walk}`);
+  }
+  /** Held while a pass records a schema its records changed: passes at once may each add columns. */
   get metaLock(): string {
     return join(this.meta, 'locks', 'meta');
   }

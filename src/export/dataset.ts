@@ -30,14 +30,14 @@ import { PassPlan } from './dataset-plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets, STABLE_KEY } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { checkOtherSchemas, checkParts, readClaimFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, partitioningFor, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
 import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from './journal.ts';
-import type { PublishFence, SchemaPolicy } from './types.ts';
+import type { HeldLocks, PublishFence, SchemaPolicy } from './types.ts';
 
 export { describeDrift } from '../../sinks/dataset-schema.ts';
 
@@ -56,6 +56,8 @@ export interface DatasetDestinationOptions {
   publishLock?: <T>(path: string, fn: (fence?: PublishFence) => Promise<T>) => Promise<T>;
   /** The same lock taken only if free (`ExportLocks.tryPublish`). */
   tryPublishLock?: <T>(path: string, fn: (fence?: PublishFence) => Promise<T>) => Promise<{ value: T } | undefined>;
+  /** Every free lock of several taken at once (`ExportLocks.tryHold`). */
+  tryHoldLocks?: (paths: readonly string[]) => Promise<HeldLocks>;
   /** A finished run leaves its pages to a publish in progress instead of waiting for it (`ExportOptions.handOff`). */
   handOff?: boolean;
   incremental?: boolean;
@@ -92,6 +94,10 @@ export class DatasetDestination implements Destination {
   readonly #runId: string | undefined;
   #format: DatasetFormat = 'parquet';
   #partitioning: Partitioning = LEGACY_PARTITIONING;
+  /** The partitions of the records this process staged since its last publish: its commit's hint (`Commit.partitions`). */
+  readonly #stagedPartitions = new Set<string>();
+  /** Whether the spool holds records staged before `#stagedPartitions` began (a resumed run, or a rest a publish left). */
+  #resumedStaging = false;
   /** For `freeze`: the recorded schema each page is held to as it comes (publishing measures drift afresh). */
   #tracker: DatasetSchemaTracker = new SchemaTracker([]);
   /** The state of each walk of this export that has one: its mark and the keys near it. */
@@ -124,7 +130,7 @@ export class DatasetDestination implements Destination {
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
-    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock }, (staging) => this.#plan(staging));
+    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock, tryHold: options.tryHoldLocks }, (staging) => this.#plan(staging));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
@@ -152,6 +158,7 @@ export class DatasetDestination implements Destination {
         this.output,
       );
     }
+    this.#resumedStaging = ((await fileSize(this.paths.spool)) ?? 0) > 0;
     let schema = await this.#recordedSchema();
     this.#checkLocks(schema);
     await this.#checkWaiting();
@@ -313,6 +320,7 @@ export class DatasetDestination implements Destination {
         continue;
       }
       const stable = keyOf(this.op, record) === undefined ? stableKeyOf(this.op, record, walk.params) : undefined;
+      this.#stagedPartitions.add(partitionOf(timeOf(this.op, record), this.#partitioning.by));
       admitted.push({ ...record, ...(stable === undefined ? {} : { [STABLE_KEY]: stable }), [FETCHED_AT]: fetched });
     }
     return admitted;
@@ -339,7 +347,11 @@ export class DatasetDestination implements Destination {
       ...(complete && this.#runId !== undefined ? { runId: this.#runId } : {}),
       state,
       ...(through === undefined ? {} : { through }),
+      // A resumed run staged pages before this process: then the hint is left out, not given short.
+      ...(this.#resumedStaging ? {} : { partitions: [...this.#stagedPartitions].sort() }),
     };
+    this.#stagedPartitions.clear();
+    this.#resumedStaging = through !== undefined;
     // Only a finished run hands off: a partial one goes on from the checkpoint its publish writes.
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
     const recorded = await this.#recordedSchema();

@@ -54,6 +54,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
           runId: runOf(settings.runId, walks),
           publishLock: settings.locks?.publish.bind(settings.locks),
           tryPublishLock: settings.locks?.tryPublish?.bind(settings.locks),
+          tryHoldLocks: settings.locks?.tryHold?.bind(settings.locks),
           handOff: settings.handOff,
           incremental: settings.incremental,
           maxDepth: settings.maxDepth,

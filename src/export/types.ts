@@ -138,6 +138,20 @@ export interface ExportLocks {
    * to publish then also sees when another's publish took its pages (group commit). Without it, `publish`.
    */
   tryPublish?<T>(path: string, fn: (fence?: PublishFence) => Promise<T>): Promise<{ value: T } | undefined>;
+  /**
+   * Takes at once every lock of `paths` that nobody holds (a publish pass's partitions: one round
+   * trip for them all, not one each), holding them until released. Without it, they are tried one by one.
+   */
+  tryHold?(paths: readonly string[]): Promise<HeldLocks>;
+}
+
+/** Locks taken together (`ExportLocks.tryHold`): which of those asked for, one fence for them all, one release. */
+export interface HeldLocks {
+  /** Per path asked for, whether it was taken (the others are held by someone else). */
+  taken: boolean[];
+  /** Whether every lock taken is still this holder's. */
+  fence: PublishFence;
+  release(): Promise<void>;
 }
 
 /**

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { LockedError } from '../errors.ts';
-import type { ExportLocks, PublishFence } from '../export/types.ts';
+import type { ExportLocks, HeldLocks, PublishFence } from '../export/types.ts';
 import { PREFIX } from './connection.ts';
 
 /** KEYS[1] the lock, KEYS[2] its fencing counter; ARGV[1] the holder, ARGV[2] the lease (ms). Returns the token, or 0 when held. */
@@ -25,6 +25,31 @@ const KEEP = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 if tonumber(ARGV[2]) == 0 then return redis.call('DEL', KEYS[1]) end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
+
+/** TAKE for many locks at once: KEYS the N locks, then their N fencing counters. Returns per lock its token, or 0 when held. */
+const TAKE_ALL = `
+local n = #KEYS / 2
+local tokens = {}
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    tokens[i] = 0
+  else
+    local token = redis.call('INCR', KEYS[n + i])
+    redis.call('SET', KEYS[i], ARGV[1] .. '#' .. token, 'PX', ARGV[2])
+    tokens[i] = token
+  end
+end
+return tokens`;
+/** KEEP for many locks: renews (ARGV[1] ms) or releases (ARGV[1] = 0) each that holds its value (ARGV[1 + i]). Returns how many did. */
+const KEEP_ALL = `
+local kept = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[i + 1] then
+    kept = kept + 1
+    if tonumber(ARGV[1]) == 0 then redis.call('DEL', key) else redis.call('PEXPIRE', key, ARGV[1]) end
+  end
+end
+return kept`;
 
 const PUBLISH_WAIT_MS = 50;
 const PUBLISH_PATIENCE_MS = 120_000;
@@ -80,16 +105,50 @@ export class RedisLocks implements ExportLocks {
   }
 
   /**
-   * Whether `key` still holds `value`. Redis away past a whole lease means the lease ran out
-   * meanwhile: the answer is then no, rather than a wait as long as Redis stays away.
+   * Takes every free lock of `paths` in one round trip, and keeps their leases with one renewal for
+   * them all: a publish pass's partitions, however many they are.
    */
-  async #holds(key: string, value: string): Promise<boolean> {
+  async tryHold(paths: readonly string[]): Promise<HeldLocks> {
+    const keys = paths.map(lockKey);
+    const tokens = (await this.redis.eval(TAKE_ALL, keys.length * 2, ...keys, ...keys.map((key) => `${key}:fence`), this.holder, this.leaseMs)) as number[];
+    const taken = tokens.map((token) => Number(token) > 0);
+    const mine = keys.flatMap((key, index) => (taken[index] ? [{ key, value: `${this.holder}#${tokens[index]}`, path: paths[index] }] : []));
+    const keep = (leaseMs: number) => this.redis.eval(KEEP_ALL, mine.length, ...mine.map((lock) => lock.key), leaseMs, ...mine.map((lock) => lock.value));
+    const renewal = setInterval(() => {
+      keep(this.leaseMs)
+        .then((kept) => {
+          if (Number(kept) < mine.length) {
+            clearInterval(renewal);
+            this.onLost(mine[0].path);
+          }
+        })
+        // Redis away: the next renewal tries again; the lease says how long that may last.
+        .catch(() => undefined);
+    }, Math.max(10, Math.floor(this.leaseMs / 3)));
+    renewal.unref();
+    if (mine.length === 0) clearInterval(renewal);
+    return {
+      taken,
+      fence: () => this.#holds(mine.map((lock) => lock.key), mine.map((lock) => lock.value)),
+      release: async () => {
+        clearInterval(renewal);
+        if (mine.length > 0) await keep(0).catch(() => undefined);
+      },
+    };
+  }
+
+  /**
+   * Whether each of `keys` still holds its value of `values`. Redis away past a whole lease means
+   * the lease ran out meanwhile: the answer is then no, rather than a wait as long as Redis stays away.
+   */
+  async #holds(keys: readonly string[], values: readonly string[]): Promise<boolean> {
+    if (keys.length === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), this.leaseMs);
     });
     try {
-      return await Promise.race([this.redis.get(key).then((held) => held === value), expired]);
+      return await Promise.race([this.redis.mget(...keys).then((held) => held.every((value, index) => value === values[index])), expired]);
     } finally {
       clearTimeout(timer);
     }
@@ -116,7 +175,7 @@ export class RedisLocks implements ExportLocks {
     renewal.unref();
     return {
       token,
-      held: () => this.#holds(key, value),
+      held: () => this.#holds([key], [value]),
       release: async () => {
         clearInterval(renewal);
         await this.redis.eval(KEEP, 1, key, value, 0).catch(() => undefined);

@@ -494,6 +494,37 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
     }
   });
 
+  it('take the free locks of a publish pass’s partitions in one round trip, renew them together, fence them together, and let go only of their own', async () => {
+    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const lost: string[] = [];
+    const first = new RedisLocks(redis, 'worker-a', 300, (path) => lost.push(`a ${path}`));
+    const second = new RedisLocks(redis, 'worker-b', 300, (path) => lost.push(`b ${path}`));
+    const partition = (month: string) => `/data/_dataset/x/locks/partition-${month}`;
+    try {
+      const a = await first.tryHold([partition('2025-01'), partition('2025-02')]);
+      expect(a.taken).toEqual([true, true]);
+      // Renewed together: still held well after one lease, so the other worker takes only what is free.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      const b = await second.tryHold([partition('2025-02'), partition('2025-03')]);
+      expect(b.taken).toEqual([false, true]);
+      expect(await a.fence()).toBe(true);
+      expect(await b.fence()).toBe(true);
+      // Letting go leaves the other worker's lock alone.
+      await a.release();
+      expect(await redis.get(lockKey(partition('2025-03')))).toMatch(/^worker-b#/);
+      expect(await redis.get(lockKey(partition('2025-01')))).toBeNull();
+      // A lease taken over: the fence says no, and the next renewal tells the holder.
+      await redis.set(lockKey(partition('2025-03')), 'worker-c#99', 'PX', 5_000);
+      expect(await b.fence()).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(lost).toEqual([`b ${partition('2025-03')}`]);
+      await b.release();
+      expect(await redis.get(lockKey(partition('2025-03')))).toBe('worker-c#99');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('tell a publish whether its lease is still its own (its fence), and let go without taking another holder’s lock', async () => {
     const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
     const locks = new RedisLocks(redis, 'worker-a', 5_000, () => undefined);

@@ -180,7 +180,7 @@ describe('publishes over different partitions', () => {
     await walk(dir, 'gcr-n40', { handOff: true });
     const commit = JSON.parse(readFileSync(join(dir, META, 'commits', 'walk-gcr-n40.json'), 'utf8')) as { id: string };
     // What a pass killed -9 while it formed leaves: its folder with its claim, and its lock signed by a process now gone.
-    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
     mkdirSync(join(dir, META, 'publishing', 'dead-pass'), { recursive: true });
     writeFileSync(join(dir, META, 'publishing', 'dead-pass', 'claim.json'), JSON.stringify({ commits: [{ writer: 'walk-gcr-n40', id: commit.id }] }));
     mkdirSync(join(dir, META, 'locks', 'pass-dead-pass'), { recursive: true });
@@ -191,5 +191,26 @@ describe('publishes over different partitions', () => {
     expect(await counts(dir)).toEqual({ rows: 80, keys: 80 });
     expect(existsSync(join(dir, META, 'commits', 'walk-gcr-n40.json'))).toBe(false);
     expect(readdirSync(join(dir, META, 'publishing'))).toEqual([]);
+  });
+});
+
+describe('many walks of one process publishing into one dataset at once', () => {
+  it.each([
+    ['handing off, as a queue worker’s walks do', true],
+    ['waiting for their own pages', false],
+  ])('%s, publish every pass they form, their own and each other’s, leaving no pass or lock behind', async (_, handOff) => {
+    const dir = freshDir();
+    const names = Array.from({ length: 8 }, (_, index) => `gcm${index}${handOff ? 'h' : 'w'}-n${40 + index * 10}`);
+    // A leader goes on forming passes for the walks that finish meanwhile.
+    const summaries = await Promise.all(names.map((subforum) => walk(dir, subforum, { handOff })));
+    expect(summaries.every((summary) => summary.complete)).toBe(true);
+    // A walk returns once nothing it could take waits, or another leads: when the last returns, every pass is published.
+    const total = names.reduce((sum, name) => sum + Number(name.split('-n')[1]), 0);
+    expect(await counts(dir)).toEqual({ rows: total, keys: total });
+    // Each walk that waited is told what its own pages added, whichever pass took them.
+    if (!handOff) expect(summaries.map((summary) => summary.dataset?.added)).toEqual(names.map((name) => Number(name.split('-n')[1])));
+    expect(readdirSync(join(dir, META, 'publishing'))).toEqual([]);
+    expect(readdirSync(join(dir, META, 'commits')).filter((name) => !name.endsWith('.done.json'))).toEqual([]);
+    expect(existsSync(join(dir, META, 'locks')) ? readdirSync(join(dir, META, 'locks')) : []).toEqual([]);
   });
 });
