@@ -186,6 +186,7 @@ export class GroupCommit {
         const formed = await this.locks.tryRun(this.paths.lock, () => this.#form(refused, handOff));
         if (formed?.value === undefined) return own;
         if (formed.value === 'busy') {
+          // A pass at work: its leader looks for commits once it is done (after its folder goes), and takes these.
           if ((await readdir(this.paths.publishing).catch(() => [])).length > 0) return own;
           await new Promise((resolve) => setTimeout(resolve, POLL_MS));
           continue;
@@ -218,11 +219,12 @@ export class GroupCommit {
     await finishCompaction(this.paths);
     await finishLegacyGroup(this.paths, this.locks);
     await recoverPasses(this.paths, this.locks, { wait: false });
-    const { taken, partitions: busy } = await claimsOfLivePasses(this.paths);
+    const { writers: taken, partitions: busy } = await claimsOfLivePasses(this.paths);
     // Handing off, a pass takes only commits whose partitions no pass at work holds (as far as their hints tell).
     const avoid = handOff ? busy : new Set<string>();
     let commits = await this.#nextPass(refused, taken, 0, avoid);
-    if (commits.length === 0) return undefined;
+    // Commits left for passes at work (their hints): those passes' leaders take them, unless done already (`#lead` looks).
+    if (commits.length === 0) return avoid.size > 0 && (await this.#othersWait(refused)) ? 'busy' : undefined;
     const id = randomUUID();
     const held: Held[] = [];
     const pass: Commit[] = [];
@@ -231,9 +233,12 @@ export class GroupCommit {
       const plan = await this.plan(this.paths.pass(id));
       // The paths of the locks this pass holds: its own, its partitions' and its walks'.
       const locked = new Set<string>();
-      for (let bytes = 0; commits.length > 0; commits = await this.#nextPass(refused, taken, bytes, avoid)) {
+      // The first commits, then once those that arrived while it waited for partitions (a pass
+      // handing off never waits): each look reads every commit waiting, so it is not repeated.
+      const rounds = handOff ? 1 : 2;
+      for (let bytes = 0, round = 0; commits.length > 0 && round < rounds; round++, commits = await this.#nextPass(refused, taken, bytes, avoid)) {
         pass.push(...commits);
-        for (const commit of commits) taken.add(claimName(commit.writer, commit.id));
+        for (const commit of commits) taken.add(commit.writer);
         bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
         await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass) });
         await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
@@ -312,9 +317,10 @@ export class GroupCommit {
     const own = this.paths.commit();
     for (const path of [...paths.filter((each) => each === own), ...paths.filter((each) => each !== own)]) {
       const writer = writerOfCommit(path);
-      if (refused.has(writer)) continue;
+      // A writer's next commit comes only once its last is gone: one claimed is the one waiting, unread.
+      if (refused.has(writer) || taken.has(writer)) continue;
       const commit = await readCommitFile(path, writer, commitRemedy(path));
-      if (commit === undefined || taken.has(claimName(writer, commit.id))) continue;
+      if (commit === undefined) continue;
       if (commit.partitions?.some((partition) => busy.has(partition)) === true) continue;
       if ((pass.length > 0 || bytes > 0) && bytes + commit.state.spool.bytes > PASS_BYTES) break;
       pass.push(commit);
@@ -423,24 +429,28 @@ function journalLocks(paths: DatasetPaths, journal: GroupJournal): string[] {
 }
 
 /**
- * The commits that passes claimed (by `claimName`) and the partitions they hold, from their claims;
- * under the publish lock, with dead passes finished, these are the passes at work.
+ * The writers whose commits passes claimed, the commits by `claimName`, and the partitions the
+ * passes hold, from their claims; under the publish lock, with dead passes finished, these are the passes at work.
  */
-async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ taken: Set<string>; partitions: Set<string> }> {
-  const taken = new Set<string>();
+async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ writers: Set<string>; commits: Set<string>; partitions: Set<string> }> {
+  const writers = new Set<string>();
+  const commits = new Set<string>();
   const partitions = new Set<string>();
   for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
     const claim = await readClaimFile(paths.passClaim(pass), passJournalRemedy(paths, pass));
-    for (const commit of claim?.commits ?? []) taken.add(claimName(commit.writer, commit.id));
+    for (const commit of claim?.commits ?? []) {
+      writers.add(commit.writer);
+      commits.add(claimName(commit.writer, commit.id));
+    }
     for (const partition of claim?.partitions ?? []) partitions.add(partition);
   }
-  return { taken, partitions };
+  return { writers, commits, partitions };
 }
 
 /** Whether a pass claimed `writer`'s commit `id`. */
 async function claimed(paths: DatasetPaths, writer: string, id: string): Promise<boolean> {
-  const { taken } = await claimsOfLivePasses(paths).catch(() => ({ taken: new Set<string>() }));
-  return taken.has(claimName(writer, id));
+  const { commits } = await claimsOfLivePasses(paths).catch(() => ({ commits: new Set<string>() }));
+  return commits.has(claimName(writer, id));
 }
 
 /** A pass's claim of `commits`, as `claim.json` holds it. */

@@ -1,18 +1,22 @@
 /**
- * The locks of a dataset operation's publishes (README § 8 "Group commit"), all of one mechanism:
- * the caller's (`ExportLocks`: Redis leases in queue mode), else lock folders under `_dataset/<op>/`.
+ * The locks of a dataset operation's publishes (README § 8 "Crash safety, and writers that publish
+ * together"), all of one mechanism: the caller's (`ExportLocks`: Redis leases in queue mode), else
+ * lock folders under `_dataset/<op>/`.
  *
  * - The publish lock (`lock/`) is held while a pass is formed: it claims the commits waiting, sorts
- *   their records by partition and takes the locks of those partitions. Only its holder takes
- *   partition locks, so no two takers ever wait on each other, in whatever order they take them.
+ *   their records by partition and takes the locks below. Only its holder takes them, so no two
+ *   takers ever wait on each other, in whatever order they take them.
  * - A pass's lock (`locks/pass-<id>`) is held while the pass lives; a pass folder whose lock is free
  *   is of a pass that died, and is finished or dropped by whoever forms the next pass.
  * - A partition's lock (`locks/partition-<value>`) is held by the pass rewriting its parts, from its
  *   forming to its end: passes that touch other partitions publish at once.
- * - The meta lock (`locks/meta`) is held for the moment a pass records the schema and the walk
- *   states, which passes at once share. Its holder waits for nothing else.
+ * - A walk's lock (`locks/walk-<walkName>`) is held by the pass that writes its state, so two passes
+ *   with pages of the same walk take turns.
+ * - The meta lock (`locks/meta`) is held for the moment a pass records a schema its records changed
+ *   (passes at once may each add columns). Its holder waits for nothing else.
  *
- * Locks are taken in that order and never the other way round.
+ * A pass's own, partition and walk locks are taken together (`holdAll`: one round trip with the
+ * caller's `tryHold`), after the publish lock and before the meta lock, never the other way round.
  */
 import { LockedError } from '../errors.ts';
 import type { ExportLocks, PublishFence } from './types.ts';
