@@ -391,20 +391,34 @@ export class DatasetDestination implements Destination {
   async #plan(staging: string): Promise<PassPlan> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
-    if (recorded?.partitioning !== undefined) this.#partitioning = recorded.partitioning;
+    const written = await this.#writtenAs(recorded);
+    if (recorded !== undefined) this.#partitioning = written.partitioning;
     return new PassPlan({
       op: this.op,
       paths: this.paths,
-      format: this.#format,
-      partitioning: this.#partitioning,
+      ...written,
       layout: recorded?.layout ?? this.#askedLayout,
       maxDepth: this.#maxDepth,
-      // A first run of another writer's may have recorded the layout since this one opened: the recorded one is the dataset's.
-      parquetLayout: recorded === undefined ? this.#parquetLayout : recordedLayout(recorded),
       recorded,
       queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
       staging,
     });
+  }
+
+  /**
+   * How a pass writes the dataset: as recorded now (a first run of another writer's may have recorded
+   * it since this one opened), or before anything is recorded, as this run asks. Worked out here,
+   * not taken from what `recover` sets: a commit this writer handed off is published while `recover`
+   * runs, before it has.
+   */
+  async #writtenAs(recorded: RecordedSchema | undefined): Promise<{ format: DatasetFormat; partitioning: Partitioning; parquetLayout: ParquetLayout | undefined }> {
+    if (recorded !== undefined) return { format: recorded.format, partitioning: recorded.partitioning ?? LEGACY_PARTITIONING, parquetLayout: recordedLayout(recorded) };
+    const format = this.#askedFormat ?? 'parquet';
+    return {
+      format,
+      partitioning: await partitioningFor(this.paths, undefined, this.#askedPartition),
+      parquetLayout: layoutForRun(undefined, format, this.#askedParquetLayout, this.paths),
+    };
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */

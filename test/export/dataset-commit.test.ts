@@ -79,6 +79,9 @@ describe('group commit with hand-off', () => {
     expect(again.complete).toBe(true);
     expect(charged()).toBe(before);
     expect(await counts(dir)).toEqual({ rows: 75, keys: 75 });
+    // Published while the walk's new run opens, before it has settled its own: still the dataset's default layout.
+    expect(JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')).partitioning).toEqual({ by: 'month', column: '_date' });
+    expect(readdirSync(join(dir, 'forum/subforum')).every((folder) => /^_date=\d{4}-\d{2}$/.test(folder))).toBe(true);
   });
 
   it('takes the next run of a handed-off walk from the mark its pages set: one page, not the walk again', async () => {
