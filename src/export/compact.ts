@@ -25,7 +25,7 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { finishLegacyGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
-import { exclusively } from './dataset-commit.ts';
+import { exclusively } from './dataset-passes.ts';
 import { DatasetLocks } from './dataset-locks.ts';
 import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
 import { checkParts } from './dataset-state.ts';

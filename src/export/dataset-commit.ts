@@ -31,9 +31,10 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { DatasetError, LockedError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from './dataset-locks.ts';
-import { finishLegacyGroup, finishPass, passJournalRemedy, type GroupJournal } from './dataset-rewrite.ts';
-import { readClaimFile, readCommitFile, readGroupJournal, readReceiptFile } from './dataset-state.ts';
-import { DatasetPaths } from './dataset-store.ts';
+import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPasses } from './dataset-passes.ts';
+import { finishLegacyGroup, finishPass, type GroupJournal } from './dataset-rewrite.ts';
+import { readCommitFile, readReceiptFile } from './dataset-state.ts';
+import { DatasetPaths, passFolders } from './dataset-store.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import type { SpoolPrefix } from './destination.ts';
@@ -43,8 +44,6 @@ import type { DatasetChanges } from './types.ts';
 /** How often a waiting writer looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
 const POLL_MS = 20;
 const TRY_EVERY = 10;
-/** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
-const PASS_END_WAIT_MS = 1_000;
 /** A publish of a large group rewrites many parts; a lock held longer than this is a run that hangs. */
 const PUBLISH_PATIENCE_MS = 10 * 60_000;
 /**
@@ -187,7 +186,7 @@ export class GroupCommit {
         if (formed?.value === undefined) return own;
         if (formed.value === 'busy') {
           // A pass at work: its leader looks for commits once it is done (after its folder goes), and takes these.
-          if ((await readdir(this.paths.publishing).catch(() => [])).length > 0) return own;
+          if ((await passFolders(this.paths)).length > 0) return own;
           await new Promise((resolve) => setTimeout(resolve, POLL_MS));
           continue;
         }
@@ -233,10 +232,10 @@ export class GroupCommit {
       const plan = await this.plan(this.paths.pass(id));
       // The paths of the locks this pass holds: its own, its partitions' and its walks'.
       const locked = new Set<string>();
-      // The first commits, then once those that arrived while it waited for partitions (a pass
-      // handing off never waits): each look reads every commit waiting, so it is not repeated.
+      // The first commits, then once those that arrived while it waited for partitions; a pass
+      // handing off waits for none, so it has the one round. Each look reads every commit waiting.
       const rounds = handOff ? 1 : 2;
-      for (let bytes = 0, round = 0; commits.length > 0 && round < rounds; round++, commits = await this.#nextPass(refused, taken, bytes, avoid)) {
+      for (let bytes = 0, round = 1; commits.length > 0; round++) {
         pass.push(...commits);
         for (const commit of commits) taken.add(commit.writer);
         bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
@@ -245,7 +244,7 @@ export class GroupCommit {
         const partitions = plan.partitions();
         // What passes forming next read to tell whether they would wait for this one.
         await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass), partitions });
-        if (handOff && held.length === 0 && partitions.some((partition) => avoid.has(partition))) {
+        if (handOff && partitions.some((partition) => avoid.has(partition))) {
           await rm(this.paths.pass(id), { recursive: true, force: true });
           return 'busy';
         }
@@ -254,7 +253,7 @@ export class GroupCommit {
         const walks = pass.flatMap((commit) => commit.state.walks.map((walk) => this.paths.walkLock(walkName(walk.params))));
         const wanted = [this.paths.passLock(id), ...partitions.map((partition) => this.paths.partitionLock(partition)), ...walks].filter((lock) => !locked.has(lock));
         for (const lock of wanted) locked.add(lock);
-        if (handOff && held.length === 0) {
+        if (handOff) {
           const free = await this.locks.tryHoldAll(wanted);
           if (free === undefined) {
             await rm(this.paths.pass(id), { recursive: true, force: true });
@@ -264,6 +263,7 @@ export class GroupCommit {
         } else if (wanted.length > 0) {
           held.push(...(await this.locks.holdAll(wanted, () => passEnds(this.paths, id))));
         }
+        commits = round < rounds ? await this.#nextPass(refused, taken, bytes, avoid) : [];
       }
       // A pass that died while this one waited held partitions that are this one's now, or free.
       await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: locked });
@@ -336,7 +336,7 @@ export class GroupCommit {
 
   /** Whether this writer's commit hints at a partition that a pass at work holds (read from files: no round trip). */
   async #ownBusy(): Promise<boolean> {
-    if ((await readdir(this.paths.publishing).catch(() => [])).length === 0) return false;
+    if ((await passFolders(this.paths)).length === 0) return false;
     const own = await readCommitFile(this.paths.commit(), this.paths.writer, commitRemedy(this.paths.commit()));
     if (own?.partitions === undefined) return false;
     const { partitions } = await claimsOfLivePasses(this.paths);
@@ -364,102 +364,6 @@ export class GroupCommit {
   get queueLocks(): boolean {
     return this.locks.queue;
   }
-}
-
-/**
- * Runs `fn` holding the publish lock once every pass is over: live ones are waited for, dead ones
- * finished from their journals or dropped. No pass forms meanwhile, so `fn` may rewrite every
- * partition (a compaction, a migration). `fn` is told whether a pass a kill left was finished.
- */
-export function exclusively<T>(paths: DatasetPaths, locks: DatasetLocks, fn: (recovered: boolean) => Promise<T>): Promise<T> {
-  return locks.run(paths.lock, async () => fn(await recoverPasses(paths, locks, { wait: true })));
-}
-
-/**
- * Finishes the passes that died (their lock is free): from the journal when they wrote one, taking
- * the locks of its partitions and walks (but those in `held`, the caller's), else by dropping their folder,
- * which frees their commits. With `wait`, live passes are waited for, then looked at the same way.
- * The caller holds the publish lock. Returns whether a pass was finished from its journal.
- */
-export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, options: { wait: boolean; except?: string; held?: ReadonlySet<string> }): Promise<boolean> {
-  let finished = false;
-  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
-    if (pass === options.except) continue;
-    const hold = options.wait ? await locks.hold(paths.passLock(pass)) : await locks.tryHold(paths.passLock(pass));
-    if (hold === undefined) continue;
-    try {
-      const journal = await readGroupJournal(paths.passJournal(pass), passJournalRemedy(paths, pass));
-      if (journal === undefined) {
-        await rm(paths.pass(pass), { recursive: true, force: true });
-        continue;
-      }
-      const wanted = journalLocks(paths, journal).filter((lock) => options.held?.has(lock) !== true);
-      const held = await locks.holdAll(wanted);
-      try {
-        finished = (await finishPass(paths, pass, locks, journal)) || finished;
-      } finally {
-        await releaseAll(held);
-      }
-    } finally {
-      await hold.release();
-    }
-  }
-  return finished;
-}
-
-/**
- * Resolves when a pass other than `except` ends (its folder goes just before its locks), or after
- * `PASS_END_WAIT_MS` in any case (a holder that died leaves its folder): what a pass waiting for
- * partitions waits on between tries, looking at folders rather than asking Redis.
- */
-async function passEnds(paths: DatasetPaths, except: string): Promise<void> {
-  const passes = async () => (await readdir(paths.publishing).catch(() => [] as string[])).filter((pass) => pass !== except);
-  const before = await passes();
-  const deadline = Date.now() + PASS_END_WAIT_MS;
-  while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS / 2));
-    const now = new Set(await passes());
-    if (before.some((pass) => !now.has(pass))) return;
-  }
-}
-
-/** The locks a pass's journal is carried out under: its partitions' and its walks'. */
-function journalLocks(paths: DatasetPaths, journal: GroupJournal): string[] {
-  return [...(journal.partitions ?? []).map((partition) => paths.partitionLock(partition)), ...journal.walks.map((walk) => paths.walkLock(walkName(walk.params)))];
-}
-
-/**
- * The writers whose commits passes claimed, the commits by `claimName`, and the partitions the
- * passes hold, from their claims; under the publish lock, with dead passes finished, these are the passes at work.
- */
-async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ writers: Set<string>; commits: Set<string>; partitions: Set<string> }> {
-  const writers = new Set<string>();
-  const commits = new Set<string>();
-  const partitions = new Set<string>();
-  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
-    const claim = await readClaimFile(paths.passClaim(pass), passJournalRemedy(paths, pass));
-    for (const commit of claim?.commits ?? []) {
-      writers.add(commit.writer);
-      commits.add(claimName(commit.writer, commit.id));
-    }
-    for (const partition of claim?.partitions ?? []) partitions.add(partition);
-  }
-  return { writers, commits, partitions };
-}
-
-/** Whether a pass claimed `writer`'s commit `id`. */
-async function claimed(paths: DatasetPaths, writer: string, id: string): Promise<boolean> {
-  const { commits } = await claimsOfLivePasses(paths).catch(() => ({ commits: new Set<string>() }));
-  return commits.has(claimName(writer, id));
-}
-
-/** A pass's claim of `commits`, as `claim.json` holds it. */
-function claimOf(commits: readonly Commit[]): { writer: string; id?: string }[] {
-  return commits.map((commit) => ({ writer: commit.writer, ...(commit.id === undefined ? {} : { id: commit.id }) }));
-}
-
-function claimName(writer: string, id: string | undefined): string {
-  return `${writer}#${id ?? ''}`;
 }
 
 /**

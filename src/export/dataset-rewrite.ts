@@ -21,7 +21,7 @@ import { mergeSchemas } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
-import { DatasetPaths, partitionOf, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
+import { DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
 import { readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './dataset-state.ts';
 import type { DatasetLocks } from './dataset-locks.ts';
@@ -108,7 +108,7 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
   const journal = await readGroupJournal(paths.publishJournal, groupJournalRemedy(paths));
   if (journal === undefined) return false;
   await carryOut(paths, journal, locks);
-  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) {
+  for (const pass of await passFolders(paths)) {
     if ((await fileSize(paths.passClaim(pass))) === undefined) await rm(paths.pass(pass), { recursive: true, force: true });
   }
   await rm(paths.publishJournal, { force: true });

@@ -20,7 +20,7 @@ import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { COLUMN_KINDS } from '../../sinks/rows.ts';
 import { MAX_BUCKETS } from './dataset-buckets.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN } from './dataset-store.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders } from './dataset-store.ts';
 import { fileSize, readJsonFile } from './durable.ts';
 
 /** What is wrong with a value, and when a fix of its own is known, that fix. */
@@ -322,7 +322,7 @@ const GROUP_JOURNAL = shape({
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
 const COMMIT_FILE = shape({ writer: text, id: optional(text), partitions: optional(listOf(text)), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
 
-/** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-commit.ts`). */
+/** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-passes.ts`). */
 const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })), partitions: optional(listOf(text)) });
 
 /** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */
@@ -539,7 +539,7 @@ async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
  */
 async function publishing(paths: DatasetPaths): Promise<boolean> {
   if ((await fileSize(paths.publishJournal)) !== undefined) return true;
-  for (const pass of await readdir(paths.publishing).catch(() => [] as string[])) if ((await fileSize(paths.passJournal(pass))) !== undefined) return true;
+  for (const pass of await passFolders(paths)) if ((await fileSize(paths.passJournal(pass))) !== undefined) return true;
   const names = await readdir(paths.meta).catch(() => [] as string[]);
   for (const name of names) {
     if (!name.startsWith('staging-')) continue;

@@ -163,6 +163,11 @@ export class DatasetPaths {
   }
 }
 
+/** The passes that have a folder under `publishing/`, by id: at work, or dead and not yet finished. */
+export async function passFolders(paths: DatasetPaths): Promise<string[]> {
+  return readdir(paths.publishing).catch(() => [] as string[]);
+}
+
 /** The partition of a record time (Unix ms): its UTC day (`2025-11-21`), month (`2025-11`) or year (`2025`). */
 export function partitionOf(ms: number | undefined, by: PartitionBy): string {
   if (by === 'none') return UNPARTITIONED;

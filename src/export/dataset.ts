@@ -15,7 +15,7 @@
  * the partition of its own (unchanging) time, and each part is replaced whole, so a reader sees each
  * record exactly once at every moment.
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
@@ -30,7 +30,7 @@ import { PassPlan } from './dataset-plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets, STABLE_KEY } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { checkOtherSchemas, checkParts, readClaimFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, passFolders, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
 import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
@@ -74,6 +74,9 @@ export interface DatasetDestinationOptions {
   until?: number;
 }
 
+/** How a run asks its parts be written: a dataset that records how takes it, one that does must agree (`recover`). */
+type AskedWriting = Pick<DatasetDestinationOptions, 'format' | 'partition' | 'parquetLayout'>;
+
 export class DatasetDestination implements Destination {
   readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: true, drift: 'record' };
   readonly paths: DatasetPaths;
@@ -83,10 +86,8 @@ export class DatasetDestination implements Destination {
   readonly #policy: SchemaPolicy;
   readonly #incremental: boolean;
   readonly #maxDepth: number | undefined;
-  readonly #askedFormat: DatasetFormat | undefined;
-  readonly #askedPartition: PartitionBy | undefined;
+  readonly #asked: AskedWriting;
   readonly #askedLayout: Layout;
-  readonly #askedParquetLayout: ParquetLayout | undefined;
   #parquetLayout: ParquetLayout | undefined;
   readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #group: GroupCommit;
@@ -125,10 +126,8 @@ export class DatasetDestination implements Destination {
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
     this.#maxDepth = options.maxDepth;
-    this.#askedFormat = options.format;
-    this.#askedPartition = options.partition;
+    this.#asked = { format: options.format, partition: options.partition, parquetLayout: options.parquetLayout };
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
-    this.#askedParquetLayout = options.parquetLayout;
     this.#walks = options.walks ?? [];
     this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock, tryHold: options.tryHoldLocks }, (staging) => this.#plan(staging));
     this.#handOff = options.handOff ?? false;
@@ -171,13 +170,11 @@ export class DatasetDestination implements Destination {
       });
       schema = await this.#recordedSchema();
     }
-    if (schema !== undefined && this.#askedFormat !== undefined && schema.format !== this.#askedFormat) {
-      throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#askedFormat} parts to it`, this.output);
+    if (schema !== undefined && this.#asked.format !== undefined && schema.format !== this.#asked.format) {
+      throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#asked.format} parts to it`, this.output);
     }
     if (schema === undefined) await checkOtherSchemas(this.paths);
-    this.#format = schema?.format ?? this.#askedFormat ?? 'parquet';
-    this.#parquetLayout = layoutForRun(schema, this.#format, this.#askedParquetLayout, this.paths);
-    this.#partitioning = await partitioningFor(this.paths, schema === undefined ? undefined : (schema.partitioning ?? LEGACY_PARTITIONING), this.#askedPartition);
+    ({ format: this.#format, parquetLayout: this.#parquetLayout, partitioning: this.#partitioning } = await this.#writtenAs(schema, this.#asked));
     this.#tracker = schemaTracker(schema?.columns ?? [], this.#parquetLayout);
     const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
     if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
@@ -206,7 +203,7 @@ export class DatasetDestination implements Destination {
    */
   async #checkWaiting(): Promise<void> {
     await readGroupJournal(this.paths.publishJournal, groupJournalRemedy(this.paths));
-    for (const pass of await readdir(this.paths.publishing).catch(() => [] as string[])) {
+    for (const pass of await passFolders(this.paths)) {
       await readGroupJournal(this.paths.passJournal(pass), passJournalRemedy(this.paths, pass));
       await readClaimFile(this.paths.passClaim(pass), passJournalRemedy(this.paths, pass));
     }
@@ -391,7 +388,8 @@ export class DatasetDestination implements Destination {
   async #plan(staging: string): Promise<PassPlan> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
-    const written = await this.#writtenAs(recorded);
+    // A first run of another writer's may have recorded how since this one opened: the recorded way is the dataset's.
+    const written = await this.#writtenAs(recorded, recorded === undefined ? this.#asked : {});
     if (recorded !== undefined) this.#partitioning = written.partitioning;
     return new PassPlan({
       op: this.op,
@@ -406,19 +404,19 @@ export class DatasetDestination implements Destination {
   }
 
   /**
-   * How a pass writes the dataset: as recorded now (a first run of another writer's may have recorded
-   * it since this one opened), or before anything is recorded, as this run asks. Worked out here,
-   * not taken from what `recover` sets: a commit this writer handed off is published while `recover`
-   * runs, before it has.
+   * How the dataset's parts are written: as recorded, or for a dataset that records nothing yet, as
+   * `asked`; what is asked of a recorded one must agree with it (each refusal names the remedy).
+   * `recover` sets its fields from this, and each pass works it out afresh: a commit this writer
+   * handed off is published while `recover` runs, before it has set them.
    */
-  async #writtenAs(recorded: RecordedSchema | undefined): Promise<{ format: DatasetFormat; partitioning: Partitioning; parquetLayout: ParquetLayout | undefined }> {
-    if (recorded !== undefined) return { format: recorded.format, partitioning: recorded.partitioning ?? LEGACY_PARTITIONING, parquetLayout: recordedLayout(recorded) };
-    const format = this.#askedFormat ?? 'parquet';
-    return {
-      format,
-      partitioning: await partitioningFor(this.paths, undefined, this.#askedPartition),
-      parquetLayout: layoutForRun(undefined, format, this.#askedParquetLayout, this.paths),
-    };
+  async #writtenAs(
+    recorded: RecordedSchema | undefined,
+    asked: AskedWriting,
+  ): Promise<{ format: DatasetFormat; partitioning: Partitioning; parquetLayout: ParquetLayout | undefined }> {
+    const format = recorded?.format ?? asked.format ?? 'parquet';
+    const parquetLayout = layoutForRun(recorded, format, asked.parquetLayout, this.paths);
+    const partitioning = await partitioningFor(this.paths, recorded === undefined ? undefined : (recorded.partitioning ?? LEGACY_PARTITIONING), asked.partition);
+    return { format, partitioning, parquetLayout };
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */

@@ -1,0 +1,115 @@
+/**
+ * The publish passes on disk (README § 8 "Crash safety, and writers that publish together"): each
+ * pass's folder under `_dataset/<op>/publishing/` holds its claim (the commits it took and the
+ * partitions it holds) and, once it publishes, its journal. What a pass forming reads of the others
+ * (`claimsOfLivePasses`), how it waits for one to end (`passEnds`), and how the passes a kill left
+ * are finished or dropped (`recoverPasses`, `exclusively`) live here; forming and publishing a pass
+ * is `dataset-commit.ts`.
+ */
+import { rm } from 'node:fs/promises';
+import { walkName } from '../operations/walk-name.ts';
+import { releaseAll, type DatasetLocks } from './dataset-locks.ts';
+import { finishPass, passJournalRemedy, type GroupJournal } from './dataset-rewrite.ts';
+import { readClaimFile, readGroupJournal } from './dataset-state.ts';
+import { passFolders, type DatasetPaths } from './dataset-store.ts';
+
+/** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
+const PASS_END_WAIT_MS = 1_000;
+/** How often it looks meanwhile: a folder listing, no round trip. */
+const PASS_END_LOOK_MS = 10;
+
+/**
+ * Runs `fn` holding the publish lock once every pass is over: live ones are waited for, dead ones
+ * finished from their journals or dropped. No pass forms meanwhile, so `fn` may rewrite every
+ * partition (a compaction, a migration). `fn` is told whether a pass a kill left was finished.
+ */
+export function exclusively<T>(paths: DatasetPaths, locks: DatasetLocks, fn: (recovered: boolean) => Promise<T>): Promise<T> {
+  return locks.run(paths.lock, async () => fn(await recoverPasses(paths, locks, { wait: true })));
+}
+
+/**
+ * Finishes the passes that died (their lock is free): from the journal when they wrote one, taking
+ * the locks of its partitions and walks (but those in `held`, the caller's), else by dropping their folder,
+ * which frees their commits. With `wait`, live passes are waited for, then looked at the same way.
+ * The caller holds the publish lock. Returns whether a pass was finished from its journal.
+ */
+export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, options: { wait: boolean; except?: string; held?: ReadonlySet<string> }): Promise<boolean> {
+  let finished = false;
+  for (const pass of await passFolders(paths)) {
+    if (pass === options.except) continue;
+    const hold = options.wait ? await locks.hold(paths.passLock(pass)) : await locks.tryHold(paths.passLock(pass));
+    if (hold === undefined) continue;
+    try {
+      const journal = await readGroupJournal(paths.passJournal(pass), passJournalRemedy(paths, pass));
+      if (journal === undefined) {
+        await rm(paths.pass(pass), { recursive: true, force: true });
+        continue;
+      }
+      const wanted = journalLocks(paths, journal).filter((lock) => options.held?.has(lock) !== true);
+      const held = await locks.holdAll(wanted);
+      try {
+        finished = (await finishPass(paths, pass, locks, journal)) || finished;
+      } finally {
+        await releaseAll(held);
+      }
+    } finally {
+      await hold.release();
+    }
+  }
+  return finished;
+}
+
+/**
+ * Resolves when a pass other than `except` ends (its folder goes just before its locks), or after
+ * `PASS_END_WAIT_MS` in any case (a holder that died leaves its folder): what a pass waiting for
+ * partitions waits on between tries, looking at folders rather than asking Redis.
+ */
+export async function passEnds(paths: DatasetPaths, except: string): Promise<void> {
+  const passes = async () => (await passFolders(paths)).filter((pass) => pass !== except);
+  const before = await passes();
+  const deadline = Date.now() + PASS_END_WAIT_MS;
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, PASS_END_LOOK_MS));
+    const now = new Set(await passes());
+    if (before.some((pass) => !now.has(pass))) return;
+  }
+}
+
+/** The locks a pass's journal is carried out under: its partitions' and its walks'. */
+function journalLocks(paths: DatasetPaths, journal: GroupJournal): string[] {
+  return [...(journal.partitions ?? []).map((partition) => paths.partitionLock(partition)), ...journal.walks.map((walk) => paths.walkLock(walkName(walk.params)))];
+}
+
+/**
+ * The writers whose commits passes claimed, the commits by `claimName`, and the partitions the
+ * passes hold, from their claims; under the publish lock, with dead passes finished, these are the passes at work.
+ */
+export async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ writers: Set<string>; commits: Set<string>; partitions: Set<string> }> {
+  const writers = new Set<string>();
+  const commits = new Set<string>();
+  const partitions = new Set<string>();
+  for (const pass of await passFolders(paths)) {
+    const claim = await readClaimFile(paths.passClaim(pass), passJournalRemedy(paths, pass));
+    for (const commit of claim?.commits ?? []) {
+      writers.add(commit.writer);
+      commits.add(claimName(commit.writer, commit.id));
+    }
+    for (const partition of claim?.partitions ?? []) partitions.add(partition);
+  }
+  return { writers, commits, partitions };
+}
+
+/** Whether a pass claimed `writer`'s commit `id`. */
+export async function claimed(paths: DatasetPaths, writer: string, id: string): Promise<boolean> {
+  const { commits } = await claimsOfLivePasses(paths).catch(() => ({ commits: new Set<string>() }));
+  return commits.has(claimName(writer, id));
+}
+
+/** A pass's claim of `commits`, as `claim.json` holds it. */
+export function claimOf(commits: readonly { writer: string; id?: string }[]): { writer: string; id?: string }[] {
+  return commits.map((commit) => ({ writer: commit.writer, ...(commit.id === undefined ? {} : { id: commit.id }) }));
+}
+
+function claimName(writer: string, id: string | undefined): string {
+  return `${writer}#${id ?? ''}`;
+}
