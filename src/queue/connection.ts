@@ -22,8 +22,19 @@ const RETRY_MS = 5_000;
 /** How long an attempt waits for Redis to be ready. */
 const CONNECT_MS = 5_000;
 
-/** The errors of a connection to a Redis that went away (or is not there yet). */
-export const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** The socket errors of a connection to a Redis that went away (or is not there yet). */
+const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** ioredis's (and BullMQ's) error for a command on a connection that has just closed: it carries no code. */
+const CONNECTION_CLOSED = 'Connection is closed.';
+
+/**
+ * Whether `error` says only that Redis went away: a socket error (a read or a write reset, a broken pipe,
+ * a refused reconnection) or a command caught on the closing connection. Which one a connection sees
+ * first depends on what it was doing when Redis went, so each is told the same way.
+ */
+export function lostConnection(error: Error): boolean {
+  return LOST_CONNECTION.has((error as NodeJS.ErrnoException).code ?? '') || error.message === CONNECTION_CLOSED;
+}
 
 export interface ConnectOptions {
   /**
@@ -133,7 +144,7 @@ function reportErrors(redis: Redis, url: string, log: (line: string) => void): v
   // reconnections, which say nothing new until it is back.
   let away = false;
   redis.on('error', (error: Error) => {
-    const lost = LOST_CONNECTION.has((error as NodeJS.ErrnoException).code ?? '');
+    const lost = lostConnection(error);
     if (lost && away) return;
     away ||= lost;
     const line = `Redis at ${shownUrl(url)}: ${error.message}`;

@@ -37,7 +37,7 @@ import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
 import { checkWorkerCounts, type WorkerCounts } from './worker-options.ts';
 import { shownUrl } from './address.ts';
-import { connectQueue, LOST_CONNECTION, PREFIX, QUEUE_NAME } from './connection.ts';
+import { connectQueue, lostConnection, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
 import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
 
@@ -150,9 +150,10 @@ class WalkWorker {
       autorun: false,
     });
     // While Redis is away its connection has said so, once: BullMQ's connections would repeat it every
-    // attempt. One of them may see the loss first (a reset), while this connection still reads ready.
+    // attempt. One of them may see the loss first (a reset, a command on the closing connection), while
+    // this connection still reads ready.
     worker.on('error', (error) => {
-      if (this.redis.status === 'ready' && !LOST_CONNECTION.has((error as NodeJS.ErrnoException).code ?? '')) this.#log(`queue: ${error.message}`);
+      if (this.redis.status === 'ready' && !lostConnection(error)) this.#log(`queue: ${error.message}`);
     });
     return worker;
   }
