@@ -14,6 +14,7 @@ import { PageGuards } from './page-guards.ts';
 import { PageReader, type HeldPages } from './page-reader.ts';
 import type { Query, Strategy } from './pagination/index.ts';
 import { creditsOf, type Requester, STOPPED } from './requester.ts';
+import { servedAtOf } from './service-time.ts';
 import { checkStreamOptions, type StreamOptions, type WalkSettings } from './stream-options.ts';
 import { WALK, type PageBatch, type Walk, type WalkStart } from './walk.ts';
 
@@ -26,6 +27,8 @@ interface Page {
   body: unknown;
   records: unknown[];
   next: unknown;
+  /** When the service answered it (`servedAtOf`), if it said. */
+  servedAt: number | undefined;
 }
 
 export interface StreamParts {
@@ -246,7 +249,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
           count >= records.length
             ? checkpoint
             : { ...checkpoint, pending: page.state, skip: from + count, pagesDone: before.pagesDone, recordsYielded: before.recordsYielded + count };
-        yield { records, checkpoint, checkpointAfter, last: checkpoint.pending === null };
+        yield { records, checkpoint, checkpointAfter, last: checkpoint.pending === null, servedAt: page.servedAt };
       }
     } finally {
       await this.#reader.settle();
@@ -299,7 +302,7 @@ export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlle
     meter.page(op.id, read.records.length, creditsOf(body, true));
     // A continuation is sent back and kept in checkpoints: one that echoes the key is refused, never stored.
     const next = guards.next(read.next, read.followIfNew, read.ignored);
-    const page: Page = { state, body, records: read.records, next };
+    const page: Page = { state, body, records: read.records, next, servedAt: servedAtOf(body) };
     this.#page = page;
     this.#yieldedInPage = Math.min(this.#skip, read.records.length);
     this.#skip = 0;

@@ -31,6 +31,7 @@ import {
 } from './errors.ts';
 import { parseExact } from './exact-json.ts';
 import { keyScrubber } from './scrub.ts';
+import { markServedAt } from './service-time.ts';
 
 export type Attempt =
   | { ok: true; body: unknown }
@@ -152,7 +153,8 @@ export class Transport {
         );
         return { ok: false, error, retry: false, charged: response.statusCode === 200 };
       }
-      return this.#classify(response.statusCode, response.headers['retry-after'], text, endpoint);
+      const attempt = this.#classify(response.statusCode, response.headers['retry-after'], text, endpoint);
+      return attempt.ok ? { ok: true, body: markServedAt(attempt.body, response.headers.date) } : attempt;
     } catch (error) {
       return failed(this.#networkError(error, endpoint), true);
     }

@@ -32,6 +32,8 @@ export interface PageBatch<R> {
   checkpointAfter(count: number): Checkpoint;
   /** The walk has nothing left to fetch: its rule ended it. */
   last: boolean;
+  /** Unix milliseconds of the service's `Date` header on the page, when it sent a readable one (`service-time.ts`). */
+  servedAt?: number;
 }
 
 /** What the engine reads of an opened walk: its pages, and the control its gates attach to. */
