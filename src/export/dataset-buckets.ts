@@ -8,13 +8,15 @@
  * workers or machines wrote it: at most `max(buckets, 2 × partition bytes ÷ splitBytes)` a partition
  * (a split part holds at least half of `splitBytes`, but a hash can be uneven: see the README).
  *
- * And which version of a record is kept: the one fetched last (`_fetched_at`, the time its page was
- * staged, ISO text), never the one published last; versions fetched in the same millisecond are
- * ordered by their JSON text (keys sorted), so every machine keeps the same one.
+ * And which version of a record is kept: the one fetched last (`_fetched_at`, its page's stamp of the
+ * fetch clock, `fetch-clock.ts`: the service's time, in the order every writer shares), never the
+ * one published last; versions with the same stamp are ordered by their JSON text (keys sorted), so
+ * every machine keeps the same one.
  */
 import { createHash } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { compareFetchTimes } from './fetch-clock.ts';
 import { PART_EXTENSION, writePart, type DatasetFormat, type PartSchema } from '../../sinks/dataset-parts.ts';
 
 /** How a dataset lays its rows into part files, recorded at creation in its schema file. */
@@ -81,15 +83,9 @@ export function bucketFor(parts: readonly Bucket[], hash: number, buckets: numbe
 
 /** Whether `a` is the version to keep over `b` (see the top of this file). */
 export function fetchedLater(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  const at = fetchedAt(a);
-  const bt = fetchedAt(b);
-  if (at !== bt) return at > bt;
+  const order = compareFetchTimes(a[FETCHED_AT], b[FETCHED_AT]);
+  if (order !== 0) return order > 0;
   return canonical(a) > canonical(b);
-}
-
-function fetchedAt(row: Record<string, unknown>): string {
-  const value = row[FETCHED_AT];
-  return typeof value === 'string' ? value : '';
 }
 
 /** JSON with every object's keys sorted and bigints as digits: the same text for the same record, read back or not. */

@@ -6,7 +6,7 @@
  * the journal that `finishPass` (`dataset-rewrite.ts`) then carries out. Planning changes nothing
  * readers see: a pass killed while it plans leaves the dataset and every commit as they were.
  */
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile, mkdir, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { stringifyExact } from '../exact-json.ts';
 import type { SchemaDrift } from '../errors.ts';
@@ -18,8 +18,9 @@ import { mergeSchemas, type DatasetSchemaTracker } from '../../sinks/dataset-sch
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
 import { fromNdjson, fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
-import { bucketFor, bucketPath, bucketsIn, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { bucketFor, bucketPath, bucketsIn, FETCHED_AT, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import type { Commit, PassPlanning } from './dataset-commit.ts';
+import { isClockStamp, laterStamp, olderStamp } from './fetch-clock.ts';
 import { schemaTracker } from './dataset-nesting.ts';
 import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
@@ -132,6 +133,8 @@ export class PassPlan implements PassPlanning {
   readonly #tally: Tally = { added: [], updated: [], touched: [], setAside: [] };
   readonly #rests: (KeptRest | undefined)[] = [];
   readonly #incoming: IncomingByPartition;
+  /** The latest stamp of the fetch clock among the pass's records. */
+  #fetched: string | undefined;
 
   constructor(readonly context: PlanContext) {
     this.#tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
@@ -147,7 +150,7 @@ export class PassPlan implements PassPlanning {
     this.#tally.touched.push(...commits.map(() => new Set<string>()));
     this.#tally.setAside.push(...commits.map(() => 0));
     this.#rests.push(...(await Promise.all(commits.map((commit) => keepRest(this.context.paths, commit)))));
-    await readIncoming(this.context, commits, first, this.#tracker, this.#tally, this.#incoming);
+    this.#fetched = laterStamp(this.#fetched, await readIncoming(this.context, commits, first, this.#tracker, this.#tally, this.#incoming));
     await this.#incoming.flush();
   }
 
@@ -172,7 +175,7 @@ export class PassPlan implements PassPlanning {
       ...(context.queueLocks ? { locks: 'queue' as const } : {}),
     };
     const partitions = this.partitions();
-    const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), partitions, members: [], drift: this.#tracker.drift() };
+    const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), partitions, members: [], drift: this.#tracker.drift(), fetched: this.#fetched };
     let repaired = 0;
     for (const partition of partitions) repaired += await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, journal, this.#tally);
     journal.members = commits.map((commit, from) => memberOf(commit, from, this.#tally, journal.drift, from === 0 ? repaired : 0, this.#rests[from]));
@@ -181,18 +184,33 @@ export class PassPlan implements PassPlanning {
 }
 
 /** Per partition, the records of every commit's spool (`from` the index of the first in the pass); a record without a key is counted, not written (it would be appended again on every run). */
-async function readIncoming(context: PlanContext, commits: readonly Commit[], first: number, tracker: DatasetSchemaTracker, tally: Tally, incoming: IncomingByPartition): Promise<void> {
+async function readIncoming(
+  context: PlanContext,
+  commits: readonly Commit[],
+  first: number,
+  tracker: DatasetSchemaTracker,
+  tally: Tally,
+  incoming: IncomingByPartition,
+): Promise<string | undefined> {
+  let latest: string | undefined;
   for (const [index, commit] of commits.entries()) {
     const from = first + index;
     const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
     if (bytes === 0) continue;
+    const spool = new DatasetPaths(context.paths.dir, context.op.id, commit.writer).spool;
+    // Records an older version staged carry no fetch time: they get the time their spool was begun
+    // (last written, where the file system keeps no birth time), old-style: below every stamp of this version.
+    const begun = await stat(spool);
+    const older = olderStamp(begun.birthtimeMs > 0 ? begun.birthtimeMs : begun.mtimeMs);
     let chunk: Record<string, unknown>[] = [];
-    for await (const record of fromNdjsonPrefix(new DatasetPaths(context.paths.dir, context.op.id, commit.writer).spool, bytes)) {
-      const key = keyOfRow(context.op, record);
+    for await (const staged of fromNdjsonPrefix(spool, bytes)) {
+      const key = keyOfRow(context.op, staged);
       if (key === undefined) {
         tally.setAside[from]++;
         continue;
       }
+      const record = typeof staged[FETCHED_AT] === 'string' ? staged : { ...staged, [FETCHED_AT]: older };
+      if (isClockStamp(record[FETCHED_AT])) latest = laterStamp(latest, record[FETCHED_AT]);
       const partition = partitionOf(timeOf(context.op, record), context.partitioning.by);
       await incoming.add(partition, record, from);
       tally.touched[from].add(partition);
@@ -204,6 +222,7 @@ async function readIncoming(context: PlanContext, commits: readonly Commit[], fi
     }
     tracker.observe(chunk, context.maxDepth);
   }
+  return latest;
 }
 
 /** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
@@ -223,7 +242,9 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
   for (const { bucket, rows: bucketRows } of byBucket.values()) {
     const target = bucketPath(folder, bucket, format);
     const merge = new BucketMerge(op);
-    for await (const row of readExisting(target, format)) merge.add(row);
+    // A row an older version published without a fetch time gets one, below every stamp of this version.
+    const older = olderStamp((await stat(target).catch(() => undefined))?.mtimeMs ?? 0);
+    for await (const row of readExisting(target, format)) merge.add(typeof row[FETCHED_AT] === 'string' ? row : { ...row, [FETCHED_AT]: older });
     countChanges(merge, bucketRows, tally);
     const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
     const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(op, row), stagedPath, schema, layout.splitBytes);

@@ -23,8 +23,9 @@ import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHas
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
 import { DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
-import { readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './dataset-state.ts';
+import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './dataset-state.ts';
 import type { DatasetLocks } from './dataset-locks.ts';
+import { compareFetchTimes, olderStamp } from './fetch-clock.ts';
 import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
@@ -73,6 +74,8 @@ export interface GroupJournal {
   partitions?: string[];
   members: GroupMember[];
   drift: SchemaDrift;
+  /** The latest fetch stamp among its records, for `paths.clock` (`fetch-clock.ts`). */
+  fetched?: string;
 }
 
 /** What to do with a pass's journal that is damaged. */
@@ -129,6 +132,7 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
       if (schemaChanges(recorded, journal.schema)) await writeJsonAtomic(paths.schema, mergedSchema(recorded, journal.schema));
     });
   }
+  if (journal.fetched !== undefined) await recordClock(paths, journal.fetched, locks);
   // The files of walks are each their own: written at once, their syncs overlap.
   await mkdir(join(paths.meta, 'walks'), { recursive: true });
   await Promise.all(
@@ -232,6 +236,18 @@ export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> 
   }
 }
 
+/** Records `fetched` as the dataset's latest fetch stamp, unless a later one is (under the meta lock: passes finish at once). */
+async function recordClock(paths: DatasetPaths, fetched: string, locks: DatasetLocks): Promise<void> {
+  const later = async () => {
+    const recorded = await readClockFile(paths);
+    return recorded === undefined || compareFetchTimes(fetched, recorded) > 0;
+  };
+  if (!(await later())) return;
+  await locks.run(paths.metaLock, async () => {
+    if (await later()) await writeJsonAtomic(paths.clock, { version: 1, operation: paths.operation, latest: fetched });
+  });
+}
+
 /** Rows of one bucket, one a key: the version fetched last (`fetchedLater`); rows without a key are kept as they are. */
 export class BucketMerge {
   readonly #byKey = new Map<string, Record<string, unknown>>();
@@ -304,7 +320,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   for (const [partition, group] of groupsOf(parts, by)) {
     const merge = new BucketMerge(spec);
     for (const part of group) {
-      const fetched = new Date(part.mtimeMs).toISOString();
+      const fetched = olderStamp(part.mtimeMs);
       for await (const record of readPart(part.path, operation.format)) {
         // A row goes where a later publish looks for it: the partition of its own time.
         if (partitionOf(timeOf(spec, record), by) !== partition) {

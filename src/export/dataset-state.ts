@@ -249,6 +249,9 @@ const NEAR_KEY = rule<[string, number | null]>(
 /** `_dataset/<op>/walks/<walkName>.json`: a walk's mark and the keys near it (`marks.ts` `WalkMark`). */
 const WALK_MARK = shape({ version: exactly(1), params: recordOf(anyText), mark: number, markTime: text, near: listOf(NEAR_KEY) });
 
+/** `_dataset/<op>/clock.json`: the latest fetch stamp the dataset published (`fetch-clock.ts`). */
+const CLOCK_FILE = shape({ version: exactly(1), operation: text, latest: text });
+
 /** A walk of a checkpoint, as far as a publish reads it (`journal.ts` `WalkState`). */
 const WALK_STATE = shape({
   params: recordOf(anyText),
@@ -317,6 +320,8 @@ const GROUP_JOURNAL = shape({
     remedy: 'remove the repeated entry',
   }),
   drift: DRIFT,
+  /** The latest fetch stamp among its records (none in journals of versions before the fetch clock). */
+  fetched: optional(text),
 });
 
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
@@ -371,6 +376,7 @@ const SCHEMA_REMEDY = 'restore it from a backup, or export into a new directory 
 const MARKS_REMEDY = 'delete it: the next run walks in full every parameter set whose mark only it held, and buys what is new';
 /** Without its state a walk is walked in full once, which writes its records again: nothing is lost. */
 const WALK_MARK_REMEDY = 'delete it to walk this parameter set in full again';
+const CLOCK_REMEDY = 'delete it: writers then order fetches within a second only among their own, until the next publish records it again';
 const DRIFT_REMEDY = "delete it (it only reports the last run's schema drift)";
 
 /**
@@ -404,6 +410,12 @@ export async function checkOtherSchemas(paths: DatasetPaths): Promise<void> {
 export async function readMarksFile(paths: DatasetPaths): Promise<CheckedMarks | undefined> {
   const value = await readJsonFile(paths.state, MARKS_REMEDY);
   return value === undefined ? undefined : checked(paths.state, value, MARKS_FILE, MARKS_REMEDY, paths.operation);
+}
+
+/** The latest fetch stamp the dataset published (`paths.clock`), checked; undefined when none is recorded. */
+export async function readClockFile(paths: DatasetPaths): Promise<string | undefined> {
+  const value = await readJsonFile(paths.clock, CLOCK_REMEDY);
+  return value === undefined ? undefined : checked(paths.clock, value, CLOCK_FILE, CLOCK_REMEDY, paths.operation).latest;
 }
 
 /** The state of the walk named `name` (`paths.walkMark`), checked; undefined when it has none. Its parameters must be the ones its name is made of. */

@@ -74,6 +74,10 @@ export class DatasetPaths {
   get schema(): string {
     return join(this.meta, 'schema.json');
   }
+  /** The latest fetch stamp published (`fetch-clock.ts`): a writer's clock starts after it. */
+  get clock(): string {
+    return join(this.meta, 'clock.json');
+  }
   get state(): string {
     return join(this.meta, `state-${this.writer}.json`);
   }

@@ -25,11 +25,12 @@ import type { DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, hasDrift, SchemaTracker, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DEFAULT_LAYOUT, FETCHED_AT, MAX_BUCKETS, type Layout } from './dataset-buckets.ts';
+import { fetchClock } from './fetch-clock.ts';
 import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './dataset-commit.ts';
 import { PassPlan } from './dataset-plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets, STABLE_KEY } from './dataset-rewrite.ts';
 import { scanParts, type RecordedSchema } from './dataset-scan.ts';
-import { checkOtherSchemas, checkParts, readClaimFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
+import { checkOtherSchemas, checkParts, readClaimFile, readClockFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, passFolders, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
@@ -180,6 +181,8 @@ export class DatasetDestination implements Destination {
     if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     // Before any request: a part this run would merge into must read back.
     await this.#checkParts(schema, this.#format, this.#partitioning);
+    // The latest fetch any writer published: this process's stamps come after it (`fetch-clock.ts`).
+    fetchClock.observe(await readClockFile(this.paths));
     const writer = await readMarksFile(this.paths);
     this.#completedRun = writer?.completedRun;
     this.#marks = this.#incremental && this.op.newestFirst !== undefined ? await readWalkMarks(this.paths, this.#walks) : new Map<string, WalkMark>();
@@ -305,11 +308,12 @@ export class DatasetDestination implements Destination {
 
   /**
    * Drops records outside `since`/`until`, gives a record without a usable key its stable key, and
-   * every record the time its page was staged (`_fetched_at`: the newest fetch of a key is kept).
+   * every record its page's stamp of the fetch clock (`_fetched_at`, `fetch-clock.ts`: the service's
+   * time when it said, in the order the pages are staged; the latest fetch of a key is kept).
    */
-  admit(walk: WalkState, records: unknown[]): unknown[] {
+  admit(walk: WalkState, records: unknown[], servedAt: number | undefined): unknown[] {
     const admitted: unknown[] = [];
-    const fetched = new Date().toISOString();
+    const fetched = fetchClock.stamp(servedAt);
     for (const record of records) {
       if (!this.#admitted(record)) continue;
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {

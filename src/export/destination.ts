@@ -84,9 +84,10 @@ export interface Destination {
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop';
   /**
    * The records of a page to stage, of those kept: a dataset drops records outside `since`/`until`
-   * and gives a record without a usable key its stable key, which may need the walk's params.
+   * and gives a record without a usable key its stable key, which may need the walk's params, and
+   * every record its fetch time, by `servedAt` (the service's `Date` on the page) when it said.
    */
-  admit?(walk: WalkState, records: unknown[]): unknown[];
+  admit?(walk: WalkState, records: unknown[], servedAt: number | undefined): unknown[];
   /**
    * Starts writing the output while pages are staged (CSV, Parquet), from the records of the first
    * `bytes` bytes of the spool, so that publishing only has to finish it.

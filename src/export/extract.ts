@@ -174,7 +174,7 @@ class Extraction {
     const taken = await keep(plan, records, () => ({ page: batch.checkpoint.pagesDone, walk: `${walks.op.id} ${Object.entries(walk.params).map(([key, value]) => `${key}=${value}`).join(' ')}` }));
     const { read, duplicates } = taken;
     const after = plan.destination.inspect(walk, records.slice(0, read));
-    const kept = plan.destination.admit?.(walk, taken.kept) ?? taken.kept;
+    const kept = plan.destination.admit?.(walk, taken.kept, batch.servedAt) ?? taken.kept;
     const appended = await plan.spool.appendPage(kept, walks.scrub);
     state.run.repaired += appended.repaired;
     // A writer that follows the staging takes the page only as the spool holds it: as given, untransformed.

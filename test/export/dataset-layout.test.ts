@@ -69,10 +69,10 @@ describe('the bucket layout', () => {
   it('keeps the version fetched last, not the one published last', async () => {
     const dir = freshDir();
     await toDataset(posts(0, 10, 'old'), dir, { params: { subforum: 'a' } });
-    // p3 as a machine that fetched it later (year 2999) but published first left it.
+    // p3 as a machine that fetched it later (year 2999, by the fetch clock) but published first left it.
     const part = join(dir, 'forum/subforum/_date=2024-03/part-b0-of-1.parquet');
     const rows: Record<string, unknown>[] = [];
-    for await (const row of readPart(part, 'parquet')) rows.push(row.id === 'p3' ? { ...row, title: 'fetched later', _fetched_at: '2999-01-01T00:00:00.000Z' } : row);
+    for await (const row of readPart(part, 'parquet')) rows.push(row.id === 'p3' ? { ...row, title: 'fetched later', _fetched_at: '2999-01-01T00:00:00.000000Z' } : row);
     await writePart(rows, `${part}.tmp`, JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as PartSchema);
     renameSync(`${part}.tmp`, part);
 

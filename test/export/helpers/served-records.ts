@@ -16,12 +16,17 @@ const SHAPES: Record<string, { param: string; wrap: (records: unknown[]) => unkn
 };
 
 export interface ServedRecords {
+  /** Where it listens, for a client of another process (the CLI). */
+  readonly url: string;
+  /** Serves `records` as `operation` (default `forum/subforum`) answers them, under resource `name`, from now on. */
+  serve(name: string, records: readonly object[], operation?: keyof typeof SHAPES): void;
   /** A fresh stream of `records` as `operation` (default `forum/subforum`) answers them, under resource `name`. */
   stream(name: string, records: readonly object[], operation?: keyof typeof SHAPES): RecordStream<unknown>;
   close(): Promise<void>;
 }
 
-export async function serveRecords(): Promise<ServedRecords> {
+/** `date`, when given, is the `Date` header of every answer (Node's own, the time now, otherwise). */
+export async function serveRecords(options: { date?: string } = {}): Promise<ServedRecords> {
   const held = new Map<string, readonly object[]>();
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -29,6 +34,7 @@ export async function serveRecords(): Promise<ServedRecords> {
     const shape = SHAPES[operation];
     const records = shape === undefined ? undefined : held.get(`${operation} ${url.searchParams.get(shape.param)}`);
     response.setHeader('content-type', 'application/json');
+    if (options.date !== undefined) response.setHeader('date', options.date);
     if (shape === undefined || records === undefined) {
       response.statusCode = 404;
       response.end(JSON.stringify({ success: false, error: 'not found' }));
@@ -39,9 +45,12 @@ export async function serveRecords(): Promise<ServedRecords> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const client: Client = createClient({ apiKey: 'sk_test_served_records', baseUrl: `http://127.0.0.1:${port}`, retry: { retries: 0 } });
+  const serve = (name: string, records: readonly object[], operation: keyof typeof SHAPES = 'forum/subforum') => held.set(`${operation} ${name}`, records);
   return {
+    url: `http://127.0.0.1:${port}`,
+    serve,
     stream(name, records, operation = 'forum/subforum') {
-      held.set(`${operation} ${name}`, records);
+      serve(name, records, operation);
       return (client.stream as (id: string, params: Record<string, string>) => RecordStream<unknown>)(operation, { [SHAPES[operation].param]: name });
     },
     async close() {
