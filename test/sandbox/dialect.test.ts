@@ -527,6 +527,19 @@ describe('both dialects serve the same records', () => {
   });
 });
 
+describe('the Date header', () => {
+  // Writers order the versions of a record by it (README § 8): the machine's clock, as a real service's.
+  it.each(['spec', 'service'] as const)('is sent on every answer in the %s dialect, the machine’s time to the second', async (dialect) => {
+    const sandbox = dialect === 'spec' ? spec : service;
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    const reply = await get(sandbox.url, '/v1/scrape/forum/subforum', { subforum: 'date-n10' }, { key: sandbox.apiKey });
+    expect(reply.status).toBe(200);
+    const date = Date.parse(reply.headers.get('date') ?? '');
+    expect(date).toBeGreaterThanOrEqual(before);
+    expect(date).toBeLessThanOrEqual(Date.now());
+  });
+});
+
 describe('service dialect errors', () => {
   it.each([
     ['a missing parameter (400)', 'shortvideo/videos', {}, 'sk_live_sandbox'],
