@@ -123,6 +123,8 @@ describe.skipIf(!haveRedis)('queue status that adds up', () => {
       startWorker(context);
       const done = await finishedRun(context.url);
       expect(done.walks).toMatchObject({ total: 1, done: 1, failed: 0 });
+      // Once: as many records as the dataset's rows of the walk, and its 5 pages.
+      expect(done.records).toBe((await datasetRows(context.dir)).rows);
       expect({ records: done.records, pages: done.pages }).toEqual({ records: 120, pages: 5 });
       // The takeover bought nothing: every page was bought once.
       expect(context.service.requests.charged[KEY]).toBe(5);
