@@ -293,7 +293,8 @@ function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift
   return {
     writer: commit.writer,
     ...(commit.id === undefined ? {} : { commit: commit.id }),
-    ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
+    // The staging's totals count every page of the run, whichever process staged it.
+    ...(commit.runId === undefined ? {} : { completedRun: commit.runId, completedTotals: { records: commit.state.records, pages: commit.state.pages } }),
     next: commit.complete ? null : afterPublish(commit.state, rest?.mark),
     ...(rest === undefined ? {} : { rest: rest.path }),
     changes: {

@@ -29,7 +29,7 @@ import { compareFetchTimes, olderStamp } from './fetch-clock.ts';
 import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
-import { laterMark, type MarksFile, type WalkMark } from './marks.ts';
+import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from './types.ts';
 
 /** Records without a usable key are keyed by the operation's `stableKey`, kept in this column. */
@@ -50,6 +50,8 @@ export interface GroupMember {
   commit?: string;
   /** The run it published complete (`ExportOptions.runId`). */
   completedRun?: string;
+  /** That run's records and pages over every attempt (its staging's totals). */
+  completedTotals?: RunTotals;
   /** Its staging after the publish: null when its export is complete (the staging goes). */
   next: ExportState | null;
   /**
@@ -164,10 +166,15 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
   const waiting = (await readJsonFile(paths.commit(member.writer), `delete it; its writer publishes on resume`)) as { id?: unknown } | undefined;
   if (waiting === undefined || waiting.id !== member.commit) return;
   const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
-  const state: MarksFile = { version: 1, operation: paths.operation, walks: {}, ...(member.completedRun === undefined ? {} : { completedRun: member.completedRun }) };
-  const recorded = await readMarksFile(own);
+  const completed = member.completedRun === undefined ? await readMarksFile(own) : member;
   // A partial publish keeps the run the writer last completed.
-  if (member.completedRun === undefined && recorded?.completedRun !== undefined) state.completedRun = recorded.completedRun;
+  const state: MarksFile = {
+    version: 1,
+    operation: paths.operation,
+    walks: {},
+    ...(completed?.completedRun === undefined ? {} : { completedRun: completed.completedRun }),
+    ...(completed?.completedTotals === undefined ? {} : { completedTotals: completed.completedTotals }),
+  };
   await Promise.all([writeJsonAtomic(own.state, state), writeJsonAtomic(own.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift })]);
   if (member.next === null) {
     await rm(own.staging, { recursive: true, force: true });

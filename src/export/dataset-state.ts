@@ -232,12 +232,16 @@ const SCHEMA_FILE = agreeing(shape({
   shards: optional(count),
 }));
 
+/** What a writer's staging held in all when it published a run complete (`marks.ts` `RunTotals`). */
+const RUN_TOTALS = shape({ records: number, pages: number });
+
 /** `_dataset/<op>/state-<writer>.json` (`marks.ts`): the run it last completed, and before walks kept their own files, their marks. */
 const MARKS_FILE = shape({
   version: exactly(1),
   operation: text,
   walks: recordOf(shape({ params: recordOf(anyText), mark: number, markTime: text })),
   completedRun: optional(text),
+  completedTotals: optional(RUN_TOTALS),
 });
 
 /** A key a walk met near its mark, and that record's believable time (`marks.ts` `NearKey`). */
@@ -314,7 +318,7 @@ const GROUP_JOURNAL = shape({
   walks: listOf(WALK_MARK),
   /** The partitions whose locks the pass held (none in journals of versions before passes published at once). */
   partitions: optional(listOf(text)),
-  members: listOf(shape({ writer: text, commit: optional(text), completedRun: optional(text), next: nullable(EXPORT_STATE), rest: optional(KEPT_REST), changes: CHANGES, repaired: number }), {
+  members: listOf(shape({ writer: text, commit: optional(text), completedRun: optional(text), completedTotals: optional(RUN_TOTALS), next: nullable(EXPORT_STATE), rest: optional(KEPT_REST), changes: CHANGES, repaired: number }), {
     field: 'writer',
     noun: 'writer',
     remedy: 'remove the repeated entry',

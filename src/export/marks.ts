@@ -51,6 +51,14 @@ export interface MarksFile {
   walks: Record<string, { params: Record<string, string>; mark: number; markTime: string }>;
   /** The last run (`ExportOptions.runId`) this writer published complete. */
   completedRun?: string;
+  /** That run's records and pages, whoever staged them (a queue walk's total, however many workers it took). */
+  completedTotals?: RunTotals;
+}
+
+/** What a writer's staging held in all when it was published complete: its records and pages over every attempt. */
+export interface RunTotals {
+  records: number;
+  pages: number;
 }
 
 /**

@@ -53,16 +53,18 @@ export async function queueStatus(url: string, options: StatusOptions = {}): Pro
     try {
       const active = await queue.getJobs(['active']);
       const delayed = await queue.getJobs(['delayed']);
-      const count = (jobs: typeof active, prefix: string): number => jobs.filter((job) => job.id?.startsWith(prefix)).length;
+      // A job whose walk already ended is its worker's bookkeeping (or a stalled worker's leftover), not a walk running.
+      const count = (jobs: typeof active, exportId: string, run: number, ended: ReadonlySet<string>): number =>
+        jobs.filter((job) => job.id?.startsWith(`${exportId}.${run}.`) === true && !ended.has(job.data.walk)).length;
       const runs: RunStatus[] = [];
       for (const exportId of (await redis.smembers(keys.exports)).sort()) {
         const about = await redis.hgetall(keys.export(exportId));
         const run = Number(about.run ?? 0);
         const counters = await readRun(redis, exportId, run);
         if (counters === undefined) continue;
-        const prefix = `${exportId}.${run}.`;
-        const running = count(active, prefix);
-        const parked = count(delayed, prefix);
+        const ended = new Set(await redis.smembers(keys.ended(exportId, run)));
+        const running = count(active, exportId, run, ended);
+        const parked = count(delayed, exportId, run, ended);
         const failures = Object.values(await redis.hgetall(keys.failures(exportId, run))).map((text) => JSON.parse(text) as RunStatus['failures'][number]);
         const budgetSpent = counters.budget !== undefined && counters.spent >= counters.budget;
         runs.push({

@@ -39,7 +39,8 @@ import { checkWorkerCounts, type WorkerCounts } from './worker-options.ts';
 import { shownUrl } from './address.ts';
 import { connectQueue, lostConnection, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
-import { keys, walkOutlook, walkStopped, type WalkJob } from './runs.ts';
+import { publishedWalk } from './published.ts';
+import { keys, walkOutlook, walkStopped, type WalkJob, type WalkReport } from './runs.ts';
 
 export interface WorkerOptions extends WorkerCounts {
   /** `redis://HOST:PORT/DB`. */
@@ -184,7 +185,7 @@ class WalkWorker {
       return this.#park(held, this.#settings.parkMs);
     }
     // Handed off and since published (the usual case): done, without opening the dataset again.
-    if (walk.handedOff !== undefined && !(await commitWaits(walk.dataset, walk.op, `walk-${walk.walk}`))) return this.#done(held, walk.handedOff);
+    if (walk.handedOff !== undefined && !(await commitWaits(walk.dataset, walk.op, `walk-${walk.walk}`))) return this.#done(held);
     const ran = await this.#walk(held);
     return 'summary' in ran ? this.#afterWalk(held, ran.summary, ran.gate, ran.signal) : ran.outcome;
   }
@@ -233,8 +234,9 @@ class WalkWorker {
       if (error instanceof LockedError) return { outcome: await this.#park(held, leaseMs) };
       if (signal.aborted) return { outcome: await this.#back(held) };
       const message = error instanceof Error ? error.message : String(error);
-      await walkFailed(this.redis, walk, message);
-      this.#log(`${label} failed: ${message}`);
+      // The walk's run is in the dataset (another worker published it while this one stalled, say): done, whatever went wrong after.
+      if ((await publishedWalk(walk)) !== undefined) return { outcome: await this.#done(held) };
+      await this.#failed(held, message);
       throw new UnrecoverableError(message);
     } finally {
       refunds.unsubscribe();
@@ -250,18 +252,18 @@ class WalkWorker {
    */
   async #afterWalk(held: Held, summary: ExportSummary, gate: BudgetGate, signal: AbortSignal): Promise<unknown> {
     const { job, walk, label } = held;
-    const counts = { records: summary.records + (walk.handedOff?.records ?? 0), pages: summary.pages + (walk.handedOff?.pages ?? 0) };
+    const counts = { records: summary.records, pages: summary.pages };
     if (summary.complete && summary.dataset === undefined && walk.handedOff === undefined) {
-      await job.updateData({ ...walk, handedOff: counts });
+      await job.updateData({ ...walk, handedOff: true });
       return this.#park(held, HANDED_OFF_MS);
     }
     if (summary.complete) return this.#done(held, counts);
     if (summary.rejected.length > 0) {
       const { message } = summary.rejected[0];
-      await walkFailed(this.redis, walk, `rejected by the service: ${message}`, summary);
+      await this.#failed(held, `rejected by the service: ${message}`, counts);
       throw new UnrecoverableError(message);
     }
-    await walkStopped(this.redis, walk, summary);
+    await this.#count(held, { counts, how: 'add' });
     if (summary.stoppedBy === 'balance') {
       this.#stop(new InsufficientCreditsError('out of credits', summary.balance?.required ?? 1, summary.balance?.available ?? 0));
       return this.#back(held);
@@ -273,12 +275,35 @@ class WalkWorker {
     return this.#back(held);
   }
 
-  /** The walk ended with its pages in the dataset: counted done, and the run finished when it was the last. */
-  async #done({ walk, label }: Held, counts: { records: number; pages: number }): Promise<{ records: number; pages: number }> {
+  /**
+   * The walk ended with its pages in the dataset: counted done with the records and pages the dataset
+   * recorded for its run (every worker's that staged them), and the run finished when it was the last.
+   * `published` is what this worker's own run published: added instead, for a run recorded without its totals.
+   */
+  async #done(held: Held, published = { records: 0, pages: 0 }): Promise<{ records: number; pages: number }> {
+    const { totals } = (await publishedWalk(held.walk)) ?? {};
+    const counts = totals ?? published;
+    const said = await this.#count(held, { counts, how: totals === undefined ? 'add' : 'set', end: { as: 'done' } });
+    if (said === 'not-held') return counts;
     this.#finished++;
-    const last = await walkStopped(this.redis, walk, counts, 'done');
-    this.#log(`${label} done: ${counted(counts.records, 'record')}, ${counted(counts.pages, 'page')}${last ? '; the run is finished' : ''}`);
+    this.#log(`${held.label} done: ${counted(counts.records, 'record')}, ${counted(counts.pages, 'page')}${said === 'finished' ? '; the run is finished' : ''}`);
     return counts;
+  }
+
+  /** The walk failed, its run not in the dataset: listed with its error, and counted with what it published. */
+  async #failed(held: Held, error: string, published = { records: 0, pages: 0 }): Promise<void> {
+    if ((await this.#count(held, { counts: published, how: 'add', end: { as: 'failed', error } })) === 'not-held') return;
+    this.#log(`${held.label} failed: ${error}`);
+  }
+
+  /**
+   * Tells Redis what the walk published and how it ended, as the holder of its job. A worker that
+   * stalled past its lease while another took the walk over is told so, and counts nothing.
+   */
+  async #count(held: Held, report: Omit<WalkReport, 'token'>): Promise<'finished' | 'counted' | 'not-held'> {
+    const said = await walkStopped(this.redis, held.walk, { ...report, token: held.token });
+    if (said === 'not-held') this.#log(`${held.label}: another worker took it over (this one stalled past its lease); that one counts it`);
+    return said;
   }
 
   /** Back to the queue for any worker. */
@@ -331,9 +356,4 @@ function whyStopped(error: AuthError | InsufficientCreditsError): string {
   return error instanceof AuthError
     ? `its API key was refused (${error.message}): set SOCIALSTREAM_API_KEY on that machine; its walks went back to the queue`
     : `its account is out of credits: buy credits for that key; its walks went back to the queue`;
-}
-
-async function walkFailed(redis: Redis, walk: WalkJob, error: string, published = { records: 0, pages: 0 }): Promise<void> {
-  await redis.hset(keys.failures(walk.exportId, walk.run), walk.walk, JSON.stringify({ params: walk.params, error }));
-  await walkStopped(redis, walk, published, 'failed');
 }
