@@ -273,7 +273,7 @@ function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift
     writer: commit.writer,
     ...(commit.id === undefined ? {} : { commit: commit.id }),
     ...(commit.runId === undefined ? {} : { completedRun: commit.runId }),
-    next: commit.complete ? null : afterPublish(commit.state, rest?.mark),
+    next: commit.complete && commit.handOff === true ? null : afterPublish(commit.state, rest?.mark),
     ...(rest === undefined ? {} : { rest: rest.path }),
     changes: {
       added: tally.added[from],
@@ -288,7 +288,11 @@ function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift
   };
 }
 
-/** The staging state once the spool is published: the same walks and totals, an empty spool or the `rest` it kept staged. */
+/**
+ * The staging state once the spool is published: the same walks, totals and run (its caps go on
+ * counting what it spent), an empty spool or the `rest` it kept staged. A complete run's is its
+ * finished state, kept until its writer reads its receipt: a resume after a kill finishes that run.
+ */
 function afterPublish(state: ExportState, rest?: SpoolMark): ExportState {
   const spool = rest ?? freshState(state.op, []).spool;
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool, run: { ...state.run } };

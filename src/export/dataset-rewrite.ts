@@ -49,7 +49,11 @@ export interface GroupMember {
   commit?: string;
   /** The run it published complete (`ExportOptions.runId`). */
   completedRun?: string;
-  /** Its staging after the publish: null when its export is complete (the staging goes). */
+  /**
+   * Its staging after the publish: the run's state with the spool published (its caps' counts, its
+   * walks' checkpoints; for a complete run, finished), or null when its writer handed the commit off
+   * and ended its run (the staging goes).
+   */
   next: ExportState | null;
   /**
    * The spool of the records it keeps staged past the prefix it published (a lowered limit), relative
