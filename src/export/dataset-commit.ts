@@ -64,6 +64,12 @@ export interface Commit {
   /** Only these first records of the spool are published; those after stay staged (a lowered limit, README §7). */
   through?: SpoolPrefix;
   /**
+   * Its writer left it to a publish in progress and ended its run without waiting (`GroupCommit.publish`
+   * with `handOff`): the publish leaves no state of the run behind. A writer that waits keeps its
+   * run's state until it has read its receipt, so a kill before then resumes the same run (`GroupMember.next`).
+   */
+  handOff?: boolean;
+  /**
    * The partitions its records fall in, when its writer staged them all itself: a hint that lets a
    * writer handing off see, without a round trip, that a pass at work holds them (`GroupCommit.#lead`).
    */
@@ -125,7 +131,7 @@ export class GroupCommit {
   async publish(commit: Commit, handOff: boolean): Promise<Receipt | undefined> {
     const id = randomUUID();
     await mkdir(this.paths.commits, { recursive: true });
-    await writeJsonAtomic(this.paths.commit(), { ...commit, id });
+    await writeJsonAtomic(this.paths.commit(), { ...commit, id, ...(handOff ? { handOff } : {}) });
     try {
       return handOff ? await this.#handOff() : await this.awaitOwn();
     } catch (error) {

@@ -295,7 +295,7 @@ function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift
     ...(commit.id === undefined ? {} : { commit: commit.id }),
     // The staging's totals count every page of the run, whichever process staged it.
     ...(commit.runId === undefined ? {} : { completedRun: commit.runId, completedTotals: { records: commit.state.records, pages: commit.state.pages } }),
-    next: commit.complete ? null : afterPublish(commit.state, rest?.mark),
+    next: commit.complete && commit.handOff === true ? null : afterPublish(commit.state, rest?.mark),
     ...(rest === undefined ? {} : { rest: rest.path }),
     changes: {
       added: tally.added[from],
@@ -310,7 +310,11 @@ function memberOf(commit: Commit, from: number, tally: Tally, drift: SchemaDrift
   };
 }
 
-/** The staging state once the spool is published: the same walks and totals, an empty spool or the `rest` it kept staged. */
+/**
+ * The staging state once the spool is published: the same walks, totals and run (its caps go on
+ * counting what it spent), an empty spool or the `rest` it kept staged. A complete run's is its
+ * finished state, kept until its writer reads its receipt: a resume after a kill finishes that run.
+ */
 function afterPublish(state: ExportState, rest?: SpoolMark): ExportState {
   const spool = rest ?? freshState(state.op, []).spool;
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool, run: { ...state.run } };

@@ -52,7 +52,11 @@ export interface GroupMember {
   completedRun?: string;
   /** That run's records and pages over every attempt (its staging's totals). */
   completedTotals?: RunTotals;
-  /** Its staging after the publish: null when its export is complete (the staging goes). */
+  /**
+   * Its staging after the publish: the run's state with the spool published (its caps' counts, its
+   * walks' checkpoints; for a complete run, finished), or null when its writer handed the commit off
+   * and ended its run (the staging goes).
+   */
   next: ExportState | null;
   /**
    * The spool of the records it keeps staged past the prefix it published (a lowered limit), relative

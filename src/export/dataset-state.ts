@@ -329,7 +329,7 @@ const GROUP_JOURNAL = shape({
 });
 
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
-const COMMIT_FILE = shape({ writer: text, id: optional(text), partitions: optional(listOf(text)), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX) });
+const COMMIT_FILE = shape({ writer: text, id: optional(text), partitions: optional(listOf(text)), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX), handOff: optional(boolean) });
 
 /** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-passes.ts`). */
 const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })), partitions: optional(listOf(text)) });

@@ -355,6 +355,8 @@ export class DatasetDestination implements Destination {
     this.#resumedStaging = through !== undefined;
     // Only a finished run hands off: a partial one goes on from the checkpoint its publish writes.
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
+    // A complete run's pages are published and its receipt read: the state the publish kept for a resume goes.
+    if (complete && receipt !== undefined) await this.discard();
     const recorded = await this.#recordedSchema();
     this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));
     if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
