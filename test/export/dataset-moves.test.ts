@@ -5,10 +5,10 @@
  * usable time go to Hive's default partition, which readers take for a NULL `_date` of the type the
  * other partitions give it.
  */
-import { readdirSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ExportOptions } from '../../src/export/index.ts';
+import { compactDataset, type ExportOptions } from '../../src/export/index.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -19,6 +19,7 @@ const root = scratchDir();
 let counter = 0;
 const freshDir = () => join(root, `moves-${++counter}`);
 const table = (dir: string) => `read_parquet(${sqlPath(`${dir}/forum/subforum/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`;
+const META = '_dataset/forum__subforum';
 const SUBFORUM = { operation: 'forum/subforum', params: { subforum: 'moves' } } as const;
 
 const OCT_30 = Date.UTC(2025, 9, 30) / 1000;
@@ -38,6 +39,14 @@ async function rowsByKey(dir: string, key = 'id'): Promise<Record<string, unknow
 async function twoVersions(dir: string, first: object, later: object, options: Omit<ExportOptions, 'out' | 'dataset'> = {}): Promise<void> {
   await toDataset([...STAYING, { title: 'first', ...first }], dir, { ...SUBFORUM, ...options });
   await toDataset([...STAYING, { title: 'later', ...later }], dir, { ...SUBFORUM, ...options });
+}
+
+/** Makes the dataset as a version before key indexes left it: none, and none recorded. */
+function unrecordKeyIndexes(dir: string): void {
+  rmSync(join(dir, META, 'keys'), { recursive: true });
+  const schema = JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as Record<string, unknown>;
+  delete schema.keys;
+  writeFileSync(join(dir, META, 'schema.json'), JSON.stringify(schema));
 }
 
 describe('a record that moves between partitions', () => {
@@ -118,5 +127,48 @@ describe('undated records', () => {
     expect(await query(`SELECT id FROM ${table(dir)} WHERE _date IS NULL ORDER BY id`)).toEqual([{ id: 'garbage' }, { id: 'none' }]);
     const in2025 = by === 'day' ? `year(_date) = 2025` : by === 'year' ? `_date = 2025` : `_date >= '2025-01'`;
     expect(await query(`SELECT id FROM ${table(dir)} WHERE ${in2025}`)).toEqual([{ id: 'dated' }]);
+  });
+});
+
+describe('a dataset that already holds a key twice', () => {
+  // A stand-in beside its own key is left only by a version before publishes replaced it (its schema records no key indexes).
+  it.each([
+    ['in two partitions', { id: 'twice', created_utc: OCT_30 }, 'id', false],
+    ['under its stand-in key and its own, by an older version', { id: null, permalink: '/f/moves/comments/twice', created_utc: OCT_30 }, 'coalesce(id, _key)', true],
+  ] as const)('is compacted to each key once, the later fetch kept (%s)', async (_, first, key, older) => {
+    const dir = freshDir();
+    const later = freshDir();
+    await toDataset([STAYING[0], { ...first, title: 'first' }], dir, SUBFORUM);
+    await toDataset([{ id: 'twice', permalink: '/f/moves/comments/twice', created_utc: NOV_2, title: 'later' }], later, SUBFORUM);
+    // As a version that kept moved records twice left it: the later version's partition (and its key index) beside the first's.
+    cpSync(join(later, 'forum/subforum/_date=2025-11'), join(dir, 'forum/subforum/_date=2025-11'), { recursive: true });
+    cpSync(join(later, META, 'keys/2025-11'), join(dir, META, 'keys/2025-11'), { recursive: true });
+    if (older) unrecordKeyIndexes(dir);
+    expect(await query(`SELECT count(*) AS rows FROM ${table(dir)}`)).toEqual([{ rows: 3 }]);
+    await compactDataset(dir);
+    expect(await rowsByKey(dir, key)).toEqual([
+      { key: 'oct', rows: 1, title: 'stays in October' },
+      { key: 'twice', rows: 1, title: 'later' },
+    ]);
+  });
+});
+
+describe('a dataset with undated records in _date=undated', () => {
+  it('is migrated on its next open: the records go to the Hive default partition, each key once, and a record that then gets a time moves', async () => {
+    const dir = freshDir();
+    await toDataset([...STAYING, { id: 'undated', title: 'first' }, { id: 'stays undated', title: 'undated' }], dir, SUBFORUM);
+    // As a version before Hive's default partition wrote it: the folder named undated, no key indexes, none recorded.
+    const operation = join(dir, 'forum/subforum');
+    renameSync(join(operation, '_date=__HIVE_DEFAULT_PARTITION__'), join(operation, '_date=undated'));
+    unrecordKeyIndexes(dir);
+
+    await toDataset([{ id: 'undated', created_utc: NOV_2, title: 'later' }], dir, SUBFORUM);
+    expect(readdirSync(operation).sort()).toEqual(['_date=2025-10', '_date=2025-11', '_date=__HIVE_DEFAULT_PARTITION__']);
+    expect(await query(`SELECT id, count(*) AS rows, max(title) AS title, max(_date) AS _date FROM ${table(dir)} GROUP BY id ORDER BY id`)).toEqual([
+      { id: 'nov', rows: 1, title: 'stays in November', _date: '2025-11' },
+      { id: 'oct', rows: 1, title: 'stays in October', _date: '2025-10' },
+      { id: 'stays undated', rows: 1, title: 'undated', _date: null },
+      { id: 'undated', rows: 1, title: 'later', _date: '2025-11' },
+    ]);
   });
 });
