@@ -10,7 +10,7 @@
 import type { OperationSpec } from '../operations/spec.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './dataset-buckets.ts';
-import { partitionsHolding } from './dataset-key-index.ts';
+import { indexHash, partitionsHolding } from './dataset-key-index.ts';
 import { dropKey, keyOfRow } from './dataset-keys.ts';
 import type { DatasetPaths, Partitioning } from './dataset-store.ts';
 
@@ -67,14 +67,14 @@ export class PassKeys {
     const targets = new Map<number, Set<string>>();
     const aliases = new Set<number>();
     for (const [key, partitions] of this.#targets) {
-      const hash = keyHash(key);
+      const hash = indexHash(key);
       hashes.add(hash);
       const each = targets.get(hash);
       if (each === undefined) targets.set(hash, new Set(partitions));
       else for (const partition of partitions) each.add(partition);
     }
     for (const standIn of this.#aliases.keys()) {
-      const hash = keyHash(standIn);
+      const hash = indexHash(standIn);
       hashes.add(hash);
       aliases.add(hash);
     }
@@ -113,9 +113,8 @@ export class PassKeys {
     const parts = await bucketsIn(folder, format);
     const wanted = new Map<string, Set<string>>();
     const look = (stored: string) => {
-      const hash = keyHash(stored);
-      if (!hashes.has(hash)) return;
-      const bucket = bucketFor(parts, hash, layout.buckets);
+      if (!hashes.has(indexHash(stored))) return;
+      const bucket = bucketFor(parts, keyHash(stored), layout.buckets);
       if (!parts.some((part) => part.bucket === bucket.bucket && part.of === bucket.of)) return;
       const path = bucketPath(folder, bucket, format);
       const keys = wanted.get(path) ?? new Set<string>();
