@@ -27,7 +27,8 @@ import { finishCompaction } from './compaction-journal.ts';
 import { finishLegacyGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
 import { exclusively } from './dataset-passes.ts';
 import { DatasetLocks } from './dataset-locks.ts';
-import { scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
+import { indexesShareAKey } from './dataset-key-index.ts';
+import { isCurrentLayout, scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
 import { checkParts } from './dataset-state.ts';
 import { atLeastAsCoarse, type PartitionBy } from './partition-by.ts';
 import { recordedLayout } from './dataset-nesting.ts';
@@ -140,8 +141,8 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
   const writers = [...new Set(parts.flatMap((part) => part.writer ?? []))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, layout, writers };
-  // Bucket parts at the recorded partitioning and layout are what a rewrite would write again.
-  const bucketed = operation.schema?.layout !== undefined && writers.length === 0;
+  // Bucket parts at the recorded partitioning and layout, each key in one of them, are what a rewrite would write again.
+  const bucketed = operation.schema !== undefined && (await isCurrentLayout(operation.paths, operation.schema)) && writers.length === 0 && !(await indexesShareAKey(operation.paths.keyIndexes));
   if ((by === from.by && layout.after === layout.before && bucketed) || operation.schema === undefined) {
     return { ...unchanged, parts: { before: parts.length, after: parts.length }, bytes: { before: bytes, after: bytes }, rows: 0 };
   }

@@ -89,6 +89,8 @@ export interface PassPlanning {
   add(commits: readonly Commit[]): Promise<void>;
   /** The partitions the records fall in, in order. */
   partitions(): string[];
+  /** The other partitions whose key indexes name one of the records' keys (records that moved): their older versions go. */
+  movedFrom(): Promise<string[]>;
   /** Merges them into the parts they touch (staged), holding the partitions' locks: the pass's journal. */
   merge(): Promise<GroupJournal>;
 }
@@ -247,7 +249,8 @@ export class GroupCommit {
         bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
         await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass) });
         await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
-        const partitions = plan.partitions();
+        // With the partitions holding older versions of its records that moved: the pass rewrites those too.
+        const partitions = [...plan.partitions(), ...(await plan.movedFrom().catch((error: unknown) => Promise.reject(new PassFailure(pass, error))))];
         // What passes forming next read to tell whether they would wait for this one.
         await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass), partitions });
         if (handOff && partitions.some((partition) => avoid.has(partition))) {

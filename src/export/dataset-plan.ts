@@ -18,11 +18,14 @@ import { mergeSchemas, type DatasetSchemaTracker } from '../../sinks/dataset-sch
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
 import { fromNdjson, fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
-import { bucketFor, bucketPath, bucketsIn, FETCHED_AT, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { bucketFor, bucketPartName, bucketPath, bucketsIn, FETCHED_AT, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { writeKeyIndex } from './dataset-key-index.ts';
+import { dropKey, keyOfRow, STAND_IN } from './dataset-keys.ts';
+import { PassKeys, type Moves } from './dataset-moves.ts';
 import type { Commit, PassPlanning } from './dataset-commit.ts';
 import { isClockStamp, laterStamp, olderStamp } from './fetch-clock.ts';
 import { schemaTracker } from './dataset-nesting.ts';
-import { BucketMerge, keyOfRow, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
+import { BucketMerge, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
 import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './dataset-store.ts';
 import { copySpoolPart, fileSize, type SpoolMark } from './durable.ts';
@@ -98,7 +101,9 @@ class IncomingByPartition {
 
   /** A partition's incoming records, each with its key and commit; a file that is not as written (another publish touched it) fails the publish, which then leaves every commit waiting. */
   async *records(op: OperationSpec, partition: string): AsyncGenerator<Incoming> {
-    const from = this.from.get(partition) ?? [];
+    const from = this.from.get(partition);
+    // A partition that only loses older versions of records that moved: none come into it.
+    if (from === undefined) return;
     let index = 0;
     for await (const row of fromNdjson(this.path(partition))) {
       if (index >= from.length) break;
@@ -135,6 +140,9 @@ export class PassPlan implements PassPlanning {
   readonly #incoming: IncomingByPartition;
   /** The latest stamp of the fetch clock among the pass's records. */
   #fetched: string | undefined;
+  readonly #keys = new PassKeys();
+  /** The partitions besides its own whose locks the pass took for older versions of its keys (`movedFrom`). */
+  #movedFrom = new Set<string>();
 
   constructor(readonly context: PlanContext) {
     this.#tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
@@ -150,7 +158,7 @@ export class PassPlan implements PassPlanning {
     this.#tally.touched.push(...commits.map(() => new Set<string>()));
     this.#tally.setAside.push(...commits.map(() => 0));
     this.#rests.push(...(await Promise.all(commits.map((commit) => keepRest(this.context.paths, commit)))));
-    this.#fetched = laterStamp(this.#fetched, await readIncoming(this.context, commits, first, this.#tracker, this.#tally, this.#incoming));
+    this.#fetched = laterStamp(this.#fetched, await readIncoming(this.context, commits, first, this.#tracker, this.#tally, this.#incoming, this.#keys));
     await this.#incoming.flush();
   }
 
@@ -159,7 +167,18 @@ export class PassPlan implements PassPlanning {
     return [...this.#incoming.from.keys()].sort();
   }
 
-  /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the partitions' locks. */
+  /**
+   * The partitions besides the pass's own whose parts' key indexes name one of its keys: older
+   * versions of records that moved, which the pass removes. Read from the indexes alone; the pass
+   * takes their locks with its own partitions'.
+   */
+  async movedFrom(): Promise<string[]> {
+    const own = new Set(this.partitions());
+    for (const partition of (await this.#keys.holding(this.context)).keys()) if (!own.has(partition)) this.#movedFrom.add(partition);
+    return [...this.#movedFrom].sort();
+  }
+
+  /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the locks of the partitions and of `movedFrom`. */
   async merge(): Promise<GroupJournal> {
     const { context, commits } = this;
     const columns = mergeSchemas(context.recorded?.columns ?? [], this.#tracker.columns());
@@ -171,13 +190,19 @@ export class PassPlan implements PassPlanning {
       columns,
       partitioning: context.partitioning,
       layout: context.layout,
+      keys: 'indexed',
       ...(context.parquetLayout === undefined ? {} : { parquetLayout: context.parquetLayout }),
       ...(context.queueLocks ? { locks: 'queue' as const } : {}),
     };
-    const partitions = this.partitions();
+    // Read again holding the locks: a pass that published since the lookup may have moved a key.
+    const held = new Set([...this.partitions(), ...this.#movedFrom]);
+    const moves = await this.#keys.moves(context, held, (partition) => this.#incoming.records(context.op, partition));
+    // Partitions that gain records first, those that only lose older versions after: a reader may see a moved record twice for that moment, never miss it.
+    const losing = [...moves.removed.keys()].filter((partition) => !this.#incoming.from.has(partition)).sort();
+    const partitions = [...this.partitions(), ...losing];
     const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), partitions, members: [], drift: this.#tracker.drift(), fetched: this.#fetched };
     let repaired = 0;
-    for (const partition of partitions) repaired += await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, journal, this.#tally);
+    for (const partition of partitions) repaired += await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, journal, this.#tally, moves);
     journal.members = commits.map((commit, from) => memberOf(commit, from, this.#tally, journal.drift, from === 0 ? repaired : 0, this.#rests[from]));
     return journal;
   }
@@ -191,6 +216,7 @@ async function readIncoming(
   tracker: DatasetSchemaTracker,
   tally: Tally,
   incoming: IncomingByPartition,
+  keys: PassKeys,
 ): Promise<string | undefined> {
   let latest: string | undefined;
   for (const [index, commit] of commits.entries()) {
@@ -212,6 +238,10 @@ async function readIncoming(
       const record = typeof staged[FETCHED_AT] === 'string' ? staged : { ...staged, [FETCHED_AT]: older };
       if (isClockStamp(record[FETCHED_AT])) latest = laterStamp(latest, record[FETCHED_AT]);
       const partition = partitionOf(timeOf(context.op, record), context.partitioning.by);
+      // The stand-in key a record with a key of its own would have had: a version kept under it is this record's.
+      const standIn = record[STAND_IN];
+      delete record[STAND_IN];
+      keys.note(key, partition, typeof standIn === 'string' ? standIn : undefined);
       await incoming.add(partition, record, from);
       tally.touched[from].add(partition);
       chunk.push(record);
@@ -225,45 +255,68 @@ async function readIncoming(
   return latest;
 }
 
-/** Merges a partition's incoming records into the bucket parts they fall in; only those parts are rewritten. Returns the strings repaired. */
-async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: GroupJournal, tally: Tally): Promise<number> {
+/**
+ * Merges a partition's incoming records into the bucket parts they fall in, less those a later
+ * version elsewhere outranks, and removes the older versions of records that moved away; only those
+ * parts are rewritten, each with its key index. Returns the strings repaired.
+ */
+async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: GroupJournal, tally: Tally, moves: Moves): Promise<number> {
   const { paths, format, layout, op, staging } = context;
   const folder = paths.partitionFolder(partition, context.partitioning.column);
   const parts = await bucketsIn(folder, format);
   const byBucket = new Map<string, { bucket: Bucket; rows: Incoming[] }>();
-  for await (const entry of rows) {
-    const bucket = bucketFor(parts, keyHash(entry.key), layout.buckets);
+  const groupOf = (key: string) => {
+    const bucket = bucketFor(parts, keyHash(key), layout.buckets);
     const name = `${bucket.bucket}-${bucket.of}`;
     const group = byBucket.get(name) ?? { bucket, rows: [] };
-    group.rows.push(entry);
     byBucket.set(name, group);
-  }
+    return group;
+  };
+  for await (const entry of rows) if (!moves.dropped.has(dropKey(partition, entry.key))) groupOf(entry.key).rows.push(entry);
+  const removed = moves.removed.get(partition) ?? new Set<string>();
+  for (const key of removed) groupOf(key);
   let repaired = 0;
   for (const { bucket, rows: bucketRows } of byBucket.values()) {
     const target = bucketPath(folder, bucket, format);
     const merge = new BucketMerge(op);
     // A row an older version published without a fetch time gets one, below every stamp of this version.
     const older = olderStamp((await stat(target).catch(() => undefined))?.mtimeMs ?? 0);
-    for await (const row of readExisting(target, format)) merge.add(typeof row[FETCHED_AT] === 'string' ? row : { ...row, [FETCHED_AT]: older });
-    countChanges(merge, bucketRows, tally);
+    for await (const row of readExisting(target, format)) {
+      const key = keyOfRow(op, row);
+      if (key !== undefined && removed.has(key)) continue;
+      merge.add(typeof row[FETCHED_AT] === 'string' ? row : { ...row, [FETCHED_AT]: older }, key);
+    }
+    countChanges(merge, bucketRows, tally, moves.moved);
+    const kept = merge.rows();
+    const index = (each: Bucket) => relative(paths.dir, paths.keyIndex(partition, bucketPartName(each, format)));
+    if (kept.length === 0) {
+      // Its last record moved away: the part goes (a part of no rows would be read for nothing).
+      journal.removes.push(relative(paths.dir, target), index(bucket));
+      continue;
+    }
     const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-    const written = await writeBucket(merge.rows(), bucket, (row) => rowHash(op, row), stagedPath, schema, layout.splitBytes);
+    const written = await writeBucket(kept, bucket, (row) => rowHash(op, row), stagedPath, schema, layout.splitBytes);
     for (const part of written) {
       // Old rows were repaired when first written: the count is this publish's strings.
       repaired += part.repaired;
-      journal.renames.push([relative(paths.dir, part.staged), relative(paths.dir, bucketPath(folder, part, format))]);
+      const keys = kept.flatMap((row) => {
+        const key = keyOfRow(op, row);
+        return key !== undefined && (written.length === 1 || keyHash(key) % part.of === part.bucket) ? [key] : [];
+      });
+      await writeKeyIndex(`${part.staged}.keys`, keys);
+      journal.renames.push([relative(paths.dir, part.staged), relative(paths.dir, bucketPath(folder, part, format))], [relative(paths.dir, `${part.staged}.keys`), index(part)]);
     }
     // A split: the part it replaces goes once its halves are in place.
-    if (written.length !== 1 || written[0].of !== bucket.of) journal.removes.push(relative(paths.dir, target));
+    if (written.length !== 1 || written[0].of !== bucket.of) journal.removes.push(relative(paths.dir, target), index(bucket));
   }
   return repaired;
 }
 
-/** Adds a bucket's incoming rows to its merge, counting per commit each key once: new to the dataset, or a later fetch than the one held. */
-function countChanges(merge: BucketMerge, rows: readonly Incoming[], tally: Tally): void {
+/** Adds a bucket's incoming rows to its merge, counting per commit each key once: new to the dataset, or a later fetch than the one held (here or, `moved`, elsewhere). */
+function countChanges(merge: BucketMerge, rows: readonly Incoming[], tally: Tally, moved: ReadonlySet<string>): void {
   const counted = new Map<number, Set<string>>();
   for (const { row, key, from } of rows) {
-    const held = merge.has(key);
+    const held = merge.has(key) || moved.has(key);
     const kept = merge.add(row, key);
     let seen = counted.get(from);
     if (seen === undefined) counted.set(from, (seen = new Set()));

@@ -13,13 +13,16 @@
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { DatasetError, type SchemaDrift } from '../errors.ts';
-import { keyOf, timeOf } from '../operations/record-meta.ts';
+import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart } from '../../sinks/dataset-parts.ts';
 import { mergeSchemas } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
-import { bucketFor, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { bucketFor, bucketPartName, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
+import { outrankedVersions, withFetchedAt } from './dataset-duplicates.ts';
+import { writeKeyIndex } from './dataset-key-index.ts';
+import { dropKey, keyOfRow } from './dataset-keys.ts';
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './dataset-scan.ts';
 import { DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './dataset-store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
@@ -31,17 +34,6 @@ import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
 import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from './types.ts';
-
-/** Records without a usable key are keyed by the operation's `stableKey`, kept in this column. */
-export const STABLE_KEY = '_key';
-
-/** A row's key: the operation's own, else the stable key it was staged with. */
-export function keyOfRow(op: OperationSpec, row: Record<string, unknown>): string | undefined {
-  const own = keyOf(op, row);
-  if (own !== undefined) return own;
-  const stable = row[STABLE_KEY];
-  return typeof stable === 'string' ? stable : undefined;
-}
 
 /** One writer of a publish: what it changed, and where its staging goes afterwards. */
 export interface GroupMember {
@@ -316,7 +308,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const columns = mergeSchemas(schema.columns, [{ name: FETCHED_AT, kind: 'string' }]);
-  const rewritten: RecordedSchema = { ...schema, columns, partitioning: { by, column: from.column }, layout, shards: undefined };
+  const rewritten: RecordedSchema = { ...schema, columns, partitioning: { by, column: from.column }, layout, keys: 'indexed', shards: undefined };
   const journal: CompactionJournal = {
     version: 1,
     operation: operation.operation,
@@ -327,17 +319,20 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   };
   const staging = compactionStaging(paths);
   const targets = new Set<string>();
+  const groups = groupsOf(parts, by);
+  // A key kept in several partitions, or under its stand-in beside its own, keeps its later fetch alone.
+  const outranked = await outrankedVersions(spec, paths, operation.format, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
   let rows = 0;
-  for (const [partition, group] of groupsOf(parts, by)) {
+  for (const [partition, group] of groups) {
     const merge = new BucketMerge(spec);
     for (const part of group) {
-      const fetched = olderStamp(part.mtimeMs);
       for await (const record of readPart(part.path, operation.format)) {
         // A row goes where a later publish looks for it: the partition of its own time.
         if (partitionOf(timeOf(spec, record), by) !== partition) {
           throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
         }
-        merge.add(typeof record[FETCHED_AT] === 'string' ? record : { ...record, [FETCHED_AT]: fetched });
+        const key = keyOfRow(spec, record);
+        if (key === undefined || !outranked.has(dropKey(partition, key))) merge.add(withFetchedAt(record, part), key);
       }
     }
     const folder = paths.partitionFolder(partition, from.column);
@@ -351,15 +346,24 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
     }
     for (const [bucket, bucketRows] of buckets.values()) {
       const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-      for (const written of await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes)) {
+      const all = await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes);
+      for (const written of all) {
         const target = bucketPath(folder, written, operation.format);
-        journal.renames.push([relative(dir, written.staged), relative(dir, target)]);
+        const index = paths.keyIndex(partition, bucketPartName(written, operation.format));
+        const keys = bucketRows.flatMap((row) => {
+          const key = keyOfRow(spec, row);
+          return key !== undefined && (all.length === 1 || keyHash(key) % written.of === written.bucket) ? [key] : [];
+        });
+        await writeKeyIndex(`${written.staged}.keys`, keys);
+        journal.renames.push([relative(dir, written.staged), relative(dir, target)], [relative(dir, `${written.staged}.keys`), relative(dir, index)]);
         targets.add(target);
+        targets.add(index);
       }
       rows += bucketRows.length;
     }
   }
   for (const part of parts) if (!targets.has(part.path)) journal.removes.push(relative(dir, part.path));
+  for (const index of await keyIndexFiles(paths)) if (!targets.has(index)) journal.removes.push(relative(dir, index));
   await writeCompactionJournal(paths, journal);
   if (finish) await finishCompaction(paths);
   const after = await scanParts(dir, { ...operation, partitioning: { by, column: from.column } });
@@ -368,6 +372,15 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
     bytes: { before: bytes, after: after.reduce((sum, part) => sum + part.bytes, 0) },
     rows,
   };
+}
+
+/** The key index files of an operation's parts. */
+async function keyIndexFiles(paths: DatasetPaths): Promise<string[]> {
+  const files: string[] = [];
+  for (const partition of await readdir(paths.keyIndexes).catch(() => [] as string[])) {
+    for (const name of await readdir(join(paths.keyIndexes, partition)).catch(() => [] as string[])) files.push(join(paths.keyIndexes, partition, name));
+  }
+  return files;
 }
 
 /** The marks writers kept before walks had their own files, as walk states (the latest mark of a walk), and the writers' files without them. */
@@ -394,7 +407,8 @@ const PREFIX: Record<Exclude<PartitionBy, 'none'>, number> = { day: 10, month: 7
 
 /**
  * Parts grouped by the (coarser) partition their folders fall in. A folder that names no date
- * (`undated`, or `+057425-04` from before out-of-range years were undated) holds undated rows.
+ * (Hive's default, `undated` from before it, or `+057425-04` from before out-of-range years were
+ * undated) holds undated rows.
  */
 function groupsOf(parts: readonly ScannedPart[], by: PartitionBy): Map<string, ScannedPart[]> {
   const groups = new Map<string, ScannedPart[]>();

@@ -10,7 +10,7 @@ import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts
 import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketOfName, type Layout } from './dataset-buckets.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, type Partitioning } from './dataset-store.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './dataset-store.ts';
 import { readSchemaFile } from './dataset-state.ts';
 
 /** `schema.json` as the dataset destination records it. */
@@ -22,6 +22,8 @@ export interface RecordedSchema {
   partitioning?: Partitioning;
   /** Absent in datasets of part files per writer (before buckets), which are migrated on their first open. */
   layout?: Layout;
+  /** `indexed`: every part has its key index (`dataset-key-index.ts`); datasets from before are indexed on their first open. */
+  keys?: 'indexed';
   /** How Parquet parts hold records (`dataset-nesting.ts`); absent in datasets recorded before layouts, which are flat. */
   parquetLayout?: ParquetLayout;
   /** `queue`: written through a queue, whose workers lock it with Redis leases; every writer must. */
@@ -109,6 +111,17 @@ export async function scanWriters(operation: ScannedOperation, parts: readonly S
     if (writer !== undefined) writers.add(writer);
   }
   return [...writers].sort();
+}
+
+/**
+ * Whether an operation is laid out as this version writes it: bucket parts, each with its key index,
+ * and undated records in Hive's default partition. An open migrates any other (`rewriteIntoBuckets`).
+ */
+export async function isCurrentLayout(paths: DatasetPaths, schema: RecordedSchema): Promise<boolean> {
+  if (schema.layout === undefined || schema.keys !== 'indexed') return false;
+  const column = (schema.partitioning ?? LEGACY_PARTITIONING).column;
+  const legacyUndated = join(paths.dir, ...paths.operation.split('/'), `${column}=${LEGACY_UNDATED}`);
+  return (await stat(legacyUndated).catch(() => undefined)) === undefined;
 }
 
 /** The paths of `writer` in `operation`. */

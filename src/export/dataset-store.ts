@@ -1,11 +1,12 @@
 /**
  * Where a dataset keeps things. Part files are the dataset, in a Hive layout any reader globs:
- * `DIR/<operation>/_date=<YYYY-MM|undated>/part-b<bucket>-of-<buckets>.<ext>` (by month by default:
+ * `DIR/<operation>/_date=<YYYY-MM|__HIVE_DEFAULT_PARTITION__>/part-b<bucket>-of-<buckets>.<ext>` (by month by default:
  * `partitionOf`; which bucket holds a record: `dataset-buckets.ts`). Everything else lives under
  * `DIR/_dataset/<operation>/` with names no glob for part files matches (`.json`, `.spool`, `.staged`):
  *
  * - `schema.json`: the columns and kinds every part of the operation uses, how it is partitioned
  *   and laid into buckets (shared by all writers);
+ * - `keys/<partition>/<part>.keys`: the hashes of the keys each part holds (`dataset-key-index.ts`);
  * - `walks/<walkName>.json`: per parameter set, the high-water mark of its records' time and the keys
  *   near it, read by that walk alone;
  * - `state-<writer>.json`: the last run the writer published complete;
@@ -27,14 +28,18 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DatasetError } from '../errors.ts';
+import { KEY_INDEX_EXTENSION } from './dataset-key-index.ts';
 import { isAlive, readJsonFile } from './durable.ts';
 import { DEFAULT_PARTITION_BY, type PartitionBy } from './partition-by.ts';
 
 /**
  * Where records without a usable time go: the operation table's `time` is null, the value does not
  * read, or its year is outside 0–9999 (no `YYYY-MM-DD` names it; such a time is garbage, not history).
+ * Hive's default partition, which DuckDB, Polars and Spark read as NULL: `_date` keeps its type.
  */
-export const UNDATED = 'undated';
+export const UNDATED = '__HIVE_DEFAULT_PARTITION__';
+/** The folder of undated records in datasets before they went to Hive's default partition (migrated on open). */
+export const LEGACY_UNDATED = 'undated';
 /** The one partition of `partition: 'none'`: still a Hive folder, so every operation of a dataset has the same Hive key. */
 export const UNPARTITIONED = 'all';
 
@@ -107,6 +112,14 @@ export class DatasetPaths {
   /** A partition's folder: `DIR/forum/subforum/_date=2025-11`. */
   partitionFolder(partition: string, column: string): string {
     return join(this.dir, ...this.operation.split('/'), `${column}=${partition}`);
+  }
+  /** The key indexes of the operation's parts, a folder a partition. */
+  get keyIndexes(): string {
+    return join(this.meta, 'keys');
+  }
+  /** The key index of the part named `part` in `partition`. */
+  keyIndex(partition: string, part: string): string {
+    return join(this.keyIndexes, partition, `${part}${KEY_INDEX_EXTENSION}`);
   }
   /** A walk's own state: its mark and the keys near it. */
   walkMark(walk: string): string {

@@ -28,8 +28,9 @@ import { DEFAULT_LAYOUT, FETCHED_AT, MAX_BUCKETS, type Layout } from './dataset-
 import { fetchClock } from './fetch-clock.ts';
 import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './dataset-commit.ts';
 import { PassPlan } from './dataset-plan.ts';
-import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets, STABLE_KEY } from './dataset-rewrite.ts';
-import { scanParts, type RecordedSchema } from './dataset-scan.ts';
+import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets } from './dataset-rewrite.ts';
+import { STABLE_KEY, STAND_IN } from './dataset-keys.ts';
+import { isCurrentLayout, scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { checkOtherSchemas, checkParts, readClaimFile, readClockFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, passFolders, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
@@ -242,19 +243,23 @@ export class DatasetDestination implements Destination {
 
   /** Whether something a kill left, or an older layout, must be settled under the lock before this run reads the dataset. */
   async #unsettled(schema: RecordedSchema | undefined): Promise<boolean> {
-    if (schema !== undefined && schema.layout === undefined) return true;
+    if (schema !== undefined && !(await isCurrentLayout(this.paths, schema))) return true;
     // A publish journal of another's is not waited for: its publisher finishes it, or whoever publishes next.
     for (const path of [this.paths.journal, this.paths.commit(), this.paths.receipt()]) if ((await fileSize(path)) !== undefined) return true;
     return hasPendingCompaction(this.paths);
   }
 
-  /** Under the publish lock with no pass live: finishes what kills left, and migrates per-writer parts into buckets. */
+  /**
+   * Under the publish lock with no pass live: finishes what kills left, and migrates a dataset of an
+   * older layout (per-writer parts, parts without key indexes, undated records in `_date=undated`)
+   * into buckets, each with its key index, keeping each key once.
+   */
   async #settle(): Promise<void> {
     await finishCompaction(this.paths);
     await finishLegacyGroup(this.paths, this.#group.locks);
     await finishLegacyPublishes(this.paths);
     const schema = await this.#recordedSchema();
-    if (schema === undefined || schema.layout !== undefined) return;
+    if (schema === undefined || (await isCurrentLayout(this.paths, schema))) return;
     const partitioning = schema.partitioning ?? LEGACY_PARTITIONING;
     // The migration reads every part: one cut short is named, not met half way.
     await this.#checkParts(schema, schema.format, partitioning);
@@ -307,9 +312,10 @@ export class DatasetDestination implements Destination {
   }
 
   /**
-   * Drops records outside `since`/`until`, gives a record without a usable key its stable key, and
-   * every record its page's stamp of the fetch clock (`_fetched_at`, `fetch-clock.ts`: the service's
-   * time when it said, in the order the pages are staged; the latest fetch of a key is kept).
+   * Drops records outside `since`/`until`, gives a record without a usable key its stable key (one
+   * with a key, the stand-in it replaces: `STAND_IN`), and every record its page's stamp of the fetch
+   * clock (`_fetched_at`, `fetch-clock.ts`: the service's time when it said, in the order the pages
+   * are staged; the latest fetch of a key is kept).
    */
   admit(walk: WalkState, records: unknown[], servedAt: number | undefined): unknown[] {
     const admitted: unknown[] = [];
@@ -320,9 +326,10 @@ export class DatasetDestination implements Destination {
         admitted.push(record);
         continue;
       }
-      const stable = keyOf(this.op, record) === undefined ? stableKeyOf(this.op, record, walk.params) : undefined;
+      const stable = stableKeyOf(this.op, record, walk.params);
+      const keyed = keyOf(this.op, record) !== undefined;
       this.#stagedPartitions.add(partitionOf(timeOf(this.op, record), this.#partitioning.by));
-      admitted.push({ ...record, ...(stable === undefined ? {} : { [STABLE_KEY]: stable }), [FETCHED_AT]: fetched });
+      admitted.push({ ...record, ...(stable === undefined ? {} : { [keyed ? STAND_IN : STABLE_KEY]: stable }), [FETCHED_AT]: fetched });
     }
     return admitted;
   }

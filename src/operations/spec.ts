@@ -96,7 +96,7 @@ export interface OperationSpec {
   readonly key: string | null;
   /**
    * The record's own creation time: a dataset partitions by its date and keeps its high-water mark.
-   * Null when records carry none; a dataset files them under the partition `date=undated`.
+   * Null when records carry none; a dataset files them in Hive's default partition (`_date` NULL).
    */
   readonly time: RecordTimeSpec | null;
   /** Present when some parameter values make the walk newest first. */

@@ -1,6 +1,6 @@
 /**
  * Partitions (issue 20, item 5): `partition: 'day' | 'month' | 'year' | 'none'` under the Hive key
- * `_date`, month by default; a record's own `date` field stays visible; out-of-range years are undated;
+ * `_date`, month by default; a record's own `date` field stays visible; out-of-range years go to the Hive default partition (`_date` NULL);
  * a dataset keeps its partitioning, and one written before it was recorded keeps `date=` by day.
  */
 import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -77,7 +77,7 @@ describe('dataset partitions', () => {
     expect(() => readdirSync(join(dir, 'forum'))).toThrow(/ENOENT/);
   });
 
-  it('files times past the year 9999 or before the year 0 as undated', async () => {
+  it('files times past the year 9999 or before the year 0 in the Hive default partition, read as NULL', async () => {
     const dir = freshDir();
     const records = [
       { id: 'far', created_utc: 1_750_000_000_000 }, // year 57425: was date=+057425-…
@@ -86,10 +86,10 @@ describe('dataset partitions', () => {
       { id: 'first', created_utc: -62_167_219_200 }, // 0000-01-01T00:00:00Z
     ];
     await toDataset(records, dir, SUBFORUM);
-    expect(folders(dir)).toEqual(['_date=0000-01', '_date=9999-12', '_date=undated']);
+    expect(folders(dir)).toEqual(['_date=0000-01', '_date=9999-12', '_date=__HIVE_DEFAULT_PARTITION__']);
     expect(await query(`SELECT id, CAST(_date AS VARCHAR) AS _date FROM ${table(dir)} ORDER BY id`)).toEqual([
-      { id: 'before', _date: 'undated' },
-      { id: 'far', _date: 'undated' },
+      { id: 'before', _date: null },
+      { id: 'far', _date: null },
       { id: 'first', _date: '0000-01' },
       { id: 'last', _date: '9999-12' },
     ]);

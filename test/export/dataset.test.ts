@@ -177,7 +177,7 @@ describe('toDataset CSV parts', () => {
 });
 
 describe('toDataset record times', () => {
-  it('files a record whose time no date can hold as undated, beside one that reads', async () => {
+  it('files a record whose time no date can hold in the Hive default partition (_date NULL), beside one that reads', async () => {
     const dir = freshDir();
     const records = [
       { id: 'far', created_utc: 1e15 },
@@ -187,7 +187,7 @@ describe('toDataset record times', () => {
     expect(summary.added).toBe(2);
     const rows = await query(`SELECT id, _date FROM ${table(dir)} ORDER BY id`);
     expect(rows).toEqual([
-      { id: 'far', _date: 'undated' },
+      { id: 'far', _date: null },
       { id: 'near', _date: '2023-11' },
     ]);
   });

@@ -1,0 +1,96 @@
+/**
+ * Which partitions may hold a key (README § 8 "One row per record"): beside every bucket part, the
+ * dataset keeps the sorted 32-bit hashes (`indexHash`) of the keys it holds, in
+ * `_dataset/<op>/keys/<partition>/<part name>.keys` (4 bytes a row, little-endian). A part and its index are
+ * written together and placed by the same journal, so an index is never behind its part. A publish
+ * reads the indexes (not the parts) to find where an older version of one of its keys lives when the
+ * record moved partition; only the parts whose index names one of its hashes are then read.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A key's hash in an index: 32-bit FNV-1a of its UTF-16 code units. Not the bucket's SHA-256
+ * (`keyHash`): a part rewritten hashes every key it holds, and this is some twenty times cheaper; a
+ * hash two keys share costs only a part read for nothing.
+ */
+export function indexHash(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let at = 0; at < key.length; at++) hash = Math.imul(hash ^ key.charCodeAt(at), 0x01000193);
+  return hash >>> 0;
+}
+
+/** Writes the index of a part's keys at `path` (staged, like the part: a journal puts it in place). */
+export async function writeKeyIndex(path: string, keys: Iterable<string>): Promise<void> {
+  const hashes = new Uint32Array(new Set(Array.from(keys, indexHash))).sort();
+  if (endianness() === 'LE') return writeFile(path, new Uint8Array(hashes.buffer));
+  const bytes = Buffer.alloc(hashes.length * 4);
+  for (const [at, hash] of hashes.entries()) bytes.writeUInt32LE(hash, at * 4);
+  await writeFile(path, bytes);
+}
+
+/** Whether the sorted `index` holds `hash`. */
+function holds(index: Uint32Array, hash: number): boolean {
+  let low = 0;
+  let high = index.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = index[middle];
+    if (at === hash) return true;
+    if (at < hash) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
+}
+
+async function readKeyIndex(path: string): Promise<Uint32Array> {
+  const bytes = await readFile(path);
+  const count = bytes.length >>> 2;
+  // A copy: the read buffer's offset need not be aligned for a view.
+  if (endianness() === 'LE') return new Uint32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + count * 4));
+  const hashes = new Uint32Array(count);
+  for (let at = 0; at < count; at++) hashes[at] = bytes.readUInt32LE(at * 4);
+  return hashes;
+}
+
+/**
+ * Per partition of the index folder `root` (`DatasetPaths.keyIndexes`), the hashes of `hashes` its
+ * parts' indexes hold. `skip(partition, hash)` leaves out a hash where it is expected (a key's own
+ * partition, whose part the publish merges into anyway).
+ */
+export async function partitionsHolding(root: string, hashes: ReadonlySet<number>, skip: (partition: string, hash: number) => boolean): Promise<Map<string, Set<number>>> {
+  const found = new Map<string, Set<number>>();
+  if (hashes.size === 0) return found;
+  for (const partition of await readdir(root).catch(() => [] as string[])) {
+    for (const name of await readdir(join(root, partition)).catch(() => [] as string[])) {
+      if (!name.endsWith(KEY_INDEX_EXTENSION)) continue;
+      const index = await readKeyIndex(join(root, partition, name)).catch(() => new Uint32Array());
+      for (const hash of hashes) {
+        if (skip(partition, hash) || !holds(index, hash)) continue;
+        let held = found.get(partition);
+        if (held === undefined) found.set(partition, (held = new Set()));
+        held.add(hash);
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether the indexes of two partitions name the same hash: a key that may be kept twice (`dataset compact` keeps it once). */
+export async function indexesShareAKey(root: string): Promise<boolean> {
+  const seen = new Map<number, string>();
+  for (const partition of await readdir(root).catch(() => [] as string[])) {
+    for (const name of await readdir(join(root, partition)).catch(() => [] as string[])) {
+      if (!name.endsWith(KEY_INDEX_EXTENSION)) continue;
+      for (const hash of await readKeyIndex(join(root, partition, name))) {
+        const first = seen.get(hash);
+        if (first === undefined) seen.set(hash, partition);
+        else if (first !== partition) return true;
+      }
+    }
+  }
+  return false;
+}
+
+export const KEY_INDEX_EXTENSION = '.keys';
