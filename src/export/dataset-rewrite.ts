@@ -28,7 +28,7 @@ import { DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type Pa
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
 import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './dataset-state.ts';
 import type { DatasetLocks } from './dataset-locks.ts';
-import { compareFetchTimes, olderStamp } from './fetch-clock.ts';
+import { compareFetchTimes } from './fetch-clock.ts';
 import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
