@@ -154,7 +154,7 @@ async function identityOf(folder: string): Promise<string | undefined> {
 async function ownerOf(folder: string): Promise<Owner | undefined> {
   try {
     const owner = JSON.parse(await readFile(join(folder, 'owner.json'), 'utf8')) as unknown;
-    return typeof owner === 'object' && owner !== null ? (owner) : undefined;
+    return typeof owner === 'object' && owner !== null ? owner : undefined;
   } catch {
     return undefined;
   }
