@@ -5,7 +5,8 @@
  * `DIR/_dataset/<operation>/` with names no glob for part files matches (`.json`, `.spool`, `.staged`):
  *
  * - `schema.json`: the columns and kinds every part of the operation uses, how it is partitioned
- *   and laid into buckets (shared by all writers);
+ *   and laid into buckets (shared by all writers; made, without columns, by the first writer about
+ *   to buy a page: `dataset-settings.ts`);
  * - `walks/<walkName>.json`: per parameter set, the high-water mark of its records' time and the keys
  *   near it, read by that walk alone;
  * - `state-<writer>.json`: the last run the writer published complete;
