@@ -11,7 +11,8 @@ import { createClient, DatasetError } from '../../src/index.ts';
 import { toDataset, type ExportSummary } from '../../src/export/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { walkName } from '../../src/operations/walk-name.ts';
+import { finished, runCli, sandboxEnv, startCli, tempDir, waitFor } from './helpers.ts';
 
 const KEYS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'].map((name) => `sk_live_sandbox_settings_${name}`);
 let sandbox: Sandbox;
@@ -28,10 +29,20 @@ const charged = (key: string) => sandbox.requests.charged[key] ?? 0;
 let nextKey = 0;
 const freshKey = () => KEYS[nextKey++ % KEYS.length];
 
-/** Subforums of 60 posts each, spread over months: two shards each take some of them. */
-function inputs(name: string): string {
+/** Which share of `--shard K/2` takes a walk: as `sources.ts` deals walks to shards, by the first 32 bits of its name. */
+function shareOf(subforum: string): number {
+  return (Number.parseInt(walkName({ subforum, sort: 'new', trim: 'true' }).slice(0, 8), 16) % 2) + 1;
+}
+
+/** Subforums of `posts` posts each, spread over months, three for each share of two shards: each of `--shard 1/2` and `2/2` buys pages. */
+function inputs(name: string, posts = 30): string {
+  const names: string[] = [];
+  for (let index = 0, taken = [0, 0, 0]; names.length < 6; index++) {
+    const subforum = `${name}${index}-n${posts}`;
+    if (taken[shareOf(subforum)]++ < 3) names.push(subforum);
+  }
   const path = join(tempDir(), 'inputs.txt');
-  writeFileSync(path, Array.from({ length: 6 }, (_, index) => `subforum=${name}${index}-n60 sort=new trim=true\n`).join(''));
+  writeFileSync(path, names.map((subforum) => `subforum=${subforum} sort=new trim=true\n`).join(''));
   return path;
 }
 
@@ -69,25 +80,29 @@ describe('two first runs on a new dataset, one by day and one by month', () => {
       expect(results[loser].stderr).toMatch(/partition/);
       expect(charged(keys[loser])).toBe(0);
       expect(grains(dir)).toEqual([loser === 0 ? 'month' : 'day']);
-      const { rows, keys: distinct } = await rowsAndKeys(dir, 'parquet');
-      expect(rows).toBe(distinct);
-      expect(rows).toBeGreaterThan(0);
+      // The winner's three walks of 30 posts, each key once.
+      expect(await rowsAndKeys(dir, 'parquet')).toEqual({ rows: 90, keys: 90 });
     });
   }
 });
 
 describe('a run not given a partitioning', () => {
-  it('takes the one a run started just before it fixed, though neither has published yet', async () => {
-    const dir = join(tempDir(), 'dataset');
-    const list = inputs('adopt-');
-    const day = finished(startCli(['export', 'forum/subforum', '--inputs', list, '--dataset', dir, '--partition', 'day', '--shard', '1/2'], sandboxEnv(sandbox, freshKey())));
-    await sleep(300);
-    const unsaid = finished(startCli(['export', 'forum/subforum', '--inputs', list, '--dataset', dir, '--shard', '2/2'], sandboxEnv(sandbox, freshKey())));
-    const results = await Promise.all([day, unsaid]);
-    expect(results.map((result) => result.code), results.map((result) => result.stderr).join('\n')).toEqual([0, 0]);
-    expect(grains(dir)).toEqual(['day']);
-    const { rows, keys } = await rowsAndKeys(dir, 'parquet');
-    expect([rows, keys]).toEqual([360, 360]);
+  it('takes the one a run buying pages fixed, though that run has published nothing yet', async () => {
+    // Pages slow enough that the first run is still buying when the second opens the dataset.
+    const slow = await startSandbox({ port: 0, latencyMs: 250, accounts: [{ apiKey: KEYS[0], credits: 1_000 }] });
+    try {
+      const dir = join(tempDir(), 'dataset');
+      const list = inputs('adopt-', 100);
+      const day = finished(startCli(['export', 'forum/subforum', '--inputs', list, '--dataset', dir, '--partition', 'day', '--shard', '1/2', '--concurrency', '1'], sandboxEnv(slow, KEYS[0])));
+      await waitFor(join(dir, '_dataset', 'forum__subforum', 'staging-shard-1-of-2', 'checkpoint.json'), 30_000);
+      const unsaid = await runCli(['export', 'forum/subforum', '--inputs', list, '--dataset', dir, '--shard', '2/2'], sandboxEnv(slow, KEYS[0]));
+      const results = [await day, unsaid];
+      expect(results.map((result) => result.code), results.map((result) => result.stderr).join('\n')).toEqual([0, 0]);
+      expect(grains(dir)).toEqual(['day']);
+      expect(await rowsAndKeys(dir, 'parquet')).toEqual({ rows: 600, keys: 600 });
+    } finally {
+      await slow.close();
+    }
   });
 });
 
