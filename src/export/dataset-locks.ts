@@ -20,7 +20,7 @@
  */
 import { LockedError } from '../errors.ts';
 import type { ExportLocks, PublishFence } from './types.ts';
-import { tryLock, withLock } from './dataset-store.ts';
+import { tryLock, withLock } from './lock-folder.ts';
 
 /** The caller's locks, when not lock folders: a queue's Redis leases. */
 export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish' | 'tryHold'>>;

@@ -5,7 +5,8 @@
  * `DIR/_dataset/<operation>/` with names no glob for part files matches (`.json`, `.spool`, `.staged`):
  *
  * - `schema.json`: the columns and kinds every part of the operation uses, how it is partitioned
- *   and laid into buckets (shared by all writers);
+ *   and laid into buckets (shared by all writers; made, without columns, by the first writer about
+ *   to buy a page: `dataset-settings.ts`);
  * - `keys/<partition>/<part>.keys`: the hashes of the keys each part holds (`dataset-key-index.ts`);
  * - `walks/<walkName>.json`: per parameter set, the high-water mark of its records' time and the keys
  *   near it, read by that walk alone;
@@ -18,18 +19,17 @@
  *   journal once they are written (`publish.json` beside it: the journal of a version before passes
  *   published at once);
  * - `lock/` and `locks/`: the publish lock, and the locks of passes, partitions and the schema
- *   (`dataset-locks.ts`; Redis leases in queue mode).
+ *   (`dataset-locks.ts`, taken as `lock-folder.ts` says; Redis leases in queue mode).
  *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
  * part files, so a record's key is once in the dataset whoever found it.
  */
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { KEY_INDEX_EXTENSION } from './dataset-key-index.ts';
-import { isAlive, readJsonFile } from './durable.ts';
+import { readJsonFile } from './durable.ts';
 import { DEFAULT_PARTITION_BY, type PartitionBy } from './partition-by.ts';
 
 /**
@@ -243,57 +243,4 @@ export function checkPartitionCollision(paths: DatasetPaths, partitioning: Parti
 /** `shard-2-of-3` for `--shard 2/3`; `all` for one writer. */
 export function writerName(shard: { index: number; count: number } | undefined): string {
   return shard === undefined ? 'all' : `shard-${shard.index}-of-${shard.count}`;
-}
-
-const LOCK_WAIT_MS = 50;
-const LOCK_TRIES = 2_400;
-
-/**
- * Runs `fn` holding the lock folder `lock` (`mkdir` either creates it or fails, on every file
- * system). A lock left by a process that died on this host is taken over; one held by a live
- * process is waited for, up to two minutes.
- */
-export async function withLock<T>(lock: string, fn: () => Promise<T>): Promise<T> {
-  for (let tries = 0; ; tries++) {
-    const held = await tryLock(lock, fn);
-    if (held !== undefined) return held.value;
-    if (tries >= LOCK_TRIES) throw new DatasetError(`${lock} is held by another run that is still publishing`, dirname(lock));
-    await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
-  }
-}
-
-/** Runs `fn` holding the lock folder `lock` if nobody else holds it (a stale lock is taken over); undefined when held. */
-export async function tryLock<T>(lock: string, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
-  await mkdir(dirname(lock), { recursive: true });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    if (attempt > 0 || !(await isStale(lock))) return undefined;
-    await rm(lock, { recursive: true, force: true });
-  }
-  try {
-    // Inside: a full disk refuses this file, and a lock left unsigned would stall the next run 10 s.
-    await writeFile(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
-    return { value: await fn() };
-  } finally {
-    await rm(lock, { recursive: true, force: true });
-  }
-}
-
-async function isStale(lock: string): Promise<boolean> {
-  let owner: { pid?: unknown; host?: unknown };
-  try {
-    owner = JSON.parse(await readFile(join(lock, 'owner.json'), 'utf8')) as typeof owner;
-  } catch {
-    // Made but not yet signed: only a process killed in that instant leaves it so for long. Gone
-    // meanwhile (released): not stale, or this would remove the next holder's lock; taking it is tried again.
-    const made = await stat(lock).catch(() => undefined);
-    return made !== undefined && Date.now() - made.mtimeMs > 10_000;
-  }
-  if (owner.host !== hostname() || typeof owner.pid !== 'number') return false;
-  return !isAlive(owner.pid);
 }

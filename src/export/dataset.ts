@@ -31,6 +31,7 @@ import { PassPlan } from './dataset-plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets } from './dataset-rewrite.ts';
 import { STABLE_KEY, STAND_IN } from './dataset-keys.ts';
 import { isCurrentLayout, scanParts, type RecordedSchema } from './dataset-scan.ts';
+import { bindSettings, withdrawSettings, type Binding } from './dataset-settings.ts';
 import { checkOtherSchemas, checkParts, readClaimFile, readClockFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, passFolders, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
@@ -76,8 +77,8 @@ export interface DatasetDestinationOptions {
   until?: number;
 }
 
-/** How a run asks its parts be written: a dataset that records how takes it, one that does must agree (`recover`). */
-type AskedWriting = Pick<DatasetDestinationOptions, 'format' | 'partition' | 'parquetLayout'>;
+/** How a run asks its parts be written: a dataset that records how takes it, one that does must agree (`recover`, `bind`). */
+type AskedWriting = Pick<DatasetDestinationOptions, 'format' | 'partition' | 'parquetLayout'> & { bucketing?: Partial<Layout> };
 
 export class DatasetDestination implements Destination {
   readonly capabilities: DestinationCapabilities = { duplicates: 'merge', partialPublish: 'staged', publishesPrefix: true, drift: 'record' };
@@ -91,6 +92,8 @@ export class DatasetDestination implements Destination {
   readonly #asked: AskedWriting;
   readonly #askedLayout: Layout;
   #parquetLayout: ParquetLayout | undefined;
+  /** The schema file this run bound a new dataset with (`bind`), which `unbind` withdraws when the run bought nothing. */
+  #binding: Binding | undefined;
   readonly #walks: readonly Readonly<Record<string, string>>[];
   readonly #group: GroupCommit;
   readonly #handOff: boolean;
@@ -128,7 +131,7 @@ export class DatasetDestination implements Destination {
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
     this.#maxDepth = options.maxDepth;
-    this.#asked = { format: options.format, partition: options.partition, parquetLayout: options.parquetLayout };
+    this.#asked = { format: options.format, partition: options.partition, parquetLayout: options.parquetLayout, bucketing: options.layout };
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#walks = options.walks ?? [];
     this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock, tryHold: options.tryHoldLocks }, (staging) => this.#plan(staging));
@@ -172,12 +175,8 @@ export class DatasetDestination implements Destination {
       });
       schema = await this.#recordedSchema();
     }
-    if (schema !== undefined && this.#asked.format !== undefined && schema.format !== this.#asked.format) {
-      throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#asked.format} parts to it`, this.output);
-    }
     if (schema === undefined) await checkOtherSchemas(this.paths);
-    ({ format: this.#format, parquetLayout: this.#parquetLayout, partitioning: this.#partitioning } = await this.#writtenAs(schema, this.#asked));
-    this.#tracker = schemaTracker(schema?.columns ?? [], this.#parquetLayout);
+    await this.#adopt(schema);
     const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
     if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     // Before any request: a part this run would merge into must read back.
@@ -192,6 +191,76 @@ export class DatasetDestination implements Destination {
 
   #recordedSchema(): Promise<RecordedSchema | undefined> {
     return readSchemaFile(this.paths);
+  }
+
+  /**
+   * Takes how the dataset's parts are written: as `schema` records (what this run asks must agree:
+   * each refusal names the remedy), or for a dataset that records nothing yet, as this run asks.
+   */
+  async #adopt(schema: RecordedSchema | undefined): Promise<void> {
+    if (schema !== undefined) this.#checkAsked(schema);
+    ({ format: this.#format, parquetLayout: this.#parquetLayout, partitioning: this.#partitioning } = await this.#writtenAs(schema, this.#asked));
+    this.#tracker = schemaTracker(schema?.columns ?? [], this.#parquetLayout);
+  }
+
+  /** Refuses a format or a bucketing this run asks that the dataset does not record (`#writtenAs` checks the rest). */
+  #checkAsked(schema: RecordedSchema): void {
+    if (this.#asked.format !== undefined && schema.format !== this.#asked.format) {
+      throw new DatasetError(`${this.output} holds ${this.op.id} as ${schema.format} part files; a run cannot add ${this.#asked.format} parts to it`, this.output);
+    }
+    const asked = this.#asked.bucketing;
+    const recorded = schema.layout;
+    if (asked === undefined || recorded === undefined) return;
+    if ((asked.buckets ?? recorded.buckets) === recorded.buckets && (asked.splitBytes ?? recorded.splitBytes) === recorded.splitBytes) return;
+    throw new DatasetError(
+      `${this.output} lays ${this.op.id} into ${recorded.buckets} bucket(s) split past ${recorded.splitBytes} bytes; a run cannot lay it into ${asked.buckets ?? recorded.buckets} split past ${asked.splitBytes ?? recorded.splitBytes} ` +
+        '(run without bucketing, or export into a new directory)',
+      this.output,
+    );
+  }
+
+  /**
+   * Just before the first request: a dataset that records no settings yet is bound to this run's
+   * (`dataset-settings.ts`), and one that another writer bound or published since `recover` read it
+   * is taken as recorded, what this run asks agreeing with it. Either way nothing was bought yet.
+   */
+  async bind(): Promise<void> {
+    let recorded = await this.#recordedSchema();
+    if (recorded === undefined) {
+      this.#binding = await bindSettings(this.paths, this.#settings());
+      if (this.#binding !== undefined) return;
+      recorded = await this.#recordedSchema();
+    }
+    this.#checkLocks(recorded);
+    await this.#adopt(recorded);
+  }
+
+  /**
+   * A run that ended having bought nothing binds nothing: its binding goes, unless a publish replaced
+   * it. Under the meta lock, which passes write the schema under. A binding that cannot be withdrawn
+   * stays, the settings this run asked, as if it had bought a page.
+   */
+  async unbind(): Promise<void> {
+    const binding = this.#binding;
+    if (binding === undefined) return;
+    this.#binding = undefined;
+    await this.#group.locks.run(this.paths.metaLock, () => withdrawSettings(this.paths, binding)).catch(() => undefined);
+  }
+
+  /** The settings this run writes by, as a schema without columns: what `bind` records of a new dataset. */
+  #settings(): RecordedSchema {
+    return {
+      version: 1,
+      operation: this.op.id,
+      format: this.#format,
+      columns: [],
+      partitioning: this.#partitioning,
+      layout: this.#askedLayout,
+      // Nothing is published yet: no part lacks its key index, and no open has anything to migrate.
+      keys: 'indexed',
+      ...(this.#parquetLayout === undefined ? {} : { parquetLayout: this.#parquetLayout }),
+      ...(this.#group.queueLocks ? { locks: 'queue' as const } : {}),
+    };
   }
 
   async #checkParts(schema: RecordedSchema | undefined, format: DatasetFormat, partitioning: Partitioning): Promise<void> {

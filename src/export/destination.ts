@@ -73,6 +73,13 @@ export interface Destination {
    * `restart`: staging this version cannot read is dropped rather than refused.
    */
   recover(restart: boolean): Promise<void>;
+  /**
+   * Just before the run's first request: fixes how the output is written where writers share it (a
+   * new dataset's settings), or refuses a run that asks otherwise than another writer fixed.
+   */
+  bind?(): Promise<void>;
+  /** Undoes `bind` for a run that ended having bought nothing. Never throws. */
+  unbind?(): Promise<void>;
   /** The output is complete and nothing is staged: a resume has nothing to buy. */
   isComplete(): Promise<boolean>;
   /** Drops everything earlier runs staged (the published output stays). */

@@ -108,6 +108,8 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
     await trusted(() => checkSpool(destination.files.spool, state.spool), destination.remedy);
     return finish(destination, state, { started, resumed, ignored: [], rejected: new Map(), unread: 0 });
   }
+  // Before the first request: a refusal here has bought nothing.
+  await destination.bind?.();
   const journal = StateJournal.start(destination.files.journal, state);
   try {
     let outcome: ExtractOutcome;
@@ -125,6 +127,8 @@ async function run(walks: ExportWalks, destination: Destination, settings: Expor
     return await publish(destination, state, journal, failure, facts);
   } finally {
     await destination.release?.();
+    // A run that bought nothing (a key refused, nothing new to walk) fixes nothing for later ones.
+    if (state.pages === 0 && state.credits === 0) await destination.unbind?.();
   }
 }
 

@@ -1,0 +1,51 @@
+/**
+ * A dataset operation's settings (format, Parquet layout, partitioning, bucketing, lock mechanism)
+ * fixed once, before anything is published (README § 8). They live where every run reads them, the
+ * schema file: the first writer about to buy a page creates it, with no columns yet, by linking a
+ * file written whole into place, which fails when the name exists. Of writers starting together
+ * exactly one binds the dataset; every other finds its settings there before its first request, and
+ * takes them or is refused (`DatasetDestination.bind`). A run that ended having bought nothing
+ * withdraws its binding (a key refused with 401 fixes nothing), unless a publish has replaced it.
+ */
+import { link, open, rm, stat, unlink } from 'node:fs/promises';
+import type { RecordedSchema } from './dataset-scan.ts';
+import type { DatasetPaths } from './dataset-store.ts';
+import { OPEN, temporaryName } from './durable.ts';
+
+/** A binding this run made: the schema file it linked into place, known by its inode (a publish renames another in). */
+export interface Binding {
+  readonly ino: number;
+}
+
+/**
+ * Records `settings` (a schema without columns) as the operation's, if nobody has: the binding made,
+ * or undefined when a schema file was there (another writer's binding or publish, to be read).
+ */
+export async function bindSettings(paths: DatasetPaths, settings: RecordedSchema): Promise<Binding | undefined> {
+  const draft = temporaryName(paths.schema);
+  const handle = await open(draft, OPEN.create, 0o644);
+  try {
+    await handle.writeFile(JSON.stringify(settings, null, 1));
+    await handle.sync();
+    const { ino } = await handle.stat();
+    await handle.close();
+    await link(draft, paths.schema);
+    return { ino };
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw error;
+  } finally {
+    await rm(draft, { force: true });
+  }
+}
+
+/**
+ * Removes the schema file `binding` made while it is still that file: a publish that took pages
+ * since renamed another into place, which stays. The caller holds the meta lock, under which passes
+ * write the schema.
+ */
+export async function withdrawSettings(paths: DatasetPaths, binding: Binding): Promise<void> {
+  const now = await stat(paths.schema).catch(() => undefined);
+  if (now?.ino === binding.ino) await unlink(paths.schema).catch(() => undefined);
+}
