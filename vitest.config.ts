@@ -5,9 +5,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * process. `npm run test:slow` runs "slow": the suites whose time goes to other processes and clocks.
  * A file named on the command line (`npx vitest run test/cli/file.test.ts`) is found in either.
  *
- * The rule: a test that spawns the CLI or another node process, kills a process or waits on real
+ * The rule: a new test that spawns the CLI or another node process, kills a process or waits on real
  * timers goes in a file under test/cli/, and every file there is slow. SLOW_ELSEWHERE lists the few
  * slow files that stay beside the code they test; a new slow test goes under test/cli/, not onto it.
+ * (A handful of fast suites start one short child among many in-process tests; they stay fast.)
  */
 const SLOW_ELSEWHERE = [
   // each test runs a recipe as its own node process
