@@ -89,8 +89,13 @@ export interface PassPlanning {
   add(commits: readonly Commit[]): Promise<void>;
   /** The partitions the records fall in, in order. */
   partitions(): string[];
-  /** The other partitions whose key indexes name one of the records' keys (records that moved): their older versions go. */
-  movedFrom(): Promise<string[]>;
+  /**
+   * The other partitions whose key indexes, or the keys of the passes `working` (at work now), name
+   * one of the records' keys (records that moved): their older versions go.
+   */
+  movedFrom(working: readonly string[]): Promise<string[]>;
+  /** Writes where the pass places its keys, for the passes formed while it publishes (`movedFrom`). */
+  writeKeys(root: string): Promise<void>;
   /** Merges them into the parts they touch (staged), holding the partitions' locks: the pass's journal. */
   merge(): Promise<GroupJournal>;
 }
@@ -249,8 +254,11 @@ export class GroupCommit {
         bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
         await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass) });
         await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
-        // With the partitions holding older versions of its records that moved: the pass rewrites those too.
-        const partitions = [...plan.partitions(), ...(await plan.movedFrom().catch((error: unknown) => Promise.reject(new PassFailure(pass, error))))];
+        // With the partitions holding older versions of its records that moved, or where a pass at work places one of its keys: the pass rewrites those too.
+        const working = (await passFolders(this.paths)).filter((other) => other !== id);
+        const moved = await plan.movedFrom(working).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
+        await plan.writeKeys(this.paths.passKeys(id));
+        const partitions = [...plan.partitions(), ...moved];
         // What passes forming next read to tell whether they would wait for this one.
         await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass), partitions });
         if (handOff && partitions.some((partition) => avoid.has(partition))) {

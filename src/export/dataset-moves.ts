@@ -7,10 +7,12 @@
  * Of all the versions of a key (in the dataset and in the pass) the one fetched later stays
  * (`fetchedLater`); every other goes in the pass's own journalled step.
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { OperationSpec } from '../operations/spec.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './dataset-buckets.ts';
-import { indexHash, partitionsHolding } from './dataset-key-index.ts';
+import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './dataset-key-index.ts';
 import { dropKey, keyOfRow } from './dataset-keys.ts';
 import type { DatasetPaths, Partitioning } from './dataset-store.ts';
 
@@ -59,10 +61,11 @@ export class PassKeys {
   }
 
   /**
-   * The partitions whose key indexes may hold one of these keys where its record no longer goes (a
-   * stand-in key, anywhere), each with the hashes found there. Reads only the indexes.
+   * The partitions whose key indexes (under `root`: the dataset's, or a pass's `writeTo`) may hold
+   * one of these keys where its record no longer goes (a stand-in key, anywhere), each with the
+   * hashes found there. Reads only the indexes.
    */
-  holding(context: Dataset): Promise<Map<string, Set<number>>> {
+  holding(context: Dataset, root = context.paths.keyIndexes): Promise<Map<string, Set<number>>> {
     const hashes = new Set<number>();
     const targets = new Map<number, Set<string>>();
     const aliases = new Set<number>();
@@ -78,7 +81,23 @@ export class PassKeys {
       hashes.add(hash);
       aliases.add(hash);
     }
-    return partitionsHolding(context.paths.keyIndexes, hashes, (partition, hash) => !aliases.has(hash) && (targets.get(hash)?.has(partition) ?? false));
+    return partitionsHolding(root, hashes, (partition, hash) => !aliases.has(hash) && (targets.get(hash)?.has(partition) ?? false));
+  }
+
+  /** Writes, per partition, the index of the keys the pass places there (`DatasetPaths.passKeys`): what `holding` reads of a pass at work. */
+  async writeTo(root: string): Promise<void> {
+    const byPartition = new Map<string, string[]>();
+    for (const [key, partitions] of this.#targets) {
+      for (const partition of partitions) {
+        const keys = byPartition.get(partition);
+        if (keys === undefined) byPartition.set(partition, [key]);
+        else keys.push(key);
+      }
+    }
+    for (const [partition, keys] of byPartition) {
+      await mkdir(join(root, partition), { recursive: true });
+      await writeKeyIndex(join(root, partition, `pass${KEY_INDEX_EXTENSION}`), keys);
+    }
   }
 
   /**

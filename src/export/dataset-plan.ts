@@ -172,10 +172,17 @@ export class PassPlan implements PassPlanning {
    * versions of records that moved, which the pass removes. Read from the indexes alone; the pass
    * takes their locks with its own partitions'.
    */
-  async movedFrom(): Promise<string[]> {
+  async movedFrom(working: readonly string[]): Promise<string[]> {
     const own = new Set(this.partitions());
-    for (const partition of (await this.#keys.holding(this.context)).keys()) if (!own.has(partition)) this.#movedFrom.add(partition);
+    // The passes at work too: one placing a key of this pass in another partition publishes first (this one waits for that partition), and this one then finds its version in the index.
+    const roots = [this.context.paths.keyIndexes, ...working.map((pass) => this.context.paths.passKeys(pass))];
+    for (const root of roots) for (const partition of (await this.#keys.holding(this.context, root)).keys()) if (!own.has(partition)) this.#movedFrom.add(partition);
     return [...this.#movedFrom].sort();
+  }
+
+  /** Writes where this pass places its keys (`DatasetPaths.passKeys`), for passes formed while it publishes. */
+  writeKeys(root: string): Promise<void> {
+    return this.#keys.writeTo(root);
   }
 
   /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the locks of the partitions and of `movedFrom`. */

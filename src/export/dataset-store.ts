@@ -141,6 +141,13 @@ export class DatasetPaths {
   passClaim(id: string): string {
     return join(this.pass(id), 'claim.json');
   }
+  /**
+   * The hashes of the keys a pass publishes, per partition, laid out as the key indexes are: a pass
+   * formed while it publishes reads them, so that two passes never place one key in two partitions.
+   */
+  passKeys(id: string): string {
+    return join(this.pass(id), 'keys');
+  }
   /** A pass's journal, written before its first rename. */
   passJournal(id: string): string {
     return join(this.pass(id), 'journal.json');

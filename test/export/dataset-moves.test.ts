@@ -5,10 +5,12 @@
  * usable time go to Hive's default partition, which readers take for a NULL `_date` of the type the
  * other partitions give it.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactDataset, type ExportOptions } from '../../src/export/index.ts';
+import { writeKeyIndex } from '../../src/export/dataset-key-index.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -105,6 +107,36 @@ describe('a record that moves between partitions', () => {
       { key: 'def', rows: 1, title: 'later' },
       { key: 'nov', rows: 1, title: 'stays in November' },
       { key: 'oct', rows: 1, title: 'stays in October' },
+    ]);
+  });
+
+  it('waits, when a pass at work places the same key in another partition, for that partition, so the two passes never keep it twice', async () => {
+    const dir = freshDir();
+    await toDataset(STAYING, dir, SUBFORUM);
+    // What a pass at work (another writer's, formed first) leaves while it publishes: its claim, where it
+    // places its keys (the post in October), and its locks, held by a live process (this one).
+    const pass = join(dir, META, 'publishing', 'at-work');
+    mkdirSync(join(pass, 'keys', '2025-10'), { recursive: true });
+    writeFileSync(join(pass, 'claim.json'), JSON.stringify({ commits: [], partitions: ['2025-10'] }));
+    await writeKeyIndex(join(pass, 'keys', '2025-10', 'pass.keys'), ['raced']);
+    const owner = JSON.stringify({ pid: process.pid, host: hostname() });
+    const locks = ['pass-at-work', 'partition-2025-10'].map((name) => join(dir, META, 'locks', name));
+    for (const lock of locks) {
+      mkdirSync(lock, { recursive: true });
+      writeFileSync(join(lock, 'owner.json'), owner);
+    }
+    let returned = false;
+    const later = toDataset([{ id: 'raced', created_utc: NOV_2, title: 'later' }], dir, SUBFORUM).finally(() => (returned = true));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Its own partition (November) is free, but it publishes only once it can see the other pass's October.
+    expect(returned).toBe(false);
+    rmSync(pass, { recursive: true, force: true });
+    for (const lock of locks) rmSync(lock, { recursive: true, force: true });
+    await later;
+    expect(await rowsByKey(dir)).toEqual([
+      { key: 'nov', rows: 1, title: 'stays in November' },
+      { key: 'oct', rows: 1, title: 'stays in October' },
+      { key: 'raced', rows: 1, title: 'later' },
     ]);
   });
 });
