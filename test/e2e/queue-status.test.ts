@@ -5,12 +5,12 @@
  * the dataset, and a run is `finished` only when no walk is running. Without `redis-server` on this
  * machine the suite is skipped, saying so (CI installs it, and there a missing binary fails).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DatasetPaths } from '../../src/export/dataset-store.ts';
 import { PREFIX, QUEUE_NAME } from '../../src/queue/connection.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
@@ -19,29 +19,16 @@ import type { WalkJob } from '../../src/queue/runs.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { CLI, finished, runCli, sandboxEnv, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
-import { freePort, spawnRedis } from '../../bench/_cluster.ts';
+import { redisForSuite, redisServerHere } from './redis-server.ts';
 
 const KEY = 'sk_live_sandbox_queue_status_secret';
-const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
-if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
-if (!haveRedis) console.warn('test/e2e/queue-status: skipped, no redis-server on this machine (apt-get install redis-server)');
+const haveRedis = redisServerHere('queue-status');
 
 /** Preloaded into a worker: it kills itself -9 once a publish has written its walk's receipt. */
 const KILLED_AT_RECEIPT = resolve(import.meta.dirname, 'fixtures/worker-killed-at-receipt.ts');
 const LEASE_MS = 1_000;
 
-let redisProcess: ChildProcess | undefined;
-let port = 0;
-let nextDb = 0;
-
-beforeAll(async () => {
-  if (!haveRedis) return;
-  port = await freePort();
-  redisProcess = await spawnRedis(port, tempDir());
-});
-afterAll(() => {
-  redisProcess?.kill('SIGKILL');
-});
+const redisServer = redisForSuite(haveRedis);
 
 interface Context {
   url: string;
@@ -53,7 +40,7 @@ interface Context {
 
 async function setup(): Promise<Context> {
   const service = await startSandbox({ port: 0, latencyMs: 5, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
-  return { url: `redis://127.0.0.1:${port}/${nextDb++}`, service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] };
+  return { url: redisServer.nextUrl(), service, env: sandboxEnv(service, KEY), dir: tempDir(), workers: [] };
 }
 
 /** A worker as a CLI process, with a short lease; `killedAtReceipt` preloads the fixture that kills it -9 once its walk's receipt is written. */

@@ -18,11 +18,11 @@ import { QueueAuthError, QueueDatabaseError, QueueNotRedisError, QueueTlsError, 
 import { enqueueExport, queueStatus, runWorker } from '../../src/queue/index.ts';
 import { finished, runCli, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
 import { freePort, spawnRedis } from '../../bench/_cluster.ts';
+import { redisServerHere } from './redis-server.ts';
 
 const KEY = 'sk_live_sandbox_queue_connections';
 const PASSWORD = 'open-sesame-4711';
-const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
-if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
+const haveRedis = redisServerHere('redis-connections');
 
 const servers: { plain: ChildProcess | undefined; guarded: ChildProcess | undefined; http: Server | undefined; silent: NetServer | undefined; tls: NetServer | undefined } = {
   plain: undefined,

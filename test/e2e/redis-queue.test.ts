@@ -5,12 +5,12 @@
  * database of its own. Without `redis-server` on this machine the suite is skipped, saying so; CI
  * installs it (`.ci/run`), and there a missing binary fails.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PREFIX, QUEUE_NAME } from '../../src/queue/connection.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { lockKey, RedisLocks } from '../../src/queue/lease-lock.ts';
@@ -18,30 +18,18 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { freePort, spawnRedis } from '../../bench/_cluster.ts';
+import { redisForSuite, redisServerHere } from './redis-server.ts';
 
 const KEY = 'sk_live_sandbox_queue_e2e_secret';
-const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
-if (!haveRedis && process.env.CI !== undefined) throw new Error('redis-server is missing: CI installs it (.ci/run)');
-if (!haveRedis) console.warn('test/e2e/redis-queue: skipped, no redis-server on this machine (apt-get install redis-server)');
+const haveRedis = redisServerHere('redis-queue');
 
-let redisProcess: ChildProcess | undefined;
-let port = 0;
-let nextDb = 0;
-
-beforeAll(async () => {
-  if (!haveRedis) return;
-  port = await freePort();
-  redisProcess = await spawnRedis(port, tempDir());
-});
-afterAll(() => {
-  redisProcess?.kill('SIGKILL');
-});
+const redisServer = redisForSuite(haveRedis);
 
 /** A queue (a Redis database) and a sandbox of this test's own, and workers to start against them. */
 async function setup(latencyMs = 5): Promise<{ url: string; service: Sandbox; env: NodeJS.ProcessEnv; charged: () => number; dir: string; workers: ChildProcess[] }> {
   const service = await startSandbox({ port: 0, latencyMs, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
   const dir = tempDir();
-  return { url: `redis://127.0.0.1:${port}/${nextDb++}`, service, env: sandboxEnv(service, KEY), charged: () => service.requests.charged[KEY] ?? 0, dir, workers: [] };
+  return { url: redisServer.nextUrl(), service, env: sandboxEnv(service, KEY), charged: () => service.requests.charged[KEY] ?? 0, dir, workers: [] };
 }
 
 function startWorker(context: { url: string; env: NodeJS.ProcessEnv; workers: ChildProcess[] }, env = context.env, leaseMs = 1_000): { child: ChildProcess; done: Promise<CliResult> } {
@@ -469,7 +457,7 @@ describe.skipIf(!haveRedis)('the whole of it in one run', () => {
 
 describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
   it('refuse a second writer while the lease lives, give a higher fencing token after, and tell a holder that lost its lease', async () => {
-    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const redis = new Redis(redisServer.nextUrl());
     const lost: string[] = [];
     const first = new RedisLocks(redis, 'worker-a', 300, (path) => lost.push(`a ${path}`));
     const second = new RedisLocks(redis, 'worker-b', 300, (path) => lost.push(`b ${path}`));
@@ -495,7 +483,7 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
   });
 
   it('take the free locks of a publish pass’s partitions in one round trip, renew them together, fence them together, and let go only of their own', async () => {
-    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const redis = new Redis(redisServer.nextUrl());
     const lost: string[] = [];
     const first = new RedisLocks(redis, 'worker-a', 300, (path) => lost.push(`a ${path}`));
     const second = new RedisLocks(redis, 'worker-b', 300, (path) => lost.push(`b ${path}`));
@@ -526,7 +514,7 @@ describe.skipIf(!haveRedis)('the Redis lease locks of queue workers', () => {
   });
 
   it('tell a publish whether its lease is still its own (its fence), and let go without taking another holder’s lock', async () => {
-    const redis = new Redis(`redis://127.0.0.1:${port}/${nextDb++}`);
+    const redis = new Redis(redisServer.nextUrl());
     const locks = new RedisLocks(redis, 'worker-a', 5_000, () => undefined);
     try {
       for (const [how, path] of [
