@@ -20,6 +20,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { CLI, finished, runCli, sandboxEnv, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
+import { stopWorkers } from './workers.ts';
 
 const KEY = 'sk_live_sandbox_queue_status_secret';
 const haveRedis = redisServerHere('queue-status');
@@ -54,17 +55,6 @@ function startWorker(context: Context, leaseMs = LEASE_MS, killedAtReceipt = fal
   return { child, done: finished(child) };
 }
 
-async function stopWorkers(workers: ChildProcess[]): Promise<void> {
-  for (const child of workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
-  await Promise.all(
-    workers.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const done = new Promise((resolvePromise) => child.once('close', resolvePromise));
-      child.kill('SIGTERM');
-      await done;
-    }),
-  );
-}
 
 async function enqueue(context: Context, counts: number[], tag: string): Promise<void> {
   const inputs = join(tempDir(), 'inputs.txt');

@@ -19,6 +19,7 @@ import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, type Cli
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { freePort, spawnRedis } from '../../bench/_cluster.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
+import { stopWorkers } from './workers.ts';
 
 const KEY = 'sk_live_sandbox_queue_e2e_secret';
 const haveRedis = redisServerHere('redis-queue');
@@ -40,16 +41,6 @@ function startWorker(context: { url: string; env: NodeJS.ProcessEnv; workers: Ch
   return { child, done: finished(child) };
 }
 
-async function stopWorkers(workers: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    workers.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const done = new Promise((resolve) => child.once('close', resolve));
-      child.kill('SIGTERM');
-      await done;
-    }),
-  );
-}
 
 function enqueue(context: { url: string; env: NodeJS.ProcessEnv; dir: string }, inputs: string, extra: string[] = []): Promise<CliResult> {
   return runCli(['export', 'forum/subforum', 'trim=true', '--inputs', inputs, '--dataset', context.dir, '--queue', context.url, ...extra], context.env);
