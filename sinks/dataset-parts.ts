@@ -15,7 +15,7 @@
  */
 import { parse } from 'fast-csv';
 import { createReadStream } from 'node:fs';
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type FileMetaData } from 'hyparquet';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { csvWriter } from './csv.ts';
 import { nestedFields } from './dataset-nested.ts';
@@ -81,12 +81,14 @@ async function* readParquetPart(path: string): AsyncGenerator<Record_> {
   };
   const overflow = described.overflow ?? '_extra';
   // A part is merged in memory whole (dataset.ts), so reading it whole holds nothing more.
-  const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
   if (described.layout === 'nested') {
+    const { renamed, root } = ownNames(metadata);
+    const rows = (await parquetReadObjects({ file, metadata: renamed })) as Record<string, unknown>[];
     const fields = described.fields ?? [];
-    for (const row of rows) yield nestedRecordOf(row, fields, overflow);
+    for (const row of rows) yield nestedRecordOf(row, fields, root, overflow);
     return;
   }
+  const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
   const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
   for (const row of rows) yield recordOf(row, kinds, overflow);
 }
@@ -126,31 +128,84 @@ function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKi
   return record;
 }
 
+/** A schema element of a part as read under our own names: its name in the part, the name hyparquet gives it, its children. */
+interface Element {
+  readonly token: string;
+  readonly children: ReadonlyMap<string, Element>;
+  /** A LIST's element (its repeated group's one child), which hyparquet gives as the list's items. */
+  readonly item: Element | undefined;
+}
+
+/**
+ * The part's metadata with every schema element renamed `f<index>`, and the tree that names them
+ * back. hyparquet assembles a nested column by its fields' paths joined with `.` and sets each
+ * field by assignment, so a struct's field `a.b` and its field `a` → `b` met as one path (one
+ * value lost, or a list where a number was), and a field `__proto__` set a prototype instead of a
+ * value. Names of our own have neither problem; the record is built back from the part's names.
+ */
+function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Element } {
+  const tokens = new Map<string, string[]>();
+  let index = 0;
+  const visit = (path: readonly string[], tokenPath: readonly string[]): Element => {
+    const element = metadata.schema[index];
+    const token = `f${index}`;
+    index += 1;
+    const children = new Map<string, Element>();
+    const ordered: Element[] = [];
+    for (let i = 0; i < (element.num_children ?? 0); i++) {
+      const name = metadata.schema[index].name;
+      const childPath = [...path, name];
+      const child = visit(childPath, [...tokenPath, `f${index}`]);
+      children.set(name, child);
+      ordered.push(child);
+    }
+    if (ordered.length === 0) tokens.set(JSON.stringify(path), [...tokenPath]);
+    // hyparquet's lists: a LIST group's repeated child, and that child's one child when it has one.
+    const repeated = element.converted_type === 'LIST' ? ordered[0] : undefined;
+    const item = repeated === undefined ? undefined : repeated.children.size === 1 ? [...repeated.children.values()][0] : repeated;
+    return { token, children, item };
+  };
+  const root = visit([], []);
+  const renamed: FileMetaData = {
+    ...metadata,
+    schema: metadata.schema.map((element, i) => (i === 0 ? element : { ...element, name: `f${i}` })),
+    row_groups: metadata.row_groups.map((group) => ({
+      ...group,
+      columns: group.columns.map((column) =>
+        column.meta_data === undefined ? column : { ...column, meta_data: { ...column.meta_data, path_in_schema: tokens.get(JSON.stringify(column.meta_data.path_in_schema))! } },
+      ),
+    })),
+  };
+  return { renamed, root };
+}
+
 /**
  * A row of a nested part as the record it was: struct fields and top-level columns that are NULL
  * are absent (NULL and absent are the same in a part), list elements keep their nulls, JSON text
  * leaves are parsed, and `_extra`'s values go back to their dotted paths.
  */
-function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], overflow: string): Record_ {
-  const record = structOf(row, fields);
-  const spilled = row[overflow];
+function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string): Record_ {
+  const record = structOf(row, fields, root);
+  const token = root.children.get(overflow)?.token;
+  const spilled = token === undefined ? undefined : row[token];
   if (typeof spilled === 'string') for (const [path, value] of Object.entries(parseExact(spilled) as Record_)) setPath(record, splitColumnName(path), value);
   return record;
 }
 
-function structOf(object: Record<string, unknown>, fields: readonly NestedField[]): Record_ {
+function structOf(object: Record<string, unknown>, fields: readonly NestedField[], element: Element): Record_ {
   const record: Record_ = {};
   for (const { name, shape } of fields) {
-    const value = nestedValueOf(object[name], shape);
+    const child = element.children.get(name);
+    const value = child === undefined ? undefined : nestedValueOf(object[child.token], shape, child);
     if (value !== undefined) setField(record, name, value);
   }
   return record;
 }
 
-function nestedValueOf(value: unknown, shape: Shape): unknown {
+function nestedValueOf(value: unknown, shape: Shape, element: Element): unknown {
   if (value === null || value === undefined) return undefined;
-  if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct);
-  if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list) ?? null);
+  if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct, element);
+  if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list, element.item!) ?? null);
   return valueOf(value as Cell, shape.kind);
 }
 
