@@ -29,6 +29,7 @@ import { fetchClock } from './fetch-clock.ts';
 import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './dataset-commit.ts';
 import { PassPlan } from './dataset-plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets } from './dataset-rewrite.ts';
+import { checkOwnFields } from './dataset-columns.ts';
 import { STABLE_KEY, STAND_IN } from './dataset-keys.ts';
 import { isCurrentLayout, scanParts, type RecordedSchema } from './dataset-scan.ts';
 import { bindSettings, withdrawSettings, type Binding } from './dataset-settings.ts';
@@ -356,6 +357,7 @@ export class DatasetDestination implements Destination {
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
     if (records.length > 0) {
+      checkOwnFields(this.paths, this.#partitioning, records);
       this.#checkExact(records);
       this.#checkFrozen(records);
     }
