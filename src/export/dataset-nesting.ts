@@ -9,7 +9,8 @@
 import { DatasetLayoutError } from '../errors.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { NestedSchemaTracker } from '../../sinks/dataset-nested.ts';
-import { SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { joinName, splitColumnName } from '../../sinks/rows.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import type { RecordedSchema, ScannedPart } from './dataset-scan.ts';
 import type { DatasetPaths } from './dataset-store.ts';
@@ -72,5 +73,50 @@ export async function convertedSchema(schema: RecordedSchema, parts: readonly Sc
     }
     tracker.observe(chunk);
   }
-  return { ...schema, columns: tracker.columns(), parquetLayout: target };
+  // A column the schema records but no row fills (a field always null so far) is kept, as `target` holds it: readers still see it, as NULL.
+  const recorded = inLayout(schema.columns, recordedLayout(schema) ?? 'flat', target);
+  return { ...schema, columns: inOrderOf(mergeSchemas(tracker.columns(), recorded), recorded), parquetLayout: target };
+}
+
+/**
+ * Recorded columns as `to` holds them: a nested dataset's structs as dotted leaves and its lists
+ * as JSON text in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
+ * (a leaf that a shorter one already holds as a leaf is left to what the rows say).
+ */
+function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: ParquetLayout): SchemaColumn[] {
+  if (from === to) return [...columns];
+  if (to === 'flat') return flattened(columns, '');
+  const root: SchemaColumn[] = [];
+  for (const column of columns) {
+    if (column.kind === 'struct' || column.kind === 'list') continue;
+    const keys = splitColumnName(column.name);
+    let fields: SchemaColumn[] | undefined = root;
+    for (const key of keys.slice(0, -1)) {
+      let struct: SchemaColumn | undefined = fields.find((field) => field.name === key);
+      if (struct === undefined) fields.push((struct = { name: key, kind: 'struct', fields: [] }));
+      fields = struct.kind === 'struct' ? struct.fields : undefined;
+      if (fields === undefined) break;
+    }
+    const name = keys[keys.length - 1];
+    if (fields !== undefined && !fields.some((field) => field.name === name)) fields.push({ name, kind: column.kind });
+  }
+  return root;
+}
+
+function flattened(columns: readonly SchemaColumn[], prefix: string): SchemaColumn[] {
+  return columns.flatMap((column): SchemaColumn[] => {
+    const name = joinName(prefix, column.name);
+    if (column.kind === 'struct') return flattened(column.fields, name);
+    return [{ name, kind: column.kind === 'list' ? 'json' : column.kind }];
+  });
+}
+
+/** `columns` (and the fields of their structs) in the order `recorded` gives them; those it lacks after, as they came. */
+function inOrderOf(columns: readonly SchemaColumn[], recorded: readonly SchemaColumn[]): SchemaColumn[] {
+  const rank = new Map(recorded.map((column, i) => [column.name, i]));
+  const ordered = [...columns].sort((a, b) => (rank.get(a.name) ?? recorded.length) - (rank.get(b.name) ?? recorded.length));
+  return ordered.map((column) => {
+    const was = recorded[rank.get(column.name) ?? -1];
+    return column.kind === 'struct' && was?.kind === 'struct' ? { ...column, fields: inOrderOf(column.fields, was.fields) } : column;
+  });
 }
