@@ -15,6 +15,7 @@ import { DatasetPaths } from './dataset-store.ts';
 import type { MarksFile, WalkMark } from './marks.ts';
 import { readCompactionJournal } from './dataset-state.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
+import { writeRecordedSchema } from './table-schema.ts';
 
 export interface CompactionJournal {
   version: 1;
@@ -76,7 +77,7 @@ export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
     await rm(part, { force: true });
     await removeIfEmpty(dirname(part));
   }
-  await writeJsonAtomic(paths.schema, journal.schema);
+  await writeRecordedSchema(paths, journal.schema);
   for (const walk of journal.walks ?? []) {
     await mkdir(dirname(paths.walkMark(walkName(walk.params))), { recursive: true });
     await writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk);

@@ -32,6 +32,7 @@ import { compareFetchTimes } from './fetch-clock.ts';
 import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
+import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
 import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from './types.ts';
 
@@ -124,10 +125,11 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
  */
 async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: DatasetLocks): Promise<void> {
   await replace(paths.dir, journal.renames, journal.removes);
-  if (schemaChanges(await readSchemaFile(paths), journal.schema)) {
+  const recordNow = async (recorded: RecordedSchema | undefined) => schemaChanges(recorded, journal.schema) || (await lacksTableSchema(paths, recorded));
+  if (await recordNow(await readSchemaFile(paths))) {
     await locks.run(paths.metaLock, async () => {
       const recorded = await readSchemaFile(paths);
-      if (schemaChanges(recorded, journal.schema)) await writeJsonAtomic(paths.schema, mergedSchema(recorded, journal.schema));
+      if (await recordNow(recorded)) await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
     });
   }
   if (journal.fetched !== undefined) await recordClock(paths, journal.fetched, locks);
@@ -225,7 +227,7 @@ export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> 
     const journal = await readPublishJournal(own, `restart the export (--restart) of writer ${own.writer} to discard ${own.staging}; the published dataset stays`);
     if (journal === undefined) continue;
     await replace(paths.dir, journal.renames.map(([from, to]) => [relative(paths.dir, from), relative(paths.dir, to)]), []);
-    await writeJsonAtomic(paths.schema, journal.schema);
+    await writeRecordedSchema(paths, journal.schema);
     await writeJsonAtomic(own.state, journal.marks);
     await writeJsonAtomic(own.drift, { operation: paths.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
     if (journal.next === null) {

@@ -79,6 +79,10 @@ export class DatasetPaths {
   get schema(): string {
     return join(this.meta, 'schema.json');
   }
+  /** The schema as a Parquet file of no rows, for readers that take a table's schema from a file (`table-schema.ts`); not `.parquet`, so no glob of parts finds it. */
+  get tableSchema(): string {
+    return join(this.meta, 'schema.parquet-schema');
+  }
   /** The latest fetch stamp published (`fetch-clock.ts`): a writer's clock starts after it. */
   get clock(): string {
     return join(this.meta, 'clock.json');

@@ -1,0 +1,35 @@
+/**
+ * The whole table of a Parquet dataset as one file (README § 8 "One table"): the recorded schema
+ * written as a Parquet file of no rows, `_dataset/<op>/schema.parquet-schema`, the very columns
+ * and types every part is written with, and `_extra`. Parts disagree by design (an older part lacks
+ * a field a later run added, and two writers publishing different partitions at once each add only
+ * their own), and which part is newest says nothing once files are copied. A reader that takes its
+ * schema from one file (Polars' `scan_parquet(schema=…)`, pyarrow) takes this one: it holds every
+ * column, so the parts' missing columns and struct fields read as NULL. It does not end in
+ * `.parquet`, so no glob of the parts finds it among them.
+ *
+ * Written before `schema.json` whenever that changes, under the same lock: a kill between the two
+ * leaves it ahead of the schema file (more columns, which read as NULL), never behind, and the
+ * publish replayed writes both again. A dataset from before it gets it at its next publish.
+ */
+import { stat } from 'node:fs/promises';
+import { writePart } from '../../sinks/dataset-parts.ts';
+import type { RecordedSchema } from './dataset-scan.ts';
+import type { DatasetPaths } from './dataset-store.ts';
+import { writeJsonAtomic } from './durable.ts';
+
+/** Records `schema`: its Parquet schema file (Parquet datasets with columns), then `schema.json`. */
+export async function writeRecordedSchema(paths: DatasetPaths, schema: RecordedSchema): Promise<void> {
+  if (holdsTable(schema)) await writePart([], paths.tableSchema, schema);
+  await writeJsonAtomic(paths.schema, schema);
+}
+
+/** Whether `schema` needs a Parquet schema file that is not there yet (a dataset of an earlier version). */
+export async function lacksTableSchema(paths: DatasetPaths, schema: RecordedSchema | undefined): Promise<boolean> {
+  if (schema === undefined || !holdsTable(schema)) return false;
+  return (await stat(paths.tableSchema).catch(() => undefined)) === undefined;
+}
+
+function holdsTable(schema: RecordedSchema): boolean {
+  return schema.format === 'parquet' && schema.columns.length > 0;
+}
