@@ -1,0 +1,152 @@
+/**
+ * A dataset gives back exactly what went in, as one table (issue 39 items 2–4; README § 8 "Merges
+ * give back what went in", "Columns the dataset adds", "One table"): a merge reads a part back and
+ * writes every record again unchanged; a record's own field named like a column the dataset adds is
+ * refused by name; a compaction to the other layout and back keeps every column; and Polars reads
+ * every part as one table through the schema file the dataset keeps, whichever part is newest.
+ * Read back by DuckDB, Polars (nodejs-polars) and arrow-rs (parquet-wasm).
+ */
+import { readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import pl from 'nodejs-polars';
+import { readParquet } from 'parquet-wasm/node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DatasetError } from '../../src/index.ts';
+import { compactDataset } from '../../src/export/index.ts';
+import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
+
+afterAll(closeServed);
+
+const root = scratchDir();
+let counter = 0;
+const freshDir = () => join(root, `exact-${++counter}`);
+/** 2024-03-01 and 2024-04-10, in seconds: two months, two partitions. */
+const MARCH = 1_709_251_200;
+const APRIL = 1_712_707_200;
+const LAYOUTS = ['flat', 'nested'] as const;
+
+const table = (dir: string) => `read_parquet(${sqlPath(`${dir}/forum/subforum/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`;
+
+/** Every row as DuckDB's JSON of it, in key order, without what a later run changes (`_fetched_at`) or adds (`_date`). */
+async function duckdbRows(dir: string): Promise<string[]> {
+  const rows = await query(`SELECT to_json(t) AS row FROM (SELECT * EXCLUDE (_fetched_at, _date) FROM ${table(dir)} ORDER BY id) t`);
+  return rows.map((row) => String(row.row));
+}
+
+/** The part files, each alone. */
+function parts(dir: string): string[] {
+  const folder = join(dir, 'forum/subforum');
+  return (readdirSync(folder, { recursive: true }) as string[]).filter((name) => name.endsWith('.parquet')).map((name) => join(folder, name)).sort();
+}
+
+/** The recipe of README § 8 "One table", as written there for Node: the schema from the dataset's schema file. */
+function polarsTable(dir: string): pl.DataFrame {
+  const schema = pl.readParquet(readFileSync(join(dir, '_dataset/forum__subforum/schema.parquet-schema'))).schema;
+  return pl
+    .scanParquet(`${dir}/forum/subforum/**/*.parquet`, { hivePartitioning: true, schema, missingColumns: 'insert', castOptions: { missingStructFields: 'insert' } })
+    .collectSync();
+}
+
+/** Polars' rows of the one part a dataset of one month has but the later run's `p9` (JSON text, so a field `__proto__` stays one), in key order, without `_fetched_at`. */
+function polarsRows(dir: string): string {
+  const [part] = parts(dir);
+  const frame = pl.readParquet(readFileSync(part)).filter(pl.col('id').neq(pl.lit('p9')));
+  return String(frame.drop('_fetched_at').sort('id').writeJSON({ format: 'json' }));
+}
+
+/** A record of every shape a merge must give back: dotted keys beside the objects they shadow (both orders), `__proto__`, lists of objects, nested nulls. */
+const TRICKY: object[] = [
+  { id: 'p1', created_utc: MARCH, 'a.b': 1, a: { b: 2 }, o: { 'a.b': 3, a: { b: 4 } } },
+  { id: 'p2', created_utc: MARCH, o: { a: { b: 5 }, 'a.b': 6 }, l: [{ u: 1 }, { u: 2, v: 's' }, null] },
+  JSON.parse(`{"id":"p3","created_utc":${MARCH},"__proto__":{"q":7},"o":{"__proto__":8}}`) as object,
+  { id: 'p4', created_utc: MARCH, o: { n: null, a: { b: null } }, l: [null, { u: null, v: 't' }] },
+];
+
+describe('merges give back what went in', () => {
+  for (const layout of LAYOUTS) {
+    it(`a later run into the same month leaves every earlier record of a ${layout} dataset as it was written`, async () => {
+      const dir = freshDir();
+      await toDataset(TRICKY, dir, { layout, params: { subforum: 'first' } });
+      const [duckdb, polars] = [await duckdbRows(dir), polarsRows(dir)];
+      expect(duckdb.join()).toContain('__proto__":8');
+      // Another record into March: the part is read back and written again.
+      await toDataset([{ id: 'p9', created_utc: MARCH }], dir, { layout, params: { subforum: 'second' } });
+      expect((await duckdbRows(dir)).slice(0, -1)).toEqual(duckdb);
+      expect(polarsRows(dir)).toBe(polars);
+    });
+  }
+});
+
+describe('columns the dataset adds', () => {
+  for (const field of ['_fetched_at', '_KEY', '_Extra', '_stand_in', '_Date']) {
+    it(`refuses records with a field of their own named ${field}, naming it, and publishes nothing`, async () => {
+      const dir = freshDir();
+      const error = await toDataset([{ id: 'a', created_utc: MARCH, [field]: 'mine' }], dir).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(DatasetError);
+      expect((error as Error).message).toMatch(new RegExp(`have a field ${field.toLowerCase()}\\b.*Nothing of this run was published`));
+      expect(() => readdirSync(join(dir, 'forum'))).toThrow(/ENOENT/);
+    });
+  }
+});
+
+describe('compaction to the other layout', () => {
+  /** Every column's name and DuckDB type, by name. */
+  async function columns(dir: string): Promise<string[]> {
+    return (await query(`DESCRIBE SELECT * FROM ${table(dir)}`)).map((row) => `${String(row.column_name)} ${String(row.column_type)}`).sort();
+  }
+
+  it('keeps every column the schema records, one no row has a value in reading as NULL, and flat → nested → flat is the identity', async () => {
+    const dir = freshDir();
+    await toDataset(
+      [
+        { id: 'p1', created_utc: MARCH, media: null, author: { name: 'ann', flair: null }, awards: [], tags: [{ t: 1 }] },
+        { id: 'p2', created_utc: APRIL, media: null, author: { name: 'bob' } },
+      ],
+      dir,
+      { layout: 'flat', params: { subforum: 'first' } },
+    );
+    await toDataset([{ id: 'p3', created_utc: MARCH, later: null, author: { name: 'cy', since: null } }], dir, { params: { subforum: 'second' } });
+    const [flatColumns, flatRows] = [await columns(dir), await duckdbRows(dir)];
+    await compactDataset(dir, { layout: 'nested' });
+    const nested = await columns(dir);
+    expect(nested).toEqual(expect.arrayContaining(['media VARCHAR', 'later VARCHAR', 'author STRUCT("name" VARCHAR, flair VARCHAR, since VARCHAR)']));
+    expect(await query(`SELECT count(*) AS rows, count(media) AS media, count(author.flair) AS flair FROM ${table(dir)}`)).toEqual([{ rows: 3, media: 0, flair: 0 }]);
+    await compactDataset(dir, { layout: 'flat' });
+    expect(await columns(dir)).toEqual(flatColumns);
+    // Rows alike, field by field: a struct's field added by a later run (`author.since`) now sits beside its siblings.
+    expect((await duckdbRows(dir)).map((row) => JSON.parse(row) as unknown)).toEqual(flatRows.map((row) => JSON.parse(row) as unknown));
+  });
+});
+
+describe('one table for every reader', () => {
+  for (const layout of LAYOUTS) {
+    it(`Polars reads a ${layout} dataset as one table through its schema file after runs that add different fields to different months, whatever the files' times`, async () => {
+      const dir = freshDir();
+      await toDataset([{ id: 'p1', created_utc: MARCH, a: 1, o: { x: 1 } }], dir, { layout, params: { subforum: 'first' } });
+      await toDataset([{ id: 'p2', created_utc: APRIL, b: 's', o: { y: 's' } }], dir, { layout, params: { subforum: 'second' } });
+      // A copy that loses file times: the part of the first run looks newest.
+      const [march] = parts(dir);
+      utimesSync(march, new Date(), new Date(Date.now() + 60_000));
+      const frame = polarsTable(dir);
+      expect(frame.height).toBe(2);
+      expect(frame.columns).toEqual(expect.arrayContaining(['a', 'b']));
+      expect(frame.sort('id').getColumn('b').toArray()).toEqual([null, 's']);
+    });
+
+    it(`Polars reads a ${layout} dataset as one table when two writers publish different months at once, and arrow-rs reads each part alone`, async () => {
+      const dir = freshDir();
+      await Promise.all([
+        toDataset([{ id: 'p1', created_utc: MARCH, a: 1, o: { x: 1 } }], dir, { layout, writer: 'walk-a', params: { subforum: 'first' } }),
+        toDataset([{ id: 'p2', created_utc: APRIL, b: 's', o: { y: 's' } }], dir, { layout, writer: 'walk-b', params: { subforum: 'second' } }),
+      ]);
+      const frame = polarsTable(dir).sort('id');
+      expect(frame.getColumn('a').toArray()).toEqual([1, null]);
+      expect(frame.getColumn('b').toArray()).toEqual([null, 's']);
+      const rows = parts(dir).flatMap((part) => tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).toArray());
+      expect(rows.map((row) => String((row as { id: unknown }).id)).sort()).toEqual(['p1', 'p2']);
+    });
+  }
+});
