@@ -93,6 +93,36 @@ async function* readParquetPart(path: string): AsyncGenerator<Record_> {
   for (const row of rows) yield recordOf(row, kinds, overflow);
 }
 
+/**
+ * How many values each path holds in a part's overflow column (`_extra`): values no column of the
+ * part could hold, by the escaped dotted path they were spilled from. Reads that one column of a
+ * Parquet part (mostly NULL, so little is read) and every row of a CSV one; NDJSON parts keep each
+ * record whole and have none.
+ */
+export async function overflowCounts(path: string, format: DatasetFormat): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const count = (cell: unknown): void => {
+    if (typeof cell !== 'string' || cell === '') return;
+    for (const name of Object.keys(parseExact(cell) as Record_)) counts.set(name, (counts.get(name) ?? 0) + 1);
+  };
+  if (format === 'parquet') {
+    const file = await asyncBufferFromFile(path);
+    const metadata = await parquetMetadataAsync(file);
+    const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
+    const overflow = (JSON.parse(entry?.value ?? '{}') as { overflow?: string }).overflow ?? '_extra';
+    if (!metadata.schema.some((element, i) => i > 0 && element.name === overflow)) return counts;
+    for (const row of (await parquetReadObjects({ file, metadata, columns: [overflow] })) as Record<string, unknown>[]) count(row[overflow]);
+  } else if (format === 'csv') {
+    const rows = createReadStream(path).pipe(parse<string[], string[]>({ headers: false }));
+    let overflow = -1;
+    for await (const row of rows as AsyncIterable<string[]>) {
+      if (overflow < 0) overflow = row.length - 1;
+      else count(row[overflow]);
+    }
+  }
+  return counts;
+}
+
 async function* readCsvPart(path: string): AsyncGenerator<Record_> {
   const file = createReadStream(path);
   const rows = parse<Record<string, string>, Record<string, string>>({ headers: true });

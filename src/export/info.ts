@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
-import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
+import { overflowCounts, readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { describeDrift, typeName, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { tableText, type Grid } from '../text-table.ts';
@@ -44,12 +44,20 @@ export interface OperationInfo {
   writers: WriterInfo[];
   /** Columns and kinds every part uses; empty before the first publish. */
   schema: SchemaColumn[];
+  /** Values no column holds, kept in the overflow column (`_extra`), counted by their dotted path from the parts, most first. */
+  extra: ExtraCount[];
   /** A compaction was killed after its journal: the next export or compaction finishes it. */
   compacting: boolean;
   /** Per walk (parameter set), the newest record time published: a later newest-first run stops there. */
   marks: MarkInfo[];
   /** Set when its part files are many and small enough to slow every reader: why, and what to do. */
   smallFiles?: string;
+}
+
+export interface ExtraCount {
+  /** The escaped dotted path the values were spilled from (`score`, `author.id`). */
+  path: string;
+  values: number;
 }
 
 export interface PartitionInfo {
@@ -124,6 +132,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
       partitions: [...partitions.values()],
       writers,
       schema: operation.schema?.columns ?? [],
+      extra: await extraIn(parts, operation.format),
       compacting: await hasPendingCompaction(operation.paths),
       marks: (await allWalkMarks(operation.paths)).map(({ params, mark, markTime }) => ({ params, mark, markTime })),
       ...smallFiles(dir, operation.partitioning.by, parts),
@@ -178,6 +187,13 @@ async function stagedInfo(paths: ReturnType<typeof pathsOf>): Promise<StagedInfo
   } catch (error) {
     return { walks: { done: 0, total: 0 }, records: 0, pages: 0, credits: 0, publishing, damaged: (error as Error).message };
   }
+}
+
+/** What the parts hold in `_extra`, by path (`overflowCounts`): counted when asked, so writing a part costs nothing more. */
+async function extraIn(parts: readonly ScannedPart[], format: DatasetFormat): Promise<ExtraCount[]> {
+  const totals = new Map<string, number>();
+  for (const part of parts) for (const [path, values] of await overflowCounts(part.path, format)) totals.set(path, (totals.get(path) ?? 0) + values);
+  return [...totals].map(([path, values]) => ({ path, values })).sort((a, b) => b.values - a.values || (a.path < b.path ? -1 : 1));
 }
 
 /** Rows of a part: Parquet says so in its footer; NDJSON and CSV are counted. */
@@ -250,6 +266,10 @@ export function operationLines(operation: OperationInfo): string[] {
   ];
   const schema = operation.schema.map((column) => `${column.name} ${typeName(column)}`);
   lines.push(`  schema: ${counted(schema.length, 'column')}${schema.length === 0 ? '' : `: ${schema.join(', ')}`}`);
+  if (operation.extra.length > 0) {
+    const values = sum(operation.extra.map((extra) => extra.values));
+    lines.push(`  _extra: ${counted(values, 'value')} no column holds: ${operation.extra.map((extra) => `${extra.path} ${extra.values}`).join(', ')}`);
+  }
   if (operation.compacting) lines.push('  a compaction was interrupted: the next export or `dataset compact` finishes it');
   if (operation.smallFiles !== undefined) lines.push(`  small files: ${operation.smallFiles}`);
   for (const mark of operation.marks) lines.push(`  mark ${paramsText(mark.params)}: ${mark.markTime}`);

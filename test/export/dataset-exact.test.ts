@@ -13,7 +13,7 @@ import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetError } from '../../src/index.ts';
-import { compactDataset } from '../../src/export/index.ts';
+import { compactDataset, datasetInfo, describeDatasetInfo } from '../../src/export/index.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -149,4 +149,23 @@ describe('one table for every reader', () => {
       expect(rows.map((row) => String((row as { id: unknown }).id)).sort()).toEqual(['p1', 'p2']);
     });
   }
+});
+
+describe('dataset info', () => {
+  it('lists each column with its type and counts the values in _extra by path, over several runs', async () => {
+    const dir = freshDir();
+    await toDataset([{ id: 'p1', created_utc: MARCH, score: 1, author: { name: 'ann' } }], dir, { params: { subforum: 'first' } });
+    // Objects where an integer is, a string where a struct is: no column holds them.
+    await toDataset([{ id: 'p2', created_utc: APRIL, score: { up: 2 } }], dir, { params: { subforum: 'second' } });
+    await toDataset([{ id: 'p3', created_utc: MARCH, score: { up: 3 }, author: 'cy' }], dir, { params: { subforum: 'third' } });
+    const [operation] = (await datasetInfo(dir)).operations;
+    expect(operation.schema).toEqual(expect.arrayContaining([{ name: 'score', kind: 'integer' }, { name: 'author', kind: 'struct', fields: [{ name: 'name', kind: 'string' }] }]));
+    expect(operation.extra).toEqual([
+      { path: 'score', values: 2 },
+      { path: 'author', values: 1 },
+    ]);
+    const [{ spilled }] = await query(`SELECT count(_extra) AS spilled FROM ${table(dir)}`);
+    expect(spilled).toBe(2);
+    expect(describeDatasetInfo(await datasetInfo(dir))).toContain('_extra: 3 values no column holds: score 2, author 1');
+  });
 });
