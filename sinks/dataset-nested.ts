@@ -12,7 +12,7 @@
  * empty, waits for a value before it takes a kind, as a flat column does.
  */
 import type { SchemaDrift } from '../src/errors.ts';
-import { bigintsIn, datasetKind, holds, widens, type ColumnShape, type DatasetSchemaTracker, type PageDrift, type SchemaColumn } from './dataset-schema.ts';
+import { bigintsIn, caseless, datasetKind, holds, widens, type ColumnShape, type DatasetSchemaTracker, type PageDrift, type SchemaColumn } from './dataset-schema.ts';
 import { DEFAULT_NESTED_MAX_DEPTH, observeFields, settle, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
 import { checkRecord, joinName, type ColumnKind } from './rows.ts';
 
@@ -100,7 +100,13 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
       return field === undefined ? column : { name: column.name, ...this.#merge(column, field, joinName(prefix, column.name)) };
     });
     const names = new Set(columns.map((column) => column.name));
-    for (const [name, field] of fields) if (!names.has(name)) merged.push({ name, ...this.#merge(UNTYPED, field, joinName(prefix, name)) });
+    // A field that differs from a sibling only by case gets none: its values go to `_extra` (`caseless`).
+    const cased = new Set(columns.map((column) => caseless(column.name)));
+    for (const [name, field] of fields) {
+      if (names.has(name) || cased.has(caseless(name))) continue;
+      cased.add(caseless(name));
+      merged.push({ name, ...this.#merge(UNTYPED, field, joinName(prefix, name)) });
+    }
     return merged;
   }
 

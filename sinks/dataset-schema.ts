@@ -77,8 +77,12 @@ export class SchemaTracker implements DatasetSchemaTracker {
   readonly #seen = new Set<string>();
   readonly #conflicting = new Map<string, { column: string; recorded: ColumnKind; seen: ColumnKind }>();
 
+  /** The columns' names in lower case: a name that differs from one only by case gets no column (`caseless`). */
+  readonly #cased = new Set<string>();
+
   constructor(recorded: readonly SchemaColumn[]) {
     for (const { name, kind } of leavesOf(recorded)) this.#columns.set(name, kind);
+    for (const name of this.#columns.keys()) this.#cased.add(caseless(name));
     this.#recorded = new Set(recorded.map((column) => column.name));
   }
 
@@ -94,6 +98,8 @@ export class SchemaTracker implements DatasetSchemaTracker {
       const seen = observed.kind === undefined ? undefined : datasetKind(observed.kind);
       this.#seen.add(observed.name);
       if (!this.#columns.has(observed.name)) {
+        if (this.#cased.has(caseless(observed.name))) continue;
+        this.#cased.add(caseless(observed.name));
         this.#columns.set(observed.name, seen);
         if (!this.first) drift.added.push({ name: observed.name, kind: seen ?? 'string' });
         continue;
@@ -141,6 +147,17 @@ export class SchemaTracker implements DatasetSchemaTracker {
       conflicting: [...this.#conflicting.values()],
     };
   }
+}
+
+/**
+ * Names of columns (and of a struct's fields) are told apart without case. DuckDB matches them
+ * without case, so `url` and `URL` would read as one column, and a struct with both fails to bind:
+ * the name seen first gets the column, and a later one that differs from it only by case gets
+ * none, so the writers put its values in `_extra` under its path (`json_extract(_extra, '$.URL')`),
+ * and a merge gives them back from there. `caseless(name)` is the key the names are told apart by.
+ */
+export function caseless(name: string): string {
+  return name.toLowerCase();
 }
 
 /** The first bigint `records` give each of `columns` (escaped dotted paths through objects). */

@@ -169,3 +169,26 @@ describe('dataset info', () => {
     expect(describeDatasetInfo(await datasetInfo(dir))).toContain('_extra: 3 values no column holds: score 2, author 1');
   });
 });
+
+describe('names that differ only by case', () => {
+  for (const layout of LAYOUTS) {
+    it(`keep the first such field of a ${layout} dataset as its column and the later one in _extra by path, where DuckDB reads both apart, through a merge`, async () => {
+      const dir = freshDir();
+      await toDataset([{ id: 'p1', created_utc: MARCH, url: 'a', URL: 'B', author: { Name: 'Ann', name: 'ann' } }], dir, { layout, params: { subforum: 'first' } });
+      await toDataset([{ id: 'p2', created_utc: MARCH, URL: 'C' }], dir, { layout, params: { subforum: 'second' } });
+      const name = layout === 'flat' ? '"author.Name"' : 'author.Name';
+      const rows = await query(
+        `SELECT id, url, json_extract_string(_extra, '$.URL') AS "URL", ${name} AS "Name", json_extract_string(_extra, '$."author.name"') AS name FROM ${table(dir)} ORDER BY id`,
+      );
+      expect(rows).toEqual([
+        { id: 'p1', url: 'a', URL: 'B', Name: 'Ann', name: 'ann' },
+        { id: 'p2', url: null, URL: 'C', Name: null, name: null },
+      ]);
+      const [operation] = (await datasetInfo(dir)).operations;
+      expect(operation.extra).toEqual([
+        { path: 'URL', values: 2 },
+        { path: 'author.name', values: 1 },
+      ]);
+    });
+  }
+});
