@@ -7,6 +7,8 @@
  * - `schema.json`: the columns and kinds every part of the operation uses, how it is partitioned
  *   and laid into buckets (shared by all writers; made, without columns, by the first writer about
  *   to buy a page: `dataset-settings.ts`);
+ * - `schema.parquet-schema`: the same columns as a Parquet file of no rows, for readers that take a
+ *   table's schema from one file (`table-schema.ts`);
  * - `keys/<partition>/<part>.keys`: the hashes of the keys each part holds (`dataset-key-index.ts`);
  * - `walks/<walkName>.json`: per parameter set, the high-water mark of its records' time and the keys
  *   near it, read by that walk alone;
