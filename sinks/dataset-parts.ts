@@ -158,7 +158,7 @@ function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKi
   return record;
 }
 
-/** A schema element of a part as read under our own names: its name in the part, the name hyparquet gives it, its children. */
+/** A schema element of a part read under names of our own: the name hyparquet gives it, its children by their names in the part. */
 interface Element {
   readonly token: string;
   readonly children: ReadonlyMap<string, Element>;
@@ -167,42 +167,42 @@ interface Element {
 }
 
 /**
- * The part's metadata with every schema element renamed `f<index>`, and the tree that names them
+ * The part's metadata with its schema elements renamed `f<index>`, and the tree that names them
  * back. hyparquet assembles a nested column by its fields' paths joined with `.` and sets each
  * field by assignment, so a struct's field `a.b` and its field `a` → `b` met as one path (one
  * value lost, or a list where a number was), and a field `__proto__` set a prototype instead of a
  * value. Names of our own have neither problem; the record is built back from the part's names.
+ * A MAP's `key` and `value` keep theirs: hyparquet finds them by those names.
  */
 function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Element } {
-  const tokens = new Map<string, string[]>();
+  const names: string[] = [];
+  const paths = new Map<string, string[]>();
   let index = 0;
-  const visit = (path: readonly string[], tokenPath: readonly string[]): Element => {
+  /** `keep`: the element keeps its name; `ofMap`: it is a MAP's repeated group, whose children keep theirs. */
+  const visit = (path: readonly string[], tokenPath: readonly string[], keep: boolean, ofMap: boolean): Element => {
     const element = metadata.schema[index];
-    const token = `f${index}`;
+    const token = keep ? element.name : `f${index}`;
+    names[index] = token;
     index += 1;
     const children = new Map<string, Element>();
-    const ordered: Element[] = [];
     for (let i = 0; i < (element.num_children ?? 0); i++) {
       const name = metadata.schema[index].name;
-      const childPath = [...path, name];
-      const child = visit(childPath, [...tokenPath, `f${index}`]);
-      children.set(name, child);
-      ordered.push(child);
+      children.set(name, visit([...path, name], [...tokenPath, ofMap ? name : `f${index}`], ofMap, element.converted_type === 'MAP'));
     }
-    if (ordered.length === 0) tokens.set(JSON.stringify(path), [...tokenPath]);
+    if (children.size === 0) paths.set(JSON.stringify(path), [...tokenPath]);
     // hyparquet's lists: a LIST group's repeated child, and that child's one child when it has one.
-    const repeated = element.converted_type === 'LIST' ? ordered[0] : undefined;
+    const repeated = element.converted_type === 'LIST' ? [...children.values()][0] : undefined;
     const item = repeated === undefined ? undefined : repeated.children.size === 1 ? [...repeated.children.values()][0] : repeated;
     return { token, children, item };
   };
-  const root = visit([], []);
+  const root = visit([], [], true, false);
   const renamed: FileMetaData = {
     ...metadata,
-    schema: metadata.schema.map((element, i) => (i === 0 ? element : { ...element, name: `f${i}` })),
+    schema: metadata.schema.map((element, i) => ({ ...element, name: names[i] })),
     row_groups: metadata.row_groups.map((group) => ({
       ...group,
       columns: group.columns.map((column) =>
-        column.meta_data === undefined ? column : { ...column, meta_data: { ...column.meta_data, path_in_schema: tokens.get(JSON.stringify(column.meta_data.path_in_schema))! } },
+        column.meta_data === undefined ? column : { ...column, meta_data: { ...column.meta_data, path_in_schema: paths.get(JSON.stringify(column.meta_data.path_in_schema))! } },
       ),
     })),
   };
