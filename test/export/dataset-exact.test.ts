@@ -12,8 +12,9 @@ import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DatasetError } from '../../src/index.ts';
-import { compactDataset, datasetInfo, describeDatasetInfo } from '../../src/export/index.ts';
+import { createClient, DatasetError } from '../../src/index.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { compactDataset, datasetInfo, describeDatasetInfo, toDataset as intoDataset } from '../../src/export/index.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -118,6 +119,24 @@ describe('compaction to the other layout', () => {
     expect(await columns(dir)).toEqual(flatColumns);
     // Rows alike, field by field: a struct's field added by a later run (`author.since`) now sits beside its siblings.
     expect((await duckdbRows(dir)).map((row) => JSON.parse(row) as unknown)).toEqual(flatRows.map((row) => JSON.parse(row) as unknown));
+  });
+
+  it('gives back the same columns and rows of sandbox forum posts, whose always-null fields included, flat → nested → flat', async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+    try {
+      const dir = freshDir();
+      await intoDataset(client.forum.subforum({ subforum: 'exact-n40', sort: 'new' }), dir, { layout: 'flat' });
+      const [flatColumns, flatRows] = [await columns(dir), await duckdbRows(dir)];
+      await compactDataset(dir, { layout: 'nested' });
+      expect(await columns(dir)).toEqual(expect.arrayContaining(['media VARCHAR', 'secure_media VARCHAR', 'distinguished VARCHAR']));
+      await compactDataset(dir, { layout: 'flat' });
+      expect(await columns(dir)).toEqual(flatColumns);
+      expect((await duckdbRows(dir)).map((row) => JSON.parse(row) as unknown)).toEqual(flatRows.map((row) => JSON.parse(row) as unknown));
+    } finally {
+      await client.close();
+      await sandbox.close();
+    }
   });
 });
 
