@@ -17,7 +17,7 @@ import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import type { FileFormat } from './types.ts';
 
 /** The Parquet footer's key-value metadata key that holds the record. */
-export const EXPORT_METADATA_KEY = 'socialstream.export';
+const EXPORT_METADATA_KEY = 'socialstream.export';
 
 /** Parameter sets listed in a record: a wide export's million are told apart by `digest`, not listed. */
 const LISTED = 20;
