@@ -118,7 +118,7 @@ export class FileDestination implements Destination {
 
   /** The records the output holds, once its record shows this export made it; else `OtherExportError`. */
   async #heldRecords(): Promise<CompleteOutput> {
-    const held = await readExportRecord(this.output, this.format, this.#recordPath, this.remedy);
+    const held = await readExportRecord(this.output, this.format, this.#recordPath);
     if (held !== undefined && sameExport(held, this.record)) return { records: held.records };
     const restart = `pass --restart (or restart: true) to export ${describeExport(this.record)} over it, or write it to another file`;
     if (held === undefined) {

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
+import { StateDamagedError } from '../errors.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import type { FileFormat } from './types.ts';
@@ -79,9 +80,13 @@ export async function writeSideRecord(path: string, record: ExportRecord, output
  * The record of the export that made `output`, or undefined when it has none that can be trusted: a
  * file written before records were kept, by something else, or changed since its side file was written.
  */
-export async function readExportRecord(output: string, format: FileFormat, sidePath: string, remedy: string): Promise<HeldExport | undefined> {
+export async function readExportRecord(output: string, format: FileFormat, sidePath: string): Promise<HeldExport | undefined> {
   if (format === 'parquet') return parquetRecord(output);
-  const side = await readJsonFile(sidePath, remedy);
+  // A side file cut short, edited into something else or planted as a link vouches for nothing.
+  const side = await readJsonFile(sidePath, '').catch((error: unknown) => {
+    if (error instanceof StateDamagedError) return undefined;
+    throw error;
+  });
   if (!isSideRecord(side) || side.format !== format || side.bytes !== (await fileSize(output))) return undefined;
   const { bytes: _, ...held } = side;
   return held;

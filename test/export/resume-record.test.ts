@@ -81,9 +81,13 @@ describe('resume: true over a finished file', () => {
     }
   });
 
-  it('refuses an NDJSON file changed since its export finished it', async () => {
+  it('refuses an NDJSON file changed since its export finished it, or whose record was', async () => {
     const out = fresh('edited.ndjson');
     await exportTo(walk('rec-edited-n30'), { out });
+    const record = readFileSync(`${out}.export.json`, 'utf8');
+    writeFileSync(`${out}.export.json`, record.slice(0, 40));
+    await expect(exportTo(walk('rec-edited-n30'), { out, resume: true })).rejects.toMatchObject({ code: 'OTHER_EXPORT', held: undefined });
+    writeFileSync(`${out}.export.json`, record);
     writeFileSync(out, readFileSync(out, 'utf8').split('\n').slice(1).join('\n'));
     await expect(exportTo(walk('rec-edited-n30'), { out, resume: true })).rejects.toMatchObject({ code: 'OTHER_EXPORT', held: undefined });
   });
