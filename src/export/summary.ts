@@ -17,12 +17,12 @@ const LIBRARY_NAMES: OptionNames = { maxCredits: 'maxCredits', maxPages: 'maxPag
 export function describeSummary(summary: ExportSummary, names: OptionNames = LIBRARY_NAMES): string {
   const lines: string[] = [];
   const where = summary.dataset === undefined ? summary.output : `dataset ${summary.output} (${summary.dataset.writer})`;
-  const size = summary.bytes === undefined ? '' : ` (${counted(summary.bytes, 'byte')})`;
-  const cost = `${counted(summary.credits, 'credit')} this run${summary.exportCredits !== summary.credits ? `, ${summary.exportCredits} over every run of this export` : ''}`;
   if (summary.alreadyComplete === true) {
     const what = summary.totalRecords === undefined ? `this run of ${where} was published complete` : `${counted(summary.totalRecords, 'record')} in ${where}`;
     return `already complete: ${what}; nothing bought, nothing written`;
   }
+  const size = summary.bytes === undefined ? '' : ` (${counted(summary.bytes, 'byte')})`;
+  const cost = `${counted(summary.credits, 'credit')} this run${summary.exportCredits !== summary.credits ? `, ${summary.exportCredits} over every run of this export` : ''}`;
   const head = summary.complete ? 'wrote' : summary.stoppedBy !== undefined && summary.stoppedBy !== 'signal' ? `stopped at ${describeStop(summary.stoppedBy, summary, names)};` : 'stopped early;';
   const how = summary.complete && summary.pages === 0 && summary.resumed ? 'finished from what was staged, no request needed' : `${cost}, ${(summary.elapsedMs / 1000).toFixed(1)} s`;
   // After a resume the file holds what earlier runs wrote too: this run's records alone would read as the file's.
