@@ -48,7 +48,7 @@ export class ParquetFile {
 
   constructor(
     private readonly destination: Destination,
-    private readonly options: { compression: string; rowGroupSize: number; offThread: boolean },
+    private readonly options: { compression: string; rowGroupSize: number; offThread: boolean; metadata?: () => Readonly<Record<string, string>> },
   ) {}
 
   /** The spec of a column of `kind`, compressed as this file's are. */
@@ -159,7 +159,10 @@ export class ParquetFile {
         schema: this.schema,
         num_rows: this.rows,
         row_groups: this.rowGroups,
-        key_value_metadata: [new parquetTypes.KeyValue({ key: COLUMNS_METADATA_KEY, value: JSON.stringify(this.description) })],
+        key_value_metadata: [
+          new parquetTypes.KeyValue({ key: COLUMNS_METADATA_KEY, value: JSON.stringify(this.description) }),
+          ...Object.entries(this.options.metadata?.() ?? {}).map(([key, value]) => new parquetTypes.KeyValue({ key, value })),
+        ],
         created_by: 'socialstream',
         // Declares min_value/max_value ordered by type (signed numbers, unsigned UTF-8 bytes): without it readers ignore them.
         column_orders: this.specs.map(() => new parquetTypes.ColumnOrder({ TYPE_ORDER: new parquetTypes.TypeDefinedOrder() })),

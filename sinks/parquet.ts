@@ -47,9 +47,14 @@ export interface ParquetOptions extends RowOptions {
   encoder?: ParquetEncoder;
 }
 
-/** What the dataset code writes parts with besides `ParquetOptions`: its recorded nested fields (`NestedLayout.plan`). */
+/** What the dataset code writes parts with besides `ParquetOptions` (its recorded nested fields, `NestedLayout.plan`), and an export its file (its record). */
 export interface ParquetWriterOptions extends ParquetOptions {
   shapes?: readonly NestedField[];
+  /**
+   * More key-value metadata for the footer, asked for when the footer is written: an export's file
+   * learns only then whether it is complete, and records the export that made it only if so.
+   */
+  metadata?: () => Readonly<Record<string, string>>;
 }
 
 export type ParquetLayout = 'nested' | 'flat';
@@ -104,6 +109,7 @@ export function parquetWriter(destination: Destination, options: ParquetWriterOp
     compression: COMPRESSION[options.compression ?? 'snappy'],
     rowGroupSize: options.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE,
     offThread: (options.encoder ?? defaultEncoder()) === 'worker',
+    metadata: options.metadata,
   });
   return options.layout === 'flat' ? flatWriter(file, options) : nestedWriter(file, options);
 }

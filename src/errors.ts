@@ -223,6 +223,36 @@ export class HeldStateError extends ExportError {
   readonly code = 'HELD_STATE';
 }
 
+/** What a finished output records about the export that made it (`OtherExportError.held`). */
+export interface HeldExportFacts {
+  /** Operation id, e.g. `forum/subforum`. */
+  readonly operation: string;
+  /** The first parameter sets of its walks (all of them, up to 20). */
+  readonly params: readonly Readonly<Record<string, string>>[];
+  /** How many parameter sets (walks) it has. */
+  readonly walks: number;
+  readonly format: 'ndjson' | 'csv' | 'parquet';
+  /** Records the output holds. */
+  readonly records: number;
+}
+
+/**
+ * `resume` over a finished output it cannot continue (`OTHER_EXPORT`): another export made it
+ * (`held` says which), or it records none (`held` undefined: written before outputs recorded their
+ * export, or by something else). Refused before any request; `restart` exports over it.
+ */
+export class OtherExportError extends ExportError {
+  readonly code = 'OTHER_EXPORT';
+  constructor(
+    message: string,
+    path: string,
+    /** The export the output holds, as it records it; undefined when it records none. */
+    readonly held: HeldExportFacts | undefined,
+  ) {
+    super(message, path);
+  }
+}
+
 /** The output cannot be written where it was asked (`NOT_WRITABLE`): a read-only, missing or wrong kind of folder. */
 export class NotWritableError extends ExportError {
   readonly code = 'NOT_WRITABLE';

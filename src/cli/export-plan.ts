@@ -22,7 +22,7 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'max-credits', option: 'maxCredits', kind: 'integer', value: 'N', help: 'spend at most N credits this run (every attempt counts; a crash does not end a run)' },
   { name: 'dedupe', option: 'dedupe', kind: 'string', value: 'FIELD', help: "tell duplicates by FIELD (a dotted path) instead of the operation's record key" },
   { name: 'keep-duplicates', option: 'keepDuplicates', kind: 'boolean', help: 'keep every record, even one whose key this export already wrote' },
-  { name: 'resume', option: 'resume', kind: 'boolean', help: 'continue what the output holds (nothing held: start fresh; a complete file: buy nothing)' },
+  { name: 'resume', option: 'resume', kind: 'boolean', help: "continue what the output holds (nothing held: start fresh; this export's complete file: buy nothing; another's: refused)" },
   { name: 'restart', option: 'restart', kind: 'boolean', help: 'discard what earlier runs of this output left staged, and start fresh' },
   { name: 'json', kind: 'boolean', help: 'print the export summary as one JSON object on stdout (for schedulers)' },
   { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },

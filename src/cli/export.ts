@@ -112,7 +112,7 @@ function report(plan: ExportPlan, summary: ExportSummary, reason: unknown): numb
 
 function resumeHint(plan: ExportPlan, error?: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && ['LOCKED', 'HELD_STATE', 'NOT_WRITABLE', 'STATE_DAMAGED', 'VALIDATION', 'STREAM_USED', 'DATASET', 'SCHEMA_DRIFT'].includes(code)) return undefined;
+  if (typeof code === 'string' && ['LOCKED', 'HELD_STATE', 'OTHER_EXPORT', 'NOT_WRITABLE', 'STATE_DAMAGED', 'VALIDATION', 'STREAM_USED', 'DATASET', 'SCHEMA_DRIFT'].includes(code)) return undefined;
   // A run stopped before it could publish (a full disk) has no output to point to, only its staging.
   if (!existsSync(plan.output)) return `Nothing is written to ${plan.output} yet; what was staged is kept, and the same command with --resume continues it.`;
   return `The output so far is in ${plan.output}; run the same command with --resume to continue.`;

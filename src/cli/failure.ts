@@ -50,6 +50,7 @@ const EXIT_OF_CODE: Record<string, number> = {
   VALIDATION: EXIT.usage,
   LOCKED: EXIT.usage,
   HELD_STATE: EXIT.usage,
+  OTHER_EXPORT: EXIT.usage,
   STATE_DAMAGED: EXIT.usage,
   NOT_WRITABLE: EXIT.usage,
   STREAM_USED: EXIT.usage,

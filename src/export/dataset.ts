@@ -37,7 +37,7 @@ import { checkOtherSchemas, checkParts, readClaimFile, readClockFile, readCommit
 import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, passFolders, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
-import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
+import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from './journal.ts';
@@ -337,8 +337,8 @@ export class DatasetDestination implements Destination {
   }
 
   /** A dataset is "complete" only for the run it last published complete (`runId`): any other run buys what is new. */
-  isComplete(): Promise<boolean> {
-    return Promise.resolve(this.#runId !== undefined && this.#completedRun === this.#runId);
+  completeOutput(): Promise<CompleteOutput | undefined> {
+    return Promise.resolve(this.#runId !== undefined && this.#completedRun === this.#runId ? {} : undefined);
   }
 
   async discard(): Promise<void> {

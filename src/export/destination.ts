@@ -25,9 +25,17 @@ export interface SpoolPrefix {
   bytes: number;
 }
 
+/** A complete output with nothing staged: a resume has nothing to buy. */
+export interface CompleteOutput {
+  /** Records it holds, when the destination can tell (a file). */
+  records?: number;
+}
+
 export interface Published {
   /** The output file's size (files). */
   bytes?: number;
+  /** Records the output file holds now, over every run (files). */
+  records?: number;
   /** What the publish changed (datasets). */
   dataset?: DatasetChanges;
   /** Strings with invalid UTF-16 the writers repaired. */
@@ -80,8 +88,11 @@ export interface Destination {
   bind?(): Promise<void>;
   /** Undoes `bind` for a run that ended having bought nothing. Never throws. */
   unbind?(): Promise<void>;
-  /** The output is complete and nothing is staged: a resume has nothing to buy. */
-  isComplete(): Promise<boolean>;
+  /**
+   * The output is complete and nothing is staged: a resume has nothing to buy. Undefined when it
+   * has; throws when what is there is not this export's to continue (`OtherExportError`).
+   */
+  completeOutput(): Promise<CompleteOutput | undefined>;
   /** Drops everything earlier runs staged (the published output stays). */
   discard(): Promise<void>;
   /**

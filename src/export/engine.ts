@@ -20,7 +20,7 @@ import { walkName } from '../operations/walk-name.ts';
 import type { SeenKeys } from '../operators/record-key.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { DatasetDestination } from './dataset.ts';
-import type { Destination, Published, SpoolPrefix } from './destination.ts';
+import type { CompleteOutput, Destination, Published, SpoolPrefix } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
 import { checkSpool, fileSize, lineEnd, linesIn, removeIfPresent, Spool } from './durable.ts';
 import { duplicateKeys, extract, type ExtractOutcome } from './extract.ts';
@@ -28,6 +28,7 @@ import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
 import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, type ExportState } from './journal.ts';
 import { lockOutput } from './lock.ts';
+import { exportRecord } from './output-record.ts';
 import { checkOptions, checkOptionsFor, type ExportSettings } from './options.ts';
 import { progressReporter } from './progress.ts';
 import { displayed } from './summary.ts';
@@ -45,7 +46,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   checkOptionsFor(walks.op, options);
   const destination: Destination =
     settings.out !== undefined
-      ? new FileDestination(settings.out, formatOf(settings.out, settings.format), settings.escapeFormulae, settings.parquetLayout)
+      ? fileDestination(settings.out, walks, settings)
       : new DatasetDestination(settings.dataset!, walks.op, {
           format: settings.format,
           schema: settings.schema,
@@ -81,6 +82,12 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   } finally {
     await lock.release();
   }
+}
+
+/** A file as the output of the export `walks` is: its format, and the record a complete one carries. */
+function fileDestination(out: string, walks: ExportWalks, settings: ExportSettings): FileDestination {
+  const format = formatOf(out, settings.format);
+  return new FileDestination(out, format, exportRecord(walks.op.id, walks.params, format), settings.escapeFormulae, settings.parquetLayout);
 }
 
 /**
@@ -151,7 +158,10 @@ async function open(walks: ExportWalks, destination: Destination, settings: Expo
       destination.output,
     );
   }
-  if (state === undefined && settings.resume && (await destination.isComplete())) return nothingToDo(walks, destination);
+  if (state === undefined && settings.resume) {
+    const complete = await destination.completeOutput();
+    if (complete !== undefined) return alreadyComplete(walks, destination, complete);
+  }
   if (state === undefined) {
     // A fresh start: whatever a run without a journal left staged vouches for nothing.
     await destination.discard();
@@ -333,10 +343,12 @@ async function finish(destination: Destination, state: ExportState, facts: RunFa
   return summarize(destination, state, { ...facts, published, complete: true });
 }
 
-function nothingToDo(walks: ExportWalks, destination: Destination): ExportSummary {
+/** The summary of a resume that found its export's output complete: nothing bought, nothing written. */
+function alreadyComplete(walks: ExportWalks, destination: Destination, complete: CompleteOutput): ExportSummary {
   const state = freshState(walks.op.id, walks.params);
   for (const walk of state.walks) walk.done = true;
-  return summarize(destination, state, { started: Date.now(), resumed: true, ignored: [], rejected: new Map(), unread: 0, complete: true });
+  const published: Published = { repaired: 0, spoolTaken: false, ...(complete.records === undefined ? {} : { records: complete.records }) };
+  return summarize(destination, state, { started: Date.now(), resumed: true, ignored: [], rejected: new Map(), unread: 0, complete: true, published, alreadyComplete: true });
 }
 
 interface RunFacts {
@@ -352,6 +364,8 @@ interface RunFacts {
   complete?: boolean;
   /** The spool's prefix this run publishes, when a lowered limit keeps records past it staged. */
   held?: HeldBack;
+  /** A resume found the output complete: it bought and wrote nothing. */
+  alreadyComplete?: boolean;
 }
 
 function summarize(destination: Destination, state: ExportState, facts: RunFacts): ExportSummary {
@@ -374,7 +388,9 @@ function summarize(destination: Destination, state: ExportState, facts: RunFacts
     rejected,
     ignoredContinuations: facts.ignored,
     resumed: facts.resumed,
+    ...(facts.alreadyComplete === true ? { alreadyComplete: true } : {}),
     output: destination.output,
+    ...(facts.published?.records === undefined ? {} : { totalRecords: facts.published.records }),
     ...(facts.published?.bytes === undefined ? {} : { bytes: facts.published.bytes }),
     elapsedMs: Date.now() - facts.started,
     ...(facts.published?.dataset === undefined ? {} : { dataset: facts.published.dataset }),

@@ -5,19 +5,24 @@
  * the spool); CSV and Parquet are written by their sinks while the pages are staged
  * (`<out>.live.<format>`, see `live-file.ts`) and renamed over the output, or else written from the
  * spool; either way the output path only ever holds a whole file.
+ *
+ * A complete output records the export that made it (`output-record.ts`): in its footer (Parquet) or
+ * in `<out>.export.json` (NDJSON, CSV). A resume continues only that export, and over it buys nothing.
  */
 import { constants, copyFile, lstat, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { HeldStateError, NotWritableError, StateDamagedError } from '../errors.ts';
+import { HeldStateError, NotWritableError, OtherExportError, StateDamagedError } from '../errors.ts';
 import { option, optionError } from './option-message.ts';
 import type { AnyIterable } from '../operators/types.ts';
-import { fromNdjson, toCsv, toNdjson, toParquet, type SinkResult } from '../../sinks/index.ts';
+import { fromNdjson, toCsv, toNdjson, type SinkResult } from '../../sinks/index.ts';
 import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
-import type { ParquetLayout } from '../../sinks/parquet.ts';
-import type { Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
+import { parquetWriter, type ParquetLayout } from '../../sinks/parquet.ts';
+import { runSink } from '../../sinks/run.ts';
+import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, hashPrefix, isTemporaryNameOf, OPEN, removeIfPresent, temporaryName } from './durable.ts';
 import { LiveFile } from './live-file.ts';
+import { describeExport, parquetMetadata, readExportRecord, sameExport, writeSideRecord, type ExportRecord, type HeldExport } from './output-record.ts';
 import type { ExportState } from './journal.ts';
 import type { FileFormat } from './types.ts';
 
@@ -41,11 +46,17 @@ export class FileDestination implements Destination {
   readonly capabilities: DestinationCapabilities = { duplicates: 'drop', partialPublish: 'new-records', publishesPrefix: true, drift: 'none' };
   /** The output being written while pages are staged (CSV, Parquet). */
   readonly #livePath: string;
+  /** NDJSON, CSV: the side file that records the export a complete output holds. */
+  readonly #recordPath: string;
   #live: LiveFile | undefined;
+  /** The output being written now is the complete one: a Parquet footer then records the export. */
+  #writingComplete = false;
 
   constructor(
     readonly output: string,
     readonly format: FileFormat,
+    /** The export this run is: what a complete output records, and what a resume must find there. */
+    private readonly record: ExportRecord,
     private readonly escapeFormulae: boolean,
     private readonly layout?: ParquetLayout,
   ) {
@@ -53,6 +64,7 @@ export class FileDestination implements Destination {
     this.files = { lock: `${output}.lock`, journal: `${output}.checkpoint.json`, spool: `${output}.spool.ndjson`, held: `${output}.held.ndjson` };
     this.remedy = `restart the export (--restart) to discard ${this.files.journal} and start over`;
     this.#livePath = `${output}.live.${format}`;
+    this.#recordPath = `${output}.export.json`;
     this.#checkNameLength();
   }
 
@@ -62,7 +74,7 @@ export class FileDestination implements Destination {
    * first checkpoint, leaving a spool no checkpoint vouches for.
    */
   #checkNameLength(): void {
-    const sideFiles = [this.output, ...Object.values(this.files), this.#livePath].flatMap((path) => [path, temporaryName(path)]);
+    const sideFiles = [this.output, ...Object.values(this.files), this.#livePath, this.#recordPath].flatMap((path) => [path, temporaryName(path)]);
     const longest = sideFiles.map((path) => basename(path)).reduce((a, b) => (Buffer.byteLength(b) > Buffer.byteLength(a) ? b : a));
     const excess = Buffer.byteLength(longest) - NAME_MAX;
     if (excess <= 0) return;
@@ -81,25 +93,46 @@ export class FileDestination implements Destination {
 
   /** Temporary files an earlier run of this output left when it was killed; while we hold the lock, they are nobody's. */
   async recover(): Promise<void> {
-    const ours = (name: string): boolean => [this.output, this.files.journal, this.#livePath].some((path) => isTemporaryNameOf(name, path));
+    const ours = (name: string): boolean => [this.output, this.files.journal, this.#livePath, this.#recordPath].some((path) => isTemporaryNameOf(name, path));
     for (const name of await readdir(this.folder)) if (ours(name)) await removeIfPresent(join(this.folder, name));
     await removeIfPresent(this.#livePath);
   }
 
   /**
-   * The output is there and no journal says a run is under way. Side files without a journal were
-   * left by a run that staged pages but could not write its checkpoint: nothing then proves that the
-   * output holds what they staged, so that is refused, naming them.
+   * The output is there, no journal says a run is under way, and it records this very export. Side
+   * files without a journal were left by a run that staged pages but could not write its checkpoint:
+   * nothing then proves that the output holds what they staged, so that is refused, naming them. An
+   * output that records another export, or none, is refused too: a resume would claim it as its own.
    */
-  async isComplete(): Promise<boolean> {
-    if ((await fileSize(this.output)) === undefined || (await fileSize(this.files.journal)) !== undefined) return false;
+  async completeOutput(): Promise<CompleteOutput | undefined> {
+    if ((await fileSize(this.output)) === undefined || (await fileSize(this.files.journal)) !== undefined) return undefined;
     const left = [];
     for (const path of [this.files.spool, this.files.held]) if ((await fileSize(path)) !== undefined) left.push(path);
-    if (left.length === 0) return true;
+    if (left.length === 0) return this.#heldRecords();
     throw new HeldStateError(
       `${this.output} may not hold every record: ${left.join(' and ')} ${left.length === 1 ? 'was' : 'were'} left by a run that could not write its checkpoint (${this.files.journal}), ` +
         `so nothing proves the output holds what ${left.length === 1 ? 'it' : 'they'} staged; restart the export (--restart, or restart: true) to discard ${left.length === 1 ? 'it' : 'them'} and export again`,
       this.output,
+    );
+  }
+
+  /** The records the output holds, once its record shows this export made it; else `OtherExportError`. */
+  async #heldRecords(): Promise<CompleteOutput> {
+    const held = await readExportRecord(this.output, this.format, this.#recordPath);
+    if (held !== undefined && sameExport(held, this.record)) return { records: held.records };
+    const restart = `pass --restart (or restart: true) to export ${describeExport(this.record)} over it, or write it to another file`;
+    if (held === undefined) {
+      throw new OtherExportError(
+        `${this.output} does not record the export that made it (written by socialstream before outputs recorded it, or by something else), so --resume cannot tell it is this export's; ${restart}`,
+        this.output,
+        undefined,
+      );
+    }
+    throw new OtherExportError(
+      `${this.output} holds another export: ${describeExport(held)} (${held.format}, ${held.records} records), not ${describeExport(this.record)}` +
+        `${held.format === this.record.format ? '' : ` (${this.record.format})`}; --resume continues only the export that made a file; ${restart}`,
+      this.output,
+      facts(held),
     );
   }
 
@@ -135,11 +168,15 @@ export class FileDestination implements Destination {
    * the spool stays for the resume.
    */
   async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
+    // The record of an output about to be replaced goes first: a crash then leaves no record of a file
+    // it does not describe (the journal, still there, says what the new one holds).
+    await removeIfPresent(this.#recordPath);
+    this.#writingComplete = complete && through === undefined;
     if (through !== undefined) {
       // A limit lowered on resume: the records past it stay in the spool, the output gets those before.
       await this.release();
       const written = this.format === 'ndjson' ? await this.#copyPrefix(through.bytes) : await this.#writeRecords(fromNdjsonPrefix(this.files.spool, through.bytes));
-      return { ...written, spoolTaken: false };
+      return { ...written, records: through.records, spoolTaken: false };
     }
     const spooled = (await fileSize(this.files.spool)) !== undefined;
     let bytes: number;
@@ -159,8 +196,12 @@ export class FileDestination implements Destination {
     } else {
       throw new StateDamagedError(`${this.files.spool} is missing, so the journal that says every page is in it cannot be trusted; ${this.remedy}`, this.files.spool);
     }
-    if (complete) await this.discard();
-    return { bytes, repaired, spoolTaken: false };
+    if (complete) {
+      // Before the journal goes: a crash in between finishes the publish again on resume, record and all.
+      if (this.format !== 'parquet') await writeSideRecord(this.#recordPath, this.record, this.output, state.records);
+      await this.discard();
+    }
+    return { bytes, repaired, records: state.records, spoolTaken: false };
   }
 
   async #write(keepSpool: boolean): Promise<{ bytes: number; repaired: number }> {
@@ -204,7 +245,12 @@ export class FileDestination implements Destination {
   }
 
   #sink(records: AnyIterable<unknown>, path: string): Promise<SinkResult> {
-    const write = { ndjson: () => toNdjson(records, path), csv: () => toCsv(records, path, { escapeFormulae: this.escapeFormulae }), parquet: () => toParquet(records, path, { layout: this.layout }) };
+    const metadata = (): Record<string, string> => (this.#writingComplete ? parquetMetadata(this.record) : {});
+    const write = {
+      ndjson: () => toNdjson(records, path),
+      csv: () => toCsv(records, path, { escapeFormulae: this.escapeFormulae }),
+      parquet: () => runSink(records, path, (destination) => parquetWriter(destination, { layout: this.layout, metadata })),
+    };
     return write[this.format]();
   }
 
@@ -213,4 +259,10 @@ export class FileDestination implements Destination {
     if ((await fileSize(this.output)) !== state.spool.bytes) return false;
     return (await hashPrefix(this.output, state.spool.bytes)).digest('hex') === state.spool.sha256;
   }
+}
+
+/** What `OtherExportError` tells of the export a file holds. */
+function facts(held: HeldExport): NonNullable<OtherExportError['held']> {
+  const { operation, params, walks, format, records } = held;
+  return { operation, params, walks, format, records };
 }

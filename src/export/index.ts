@@ -24,6 +24,8 @@ export {
   LockedError,
   NotWritableError,
   OptionError,
+  OtherExportError,
+  type HeldExportFacts,
   SchemaDriftError,
   StateDamagedError,
   StreamUsedError,

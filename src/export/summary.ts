@@ -17,11 +17,17 @@ const LIBRARY_NAMES: OptionNames = { maxCredits: 'maxCredits', maxPages: 'maxPag
 export function describeSummary(summary: ExportSummary, names: OptionNames = LIBRARY_NAMES): string {
   const lines: string[] = [];
   const where = summary.dataset === undefined ? summary.output : `dataset ${summary.output} (${summary.dataset.writer})`;
+  if (summary.alreadyComplete === true) {
+    const what = summary.totalRecords === undefined ? `this run of ${where} was published complete` : `${counted(summary.totalRecords, 'record')} in ${where}`;
+    return `already complete: ${what}; nothing bought, nothing written`;
+  }
   const size = summary.bytes === undefined ? '' : ` (${counted(summary.bytes, 'byte')})`;
   const cost = `${counted(summary.credits, 'credit')} this run${summary.exportCredits !== summary.credits ? `, ${summary.exportCredits} over every run of this export` : ''}`;
   const head = summary.complete ? 'wrote' : summary.stoppedBy !== undefined && summary.stoppedBy !== 'signal' ? `stopped at ${describeStop(summary.stoppedBy, summary, names)};` : 'stopped early;';
   const how = summary.complete && summary.pages === 0 && summary.resumed ? 'finished from what was staged, no request needed' : `${cost}, ${(summary.elapsedMs / 1000).toFixed(1)} s`;
-  lines.push(`${head} ${counted(summary.records, 'record')} (${counted(summary.pages, 'page')}) to ${where}${size}; ${how}`);
+  // After a resume the file holds what earlier runs wrote too: this run's records alone would read as the file's.
+  const total = summary.totalRecords === undefined || summary.totalRecords === summary.records ? '' : `, which holds ${counted(summary.totalRecords, 'record')} in all`;
+  lines.push(`${head} ${counted(summary.records, 'record')} (${counted(summary.pages, 'page')})${total === '' ? '' : ' this run'} to ${where}${size}${total}; ${how}`);
   if (summary.duplicates > 0) lines.push(`  ${counted(summary.duplicates, 'duplicate record')} (a key already written) dropped`);
   if (summary.repaired > 0) lines.push(`  ${counted(summary.repaired, 'string')} had invalid UTF-16 and ${summary.repaired === 1 ? 'was' : 'were'} repaired`);
   if (summary.unread > 0) lines.push(`  ${counted(summary.unread, 'credit')} on pages bought ahead and never read`);

@@ -85,7 +85,11 @@ export interface ExportOptions {
    * `limit` rather than `take` to bound the export.
    */
   transform?: (records: AsyncIterable<unknown>) => AnyIterable<unknown>;
-  /** Continue what this output holds (nothing held: start fresh, and say so; a complete file: buy nothing). Default false: held state is refused (`HELD_STATE`). */
+  /**
+   * Continue what this output holds (nothing held: start fresh, and say so; a complete file this very
+   * export made: buy nothing, `alreadyComplete`). A file another export made, or one that records no
+   * export, is refused before any request (`OTHER_EXPORT`). Default false: held state is refused (`HELD_STATE`).
+   */
   resume?: boolean;
   /** Discard whatever this output holds from earlier runs and start fresh. Default false. */
   restart?: boolean;
@@ -223,8 +227,18 @@ export interface ExportSummary {
   ignoredContinuations: string[];
   /** This run continued state an earlier run left. */
   resumed: boolean;
+  /**
+   * Present (true) when a resume found the output already complete, made by this very export (a file),
+   * or published complete by this `runId` (a dataset): it bought and wrote nothing.
+   */
+  alreadyComplete?: boolean;
   /** The output file or dataset directory. */
   output: string;
+  /**
+   * Records the output file holds after this run, over every run of the export (`records` counts
+   * this run's only). Files only; absent when this run published nothing (the file is as it was).
+   */
+  totalRecords?: number;
   /** Bytes of the output file (files only). */
   bytes?: number;
   elapsedMs: number;

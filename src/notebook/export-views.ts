@@ -22,9 +22,9 @@ export function attachNotebookViews(): void {
 
 function summaryBundle(summary: ExportSummary): MediaBundle {
   const facts: [string, string][] = [
-    ['complete', String(summary.complete) + (summary.stoppedBy === undefined ? '' : ` (stopped by ${summary.stoppedBy})`)],
+    ['complete', String(summary.complete) + (summary.stoppedBy === undefined ? '' : ` (stopped by ${summary.stoppedBy})`) + (summary.alreadyComplete === true ? ' (already: nothing bought)' : '')],
     ['output', summary.output + (summary.bytes === undefined ? '' : ` (${counted(summary.bytes, 'byte')})`)],
-    ['records', `${summary.records} written of ${summary.received} received; ${summary.duplicates} duplicates`],
+    ['records', `${summary.records} written of ${summary.received} received; ${summary.duplicates} duplicates${summary.totalRecords === undefined ? '' : `; ${summary.totalRecords} in the file`}`],
     ['pages', String(summary.pages)],
     ['credits', `${summary.credits} this run, ${summary.exportCredits} in all`],
     ['walks', `${summary.walks.done} of ${summary.walks.total} done`],

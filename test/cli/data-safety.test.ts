@@ -79,7 +79,7 @@ describe('a failed re-run', () => {
       const failed = await runCli([...SHORT, '--out', out], { ...sandboxEnv(sandbox), SOCIALSTREAM_BASE_URL: closed.url });
       expect(failed.code).toBe(5);
       expect(readFileSync(out)).toEqual(before);
-      expect(readdirSync(dir)).toEqual([`posts.${format}`]);
+      expect(readdirSync(dir).sort()).toEqual([`posts.${format}`, `posts.${format}.export.json`]);
     }
   }, 120_000);
 });

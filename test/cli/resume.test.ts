@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadState, StateJournal } from '../../src/export/journal.ts';
@@ -15,9 +15,11 @@ const KILLS = 20;
 let sandbox: Sandbox;
 const reference: Record<string, string> = {};
 const keys = Array.from({ length: KILLS + 1 }, (_, index) => `sk_live_resume${index}`);
+/** The account of the runs over a file already there: its balance shows what they bought. */
+const OVER_KEY = 'sk_live_resume_over';
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, latencyMs: 8, accounts: keys.map((apiKey) => ({ apiKey, credits: 1000 })) });
+  sandbox = await startSandbox({ port: 0, latencyMs: 8, accounts: [...keys, OVER_KEY].map((apiKey) => ({ apiKey, credits: 1000 })) });
   const dir = tempDir();
   for (const format of FORMATS) {
     const out = join(dir, `reference.${format}`);
@@ -195,5 +197,69 @@ describe('an interrupted export resumed with --resume', () => {
     } finally {
       await dry.close();
     }
+  });
+});
+
+/** A copy of the reference output of `format` (its record of the export too), in a folder of its own. */
+function referenceCopy(format: string, withRecord = true): string {
+  const out = join(tempDir(), `copy.${format}`);
+  copyFileSync(reference[format], out);
+  const record = `${reference[format]}.export.json`;
+  if (withRecord && existsSync(record)) copyFileSync(record, `${out}.export.json`);
+  return out;
+}
+
+describe('--resume over a file already there', () => {
+  it('refuses a file another export finished with exit 2, naming what it holds and --restart, before any request', async () => {
+    const env = sandboxEnv(sandbox, OVER_KEY);
+    for (const format of FORMATS) {
+      const out = referenceCopy(format);
+      const result = await runCli(['export', 'forum/subforum', 'subforum=python-n100', '--out', out, '--resume'], env);
+      expect(result.code, result.stderr).toBe(2);
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines.at(-1)).toMatch(new RegExp(`^socialstream: ${out} holds another export: forum/subforum subforum=resume-n2000 trim=true \\(${format}, 2000 records\\), not forum/subforum subforum=python-n100; .*--restart`));
+      expect(result.stderr).not.toMatch(/wrote|staged/);
+      await sameContent(format, out);
+    }
+    expect(sandbox.balance(OVER_KEY).credits).toBe(1000);
+  });
+
+  it('says its own finished file is already complete and spends no credit', async () => {
+    const env = sandboxEnv(sandbox, OVER_KEY);
+    for (const format of FORMATS) {
+      const result = await runCli([...WALK, '--out', referenceCopy(format), '--resume'], env);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/^already complete: 2000 records in .*; nothing bought, nothing written$/m);
+      expect(result.stderr).not.toContain('from what was staged');
+    }
+    expect(sandbox.balance(OVER_KEY).credits).toBe(1000);
+  });
+
+  it('refuses a file that records no export (written before outputs recorded theirs) with exit 2, naming --restart', async () => {
+    const out = referenceCopy('ndjson', false);
+    const result = await runCli([...WALK, '--out', out, '--resume'], sandboxEnv(sandbox, OVER_KEY));
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^socialstream: ${out} does not record the export that made it.*--restart`));
+    expect(sandbox.balance(OVER_KEY).credits).toBe(1000);
+  });
+
+  it("after Ctrl-C, --resume reports this run's records and the file's total, which DuckDB counts", async () => {
+    const out = join(tempDir(), 'total.parquet');
+    const env = sandboxEnv(sandbox, keys[0]);
+    const child = startCli([...WALK, '--out', out], env);
+    const done = finished(child);
+    await waitFor(`${out}.checkpoint.json`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    child.kill('SIGINT');
+    expect((await done).code).toBe(130);
+    const [partial] = await queryWithDuckDb(out, 'SELECT count(*)::INTEGER AS n FROM FILE');
+    const resumed = await runCli([...WALK, '--out', out, '--resume', '--json'], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const summary = JSON.parse(resumed.stdout) as { records: number; totalRecords: number };
+    const [whole] = await queryWithDuckDb(out, 'SELECT count(*)::INTEGER AS n FROM FILE');
+    expect(summary).toMatchObject({ records: 2000 - (partial.n as number), totalRecords: whole.n });
+    expect(whole.n).toBe(2000);
+    expect(resumed.stderr).toContain(`wrote ${summary.records} records (`);
+    expect(resumed.stderr).toMatch(/\) this run to .*, which holds 2000 records in all; /);
   });
 });
