@@ -27,6 +27,10 @@ import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
  * `bigint`s alike (both INT64 in Parquet).
  */
 export const COLUMN_KINDS = ['integer', 'bigint', 'double', 'boolean', 'string', 'timestamp', 'json'] as const;
+/**
+ * The kind of a column a dataset schema records: `integer`, `bigint`, `double`, `boolean`,
+ * `string`, `timestamp` or `json`.
+ */
 export type ColumnKind = (typeof COLUMN_KINDS)[number];
 
 export interface Column {
@@ -39,6 +43,7 @@ export interface Column {
 /** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; a bigint column's may be bigints. */
 export type Cell = string | number | bigint | boolean | null;
 
+/** Options every sink that writes rows takes (CSV, Parquet): how columns are found and named. */
 export interface RowOptions {
   /** Column names (escaped, dotted), in order. Default: every leaf path seen in the sample, in order of first appearance. */
   columns?: readonly string[];

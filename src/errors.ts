@@ -10,6 +10,10 @@ export interface ErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * Every error the library raises is one of these: a stable `code`, the HTTP `status` and the
+ * `endpoint` where they apply, and a message that never holds the API key.
+ */
 export abstract class SocialstreamError extends Error {
   abstract readonly code: string;
   readonly status: number | undefined;

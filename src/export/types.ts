@@ -18,6 +18,11 @@ export type FileFormat = 'ndjson' | 'csv' | 'parquet';
 /** What ended a run before every walk was done. */
 export type StopReason = 'maxCredits' | 'maxPages' | 'limit' | 'signal' | 'balance';
 
+/**
+ * Options of `exportTo` (and, without `dataset`, of `toDataset`): the output, resume or restart,
+ * caps, concurrency, deduplication, a transform, progress. docs/reference.md lists them; each field
+ * says its rule.
+ */
 export interface ExportOptions {
   /** A file: `.ndjson`/`.jsonl`, `.csv` or `.parquet` (or say `format`). Exactly one of `out` and `dataset`. */
   out?: string;
@@ -127,7 +132,13 @@ export interface ExportOptions {
 /** How an export holds its output against other runs (`ExportOptions.locks`). */
 export interface ExportLocks {
   /** Takes the output's one writer lock (`path`: where the pid file would be), or throws `LockedError` naming the holder. */
-  output(output: string, path: string): Promise<{ release(): Promise<void> }>;
+  output(
+    output: string,
+    path: string,
+  ): Promise<{
+    /** Lets the output's lock go. */
+    release(): Promise<void>;
+  }>;
   /**
    * Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting
    * for it while another holds it. A lock that can be lost while held (a lease) gives `fn` its fence.
@@ -151,6 +162,7 @@ export interface HeldLocks {
   taken: boolean[];
   /** Whether every lock taken is still this holder's. */
   fence: PublishFence;
+  /** Lets every lock taken go. */
   release(): Promise<void>;
 }
 

@@ -9,6 +9,7 @@
 /** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
 export type ColumnType = 'integer' | 'bigint' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json' | 'null' | 'mixed';
 
+/** A column of a `RecordTable`: its dotted name and the type of its values. */
 export interface TableColumn {
   /** Escaped, dotted path: `author.name`, `a\.b`. */
   readonly name: string;

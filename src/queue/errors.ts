@@ -6,6 +6,10 @@
  */
 import { SocialstreamError } from '../errors.ts';
 
+/**
+ * A queue's Redis address that cannot work, or a job refused; its subclasses say which
+ * (`QueueUnreachableError`, …).
+ */
 export class QueueError extends SocialstreamError {
   readonly code: string = 'QUEUE';
 }

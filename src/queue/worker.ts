@@ -55,6 +55,7 @@ export interface WorkerOptions extends WorkerCounts {
   log?: (line: string) => void;
 }
 
+/** How `runWorker` ended. */
 export interface WorkerOutcome {
   id: string;
   /** Walks this worker finished. */
