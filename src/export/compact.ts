@@ -45,7 +45,7 @@ export interface CompactOptions {
   operation?: string;
   /**
    * The Parquet layout afterwards: as recorded (the default), or the other one, into which every
-   * part is rewritten (README § 8 "Parquet layout"). Every later run keeps it.
+   * part is rewritten (docs/datasets.md "Parquet layout"). Every later run keeps it.
    */
   layout?: ParquetLayout;
 }

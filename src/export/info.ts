@@ -208,7 +208,7 @@ async function rowsIn(path: string, format: DatasetFormat): Promise<number> {
   return rows;
 }
 
-/** Past this many part files, each adds about 0.1 ms and 11 KB of metadata to every query (README § 8). */
+/** Past this many part files, each adds about 0.1 ms and 11 KB of metadata to every query (docs/datasets.md). */
 const MANY_PARTS = 100;
 const SMALL_PART_BYTES = 1024 * 1024;
 

@@ -26,7 +26,7 @@ export type StopReason = 'maxCredits' | 'maxPages' | 'limit' | 'signal' | 'balan
 export interface ExportOptions {
   /** A file: `.ndjson`/`.jsonl`, `.csv` or `.parquet` (or say `format`). Exactly one of `out` and `dataset`. */
   out?: string;
-  /** A growing dataset's directory (README § 8). Exactly one of `out` and `dataset`. */
+  /** A growing dataset's directory (docs/datasets.md). Exactly one of `out` and `dataset`. */
   dataset?: string;
   /** A file's format when its name does not say it; a dataset's part format (default `'parquet'`; a dataset keeps the format of its first run). */
   format?: FileFormat;
@@ -37,7 +37,7 @@ export interface ExportOptions {
   /**
    * Datasets: the writer's name, instead of `all` or the shard's (letters, digits and `-`). A queue
    * worker writes each walk as writer `walk-<walkName>`, so a walk another worker takes over continues
-   * from its own staging (README § 11).
+   * from its own staging (docs/queue.md).
    */
   writer?: string;
   /**
@@ -52,7 +52,7 @@ export interface ExportOptions {
    * Datasets: a run that finishes while another writer publishes leaves its pages to that publish
    * (durable on disk, published by it or the next) and returns at once, without `dataset` in its
    * summary; the next run of the same writer first sees them published. A queue worker's walks do
-   * this (README § 8 "Group commit"). Default false: the run waits for its pages to be published.
+   * this (docs/datasets.md "Group commit"). Default false: the run waits for its pages to be published.
    */
   handOff?: boolean;
   /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
@@ -64,12 +64,12 @@ export interface ExportOptions {
   partition?: PartitionBy;
   /**
    * A Parquet file (`out`) or Parquet dataset: `'nested'` (STRUCT and LIST, the default) or `'flat'`
-   * (dotted columns), README § 3. A dataset records the layout of its first run and keeps it; a run
+   * (dotted columns), docs/guide/first-export.md. A dataset records the layout of its first run and keeps it; a run
    * asking for another is refused (`DATASET_LAYOUT`); `compactDataset(dir, { layout })` converts one.
    */
   layout?: ParquetLayout;
   /**
-   * Datasets: how a new dataset lays each partition's rows into part files (README § 8 "Part files"):
+   * Datasets: how a new dataset lays each partition's rows into part files (docs/datasets.md "Part files"):
    * `buckets` parts by record key to start with (default 1), a part split in two once written larger
    * than `splitBytes` (default 32 MiB). A dataset keeps the bucketing of its first run.
    */

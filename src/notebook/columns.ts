@@ -70,7 +70,7 @@ function kindOf(value: unknown): ColumnType {
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
     case 'bigint':
-      // Past int64 the sinks keep the digits as JSON text (README "Big integers").
+      // Past int64 the sinks keep the digits as JSON text (docs/guide/big-integers.md).
       return value >= -(2n ** 63n) && value < 2n ** 63n ? 'bigint' : 'json';
     case 'string':
       // The one form a Parquet TIMESTAMP gives back unchanged, as the sinks decide.

@@ -1,5 +1,5 @@
 /**
- * Every scrape operation of the API as one row of data (README "Operations"). The client, the CLI
+ * Every scrape operation of the API as one row of data (docs/reference.md "Operations"). The client, the CLI
  * and the docs read this table; adding an operation is one row here plus its record type in
  * `records.ts`. Parameter names are the wire names; `values`, bounds and patterns are checked
  * before any request so a typo costs no credit.

@@ -72,7 +72,7 @@ export interface EnqueueResult {
   dataset: string;
 }
 
-/** Raises a `QueueError` subclass when Redis at `options.queue` cannot be used (README "Beyond one machine"). */
+/** Raises a `QueueError` subclass when Redis at `options.queue` cannot be used (docs/queue.md). */
 export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueResult> {
   const op = findOperation(options.op);
   if (op === undefined) throw new TypeError(`unknown operation ${options.op}`);

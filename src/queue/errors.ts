@@ -1,5 +1,5 @@
 /**
- * The queue's own failures, each with a stable `code` (README "Beyond one machine" lists the exit
+ * The queue's own failures, each with a stable `code` (docs/queue.md lists the exit
  * code the CLI gives each). `QueueError` itself is a refusal: a bad address, a parameter holding the
  * API key. The subclasses say why Redis could not be used: every message names the address (its
  * password hidden) and the fix.

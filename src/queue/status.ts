@@ -53,7 +53,7 @@ export interface StatusOptions {
   signal?: AbortSignal;
 }
 
-/** Raises a `QueueError` subclass when Redis at `url` cannot be used (README "Beyond one machine"). */
+/** Raises a `QueueError` subclass when Redis at `url` cannot be used (docs/queue.md). */
 export async function queueStatus(url: string, options: StatusOptions = {}): Promise<QueueStatus> {
   return withRedis(url, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
