@@ -1,5 +1,5 @@
 /**
- * `npm run demo:cluster`: the README's three-machine setup on one machine, without docker-compose:
+ * `npm run demo:cluster`: the three-machine setup of docs/guide/many-machines.md on one machine, without docker-compose:
  * a redis-server, the sandbox, 3 workers (each its own process, as on its own machine), one enqueue
  * of 30 walks with a credit budget, the status while they work, then DuckDB reads the dataset.
  */

@@ -1,5 +1,5 @@
 /**
- * What checking a dataset's state on open costs (`src/export/dataset-state.ts`, README §8): a
+ * What checking a dataset's state on open costs (`src/export/dataset-state.ts`, docs/datasets.md): a
  * subforum of 5,000 posts exported by day (about 1,800 part files) and by month, then incremental
  * runs that find nothing new (one page bought). Per run: the whole run, its open
  * (`DatasetDestination.recover`: schema, marks, the part check, the keys a walk may meet again) and

@@ -2,7 +2,7 @@
  * The CLI's memory over a huge `--inputs` file: the peak resident set of `socialstream export` with
  * 100,000 lines (one parameter set each; more sizes as arguments), against an in-process sandbox. Each run stops
  * after `--max-pages 200`, so what it measures is what grows with the lines: reading and checking the
- * file, the walks, the journal (README §5: peak RSS at most 250 MB at 100,000 lines, growing less than
+ * file, the walks, the journal (docs/sandbox.md: peak RSS at most 250 MB at 100,000 lines, growing less than
  * the file beyond). The child reports its own peak (`process.resourceUsage().maxRSS`) as it exits.
  *
  *   npx tsx bench/inputs-memory.ts [lines ...]     (default 100000; `npm run bench` builds first)

@@ -32,7 +32,7 @@ const videos = pipe(
 const written = await toParquet(videos, OUT);
 console.log(`${written.records} videos → ${written.path} (${written.bytes} bytes, ${client.stats.credits} credits)`);
 
-// The file keeps each video's shape (README § 3): `author` and `statistics` are structs, URL lists are lists.
+// The file keeps each video's shape (docs/guide/first-export.md): `author` and `statistics` are structs, URL lists are lists.
 const duckdb = await (await DuckDBInstance.create(':memory:')).connect();
 const perHandle = await duckdb.runAndReadAll(`
   SELECT handle, any_value(author.nickname) AS nickname, count(*)::INTEGER AS videos,

@@ -17,6 +17,7 @@ import { tableWriter } from './table.ts';
 
 export const CSV_EXTENSIONS = ['.csv'] as const;
 
+/** Options of `toCsv`. */
 export interface CsvOptions extends RowOptions {
   /**
    * Prefix `'` to a text field that starts with `=`, `+`, `-`, `@`, tab or CR, so a spreadsheet shows
@@ -36,6 +37,11 @@ function csvField(text: string): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/**
+ * Writes every record of `source` to a CSV file at `path` (RFC 4180, a header row): nested objects
+ * as dotted columns, arrays and deeper values as JSON text. Streams with backpressure and writes to a
+ * temporary name, renamed when whole; resolves with what it wrote.
+ */
 export function toCsv(
   source: AnyIterable<unknown>,
   path: string,

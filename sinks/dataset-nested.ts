@@ -1,5 +1,5 @@
 /**
- * A nested dataset's schema (README § 8 "Parquet layout"): its records' top-level fields, each a
+ * A nested dataset's schema (docs/datasets.md "Parquet layout"): its records' top-level fields, each a
  * leaf, a STRUCT of named fields or a LIST of one shape, as the nested Parquet layout writes them
  * (`parquet-nested.ts`), recorded in the schema file and pinned on every part, so every part types
  * a field alike.

@@ -29,6 +29,7 @@ import { splitColumnName, type ColumnKind } from './rows.ts';
 import { runSink, type SinkResult } from './run.ts';
 import { setField } from '../src/operations/unkey.ts';
 
+/** The file format of a dataset's parts, fixed by its first run. */
 export type DatasetFormat = 'parquet' | 'ndjson' | 'csv';
 export const DATASET_FORMATS: readonly DatasetFormat[] = ['parquet', 'ndjson', 'csv'];
 export const PART_EXTENSION: Record<DatasetFormat, string> = { parquet: '.parquet', ndjson: '.ndjson', csv: '.csv' };

@@ -125,7 +125,7 @@ export class SchemaTracker implements DatasetSchemaTracker {
 
   /**
    * The recorded `double` columns to which `records` give a bigint (an integer past 2^53), which a
-   * DOUBLE would round. A dataset refuses such a page (README "Big integers"): its parts may hold
+   * DOUBLE would round. A dataset refuses such a page (docs/guide/big-integers.md): its parts may hold
    * that column's earlier values rounded already.
    */
   rounding(records: readonly unknown[]): { column: string; value: bigint }[] {

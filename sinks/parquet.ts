@@ -25,8 +25,10 @@ import { sampledWriter, tableWriter } from './table.ts';
 
 export const PARQUET_EXTENSIONS = ['.parquet'] as const;
 
+/** How Parquet column chunks are compressed; snappy by default. */
 export type ParquetCompression = 'snappy' | 'gzip' | 'none';
 
+/** Options of `toParquet`: layout, compression, row group size, encoder. */
 export interface ParquetOptions extends RowOptions {
   /**
    * `'nested'` (default): objects are STRUCT groups and arrays LIST, as the records hold them;
@@ -57,9 +59,17 @@ export interface ParquetWriterOptions extends ParquetOptions {
   metadata?: () => Readonly<Record<string, string>>;
 }
 
+/**
+ * `nested` keeps records' shape (objects as STRUCT, arrays as LIST), the default; `flat` writes
+ * dotted columns, as CSV does.
+ */
 export type ParquetLayout = 'nested' | 'flat';
 export const PARQUET_LAYOUTS: readonly ParquetLayout[] = ['nested', 'flat'];
 
+/**
+ * Where Parquet row groups are encoded: a worker thread (the default under Node), or the caller's
+ * thread (under Deno).
+ */
 export type ParquetEncoder = 'worker' | 'thread';
 const ENCODERS: readonly ParquetEncoder[] = ['worker', 'thread'];
 
@@ -71,6 +81,13 @@ export { COLUMNS_METADATA_KEY } from './parquet-file.ts';
 
 const COMPRESSION: Record<ParquetCompression, string> = { snappy: 'SNAPPY', gzip: 'GZIP', none: 'UNCOMPRESSED' };
 
+/**
+ * Writes every record of `source` to a Parquet file at `path`: by default nested (objects as STRUCT,
+ * arrays as LIST), `layout: 'flat'` for dotted columns; a `bigint` column is an exact INT64. Streams
+ * with backpressure in bounded memory and writes to a temporary name, renamed when whole; resolves
+ * with what it wrote. If the source fails, the file still closes valid and the sink rejects with the
+ * source's error (`partialOf(error)` says what it kept).
+ */
 export function toParquet(
   source: AnyIterable<unknown>,
   path: string,

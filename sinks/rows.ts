@@ -12,7 +12,7 @@
  *   object keyed by column name, so no value is ever lost.
  * - Typed layouts (Parquet) give each column a kind from the sample; a later value of another kind
  *   also goes to `_extra` (the column is NULL in that row). Untyped layouts (CSV) take any value.
- * - A `bigint` (an integer past 2^53, README "Big integers") keeps its digits: a `bigint` column
+ * - A `bigint` (an integer past 2^53, docs/guide/big-integers.md) keeps its digits: a `bigint` column
  *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is JSON text.
  * - NULL and an absent field read the same: both are an empty cell.
  * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
@@ -27,6 +27,10 @@ import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
  * `bigint`s alike (both INT64 in Parquet).
  */
 export const COLUMN_KINDS = ['integer', 'bigint', 'double', 'boolean', 'string', 'timestamp', 'json'] as const;
+/**
+ * The kind of a column a dataset schema records: `integer`, `bigint`, `double`, `boolean`,
+ * `string`, `timestamp` or `json`.
+ */
 export type ColumnKind = (typeof COLUMN_KINDS)[number];
 
 export interface Column {
@@ -39,6 +43,7 @@ export interface Column {
 /** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; a bigint column's may be bigints. */
 export type Cell = string | number | bigint | boolean | null;
 
+/** Options every sink that writes rows takes (CSV, Parquet): how columns are found and named. */
 export interface RowOptions {
   /** Column names (escaped, dotted), in order. Default: every leaf path seen in the sample, in order of first appearance. */
   columns?: readonly string[];
@@ -155,7 +160,7 @@ export function kindOf(value: unknown, path: string): ColumnKind {
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
     case 'bigint':
-      // Past int64 no integer column holds it: its digits are JSON text (README "Big integers").
+      // Past int64 no integer column holds it: its digits are JSON text (docs/guide/big-integers.md).
       return isInt64(value) ? 'bigint' : 'json';
     case 'string':
       return timestampOf(value) === undefined ? 'string' : 'timestamp';

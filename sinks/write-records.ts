@@ -5,6 +5,7 @@ import { NDJSON_EXTENSIONS, toNdjson } from './ndjson.ts';
 import { PARQUET_EXTENSIONS, toParquet, type ParquetOptions } from './parquet.ts';
 import { hasExtension, type SinkResult } from './run.ts';
 
+/** Options of `writeRecords`: those of the sink the file's extension picks. */
 export type WriteRecordsOptions = CsvOptions & ParquetOptions;
 
 /**

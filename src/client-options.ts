@@ -6,6 +6,11 @@
 import { AuthError, KeyFormatError } from './errors.ts';
 import { MAX_TIMER_MS, type RetryOptions } from './retry.ts';
 
+/**
+ * Options of `createClient`: the key and address (by default from `SOCIALSTREAM_API_KEY` and
+ * `SOCIALSTREAM_BASE_URL`), timeouts, retries, concurrency and rate. docs/reference.md lists each
+ * with its default.
+ */
 export interface ClientOptions {
   /**
    * Default: the `SOCIALSTREAM_API_KEY` environment variable. Never printed or logged. Surrounding

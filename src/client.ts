@@ -56,6 +56,12 @@ export interface Client extends OperationGroups {
   close(): Promise<void>;
 }
 
+/**
+ * A client of the Social Data Extraction API: a method per operation (`client.forum.subforum(params,
+ * options)`) returning a `RecordStream`, plus `credits()`, `request()`, `resume()`, `stats` and
+ * `events$`. The key and address come from `options`, else from `SOCIALSTREAM_API_KEY` and
+ * `SOCIALSTREAM_BASE_URL`; without a key it throws `AuthError`, before any request.
+ */
 export function createClient(options: ClientOptions = {}): Client {
   const client = new SocialstreamClient(options);
   const groups: Record<string, Record<string, (params?: unknown, options?: StreamOptions) => RecordStream<unknown>>> = {};

@@ -32,6 +32,10 @@ export interface OperatorEvent {
   count: number;
 }
 
+/**
+ * How an operator reaches the requests of the streams above it: gates before each request attempt,
+ * events for the client, and how many records its reader will take.
+ */
 export interface StreamControl {
   /** Puts `gate` in front of every later request attempt of this stream (and of the streams it is made of). */
   addGate(gate: RequestGate): void;
@@ -47,8 +51,16 @@ export interface StreamControl {
   readAtMost?(records: number): void;
 }
 
+/**
+ * The symbol under which a stream carries its `StreamControl` (a registered symbol, so copies of
+ * the package agree).
+ */
 export const STREAM_CONTROL: unique symbol = Symbol.for('socialstream.streamControl');
 
+/**
+ * A stream that carries a `StreamControl`: every client stream, and every stream an operator
+ * returns from one.
+ */
 export interface Controlled {
   readonly [STREAM_CONTROL]: StreamControl;
 }

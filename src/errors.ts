@@ -10,6 +10,10 @@ export interface ErrorDetails {
   cause?: unknown;
 }
 
+/**
+ * Every error the library raises is one of these: a stable `code`, the HTTP `status` and the
+ * `endpoint` where they apply, and a message that never holds the API key.
+ */
 export abstract class SocialstreamError extends Error {
   abstract readonly code: string;
   readonly status: number | undefined;
@@ -157,7 +161,7 @@ export class SchemaDriftError extends SinkError {
 /**
  * A dataset directory could not be used as asked: another live run holds its lock, it holds part
  * files of another format, a part file it must merge into cannot be read back, or a column it
- * recorded as double would round an integer past 2^53 (README "Big integers"). (An interrupted run
+ * recorded as double would round an integer past 2^53 (docs/guide/big-integers.md). (An interrupted run
  * waiting for `--resume` is the CLI's usage error.)
  */
 export class DatasetError extends SinkError {

@@ -358,6 +358,29 @@ export function stringifyExact(value: unknown): string | undefined {
   }
 }
 
+/**
+ * A record (or any value) as JSON text with every digit of its integers: `JSON.stringify` throws
+ * `Do not know how to serialize a BigInt` on the records whose ids lie past 2^53 (a short video's
+ * `music.id`), and a `number` would have rounded them; this writes a `bigint` as its digits, and
+ * everything else exactly as `JSON.stringify(value)` does. It is the writer the NDJSON and CSV sinks
+ * and `--out -` use, so a line it writes equals that record's line in their files.
+ *
+ * Like `JSON.stringify`, it gives `undefined` for a value JSON has no text for (`undefined`, a
+ * function, a symbol) and throws a `TypeError` for a cycle.
+ *
+ * @example
+ * ```ts
+ * for await (const video of client.shortvideo.videos({ handle: 'creator-n40' })) {
+ *   console.log(stringify(video)); // "music":{"id":7471256031625273857,…}
+ * }
+ * ```
+ */
+export function stringify(value: object | string | number | bigint | boolean | null): string;
+export function stringify(value: unknown): string | undefined;
+export function stringify(value: unknown): string | undefined {
+  return stringifyExact(value);
+}
+
 /** JSON.stringify's rules, written out for values that hold a `bigint`. */
 class ExactWriter {
   /** The objects being written, to refuse a cycle as `JSON.stringify` does. */

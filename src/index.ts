@@ -34,6 +34,7 @@ export type {
 } from './operations/spec.ts';
 export type * from './records/index.ts';
 export * from './errors.ts';
+export { stringify } from './exact-json.ts';
 export { STREAM_CONTROL, controlOf } from './control.ts';
 export type { Controlled, OperatorEvent, RequestGate, StreamControl } from './control.ts';
 export * from './operators/index.ts';

@@ -14,7 +14,12 @@ export interface MediaBundle {
   'text/plain': string;
 }
 
+/**
+ * A value that renders itself in a Jupyter notebook (Deno kernel): HTML for the frontend, text for
+ * everything else.
+ */
 export interface Displayable {
+  /** What the notebook shows for this value. */
   [JUPYTER_DISPLAY](): MediaBundle;
 }
 

@@ -8,6 +8,10 @@ import { Observable, Subject } from 'rxjs';
 import type { OperatorEvent } from './control.ts';
 import type { SocialstreamError } from './errors.ts';
 
+/**
+ * The client's totals so far (`client.stats`): requests, pages, records, credits, retries,
+ * duplicates dropped, pages bought ahead and never read, continuations ignored.
+ */
 export interface ClientStats {
   /** HTTP requests sent, retries included. */
   requests: number;
@@ -33,6 +37,10 @@ export interface ClientStats {
   ignoredContinuations: number;
 }
 
+/**
+ * What `client.events$` emits: each request, retry, page, error, duplicate dropped, pages bought
+ * ahead and never read, and continuation ignored.
+ */
 export type ClientEvent =
   | { type: 'request'; endpoint: string; attempt: number }
   | { type: 'retry'; endpoint: string; attempt: number; delayMs: number; error: SocialstreamError }

@@ -50,6 +50,12 @@ export interface StreamParts {
   signal: AbortSignal | undefined;
 }
 
+/**
+ * A walk of one operation with one parameter set, as an `AsyncIterable` of its records: it buys
+ * pages as it is read, by the operation's continuation rule. `pages()` yields the raw pages
+ * instead; `checkpoint()` says where it stands, for `client.resume`. Returned by every operation
+ * method of the client.
+ */
 export class RecordStream<R, P = unknown> implements AsyncIterable<R>, Controlled {
   readonly [STREAM_CONTROL]: StreamControl;
   /** The operation id. */

@@ -1,6 +1,6 @@
 /**
  * How a failed command ends: one line on stderr naming the problem and the fix, and the exit code
- * README § 4 lists for it, read off the error's stable `code` (never off its message). Stack traces only
+ * docs/guide/cli.md lists for it, read off the error's stable `code` (never off its message). Stack traces only
  * with `--debug`.
  */
 import { AuthError, InsufficientCreditsError, SocialstreamError, ValidationError } from '../errors.ts';
@@ -45,7 +45,7 @@ export function stopWith(failure: unknown, resumeHint?: string): never {
   throw failure;
 }
 
-/** The exit code of each error code (README § 4); a code not listed is a plain failure (1). */
+/** The exit code of each error code (docs/guide/cli.md); a code not listed is a plain failure (1). */
 const EXIT_OF_CODE: Record<string, number> = {
   VALIDATION: EXIT.usage,
   LOCKED: EXIT.usage,
@@ -66,7 +66,7 @@ const EXIT_OF_CODE: Record<string, number> = {
   // A dataset that refuses the run as asked (a partition change, a field named as its Hive key, another writer's lock).
   DATASET: EXIT.usage,
   DATASET_LAYOUT: EXIT.usage,
-  // The queue's address cannot work (README "Beyond one machine"); a Redis that did not answer may later.
+  // The queue's address cannot work (docs/queue.md); a Redis that did not answer may later.
   QUEUE: EXIT.usage,
   QUEUE_NOT_REDIS: EXIT.usage,
   QUEUE_AUTH: EXIT.usage,

@@ -34,6 +34,7 @@ import { atLeastAsCoarse, type PartitionBy } from './partition-by.ts';
 import { recordedLayout } from './dataset-nesting.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
 
+/** Options of `compactDataset`: a coarser partitioning, or the other Parquet layout. */
 export interface CompactOptions {
   /**
    * The partitioning afterwards: as recorded (the default), or a coarser one (`day` → `month` →
@@ -44,11 +45,12 @@ export interface CompactOptions {
   operation?: string;
   /**
    * The Parquet layout afterwards: as recorded (the default), or the other one, into which every
-   * part is rewritten (README § 8 "Parquet layout"). Every later run keeps it.
+   * part is rewritten (docs/datasets.md "Parquet layout"). Every later run keeps it.
    */
   layout?: ParquetLayout;
 }
 
+/** What `compactDataset` did to one operation's parts. */
 export interface OperationCompaction {
   operation: string;
   partitioning: { before: PartitionBy; after: PartitionBy };
@@ -64,6 +66,7 @@ export interface OperationCompaction {
   recovered: boolean;
 }
 
+/** What `compactDataset` did, per operation. */
 export interface CompactionSummary {
   dir: string;
   operations: OperationCompaction[];

@@ -1,5 +1,5 @@
 /**
- * Where a record lives in a partition, whoever wrote it (README § 8 "Part files"): in the part file
+ * Where a record lives in a partition, whoever wrote it (docs/datasets.md "Part files"): in the part file
  * of its key's bucket, `part-b<b>-of-<m>.<ext>`, the one part of the partition whose `hash(key) mod m`
  * is `b`. A dataset starts every partition with `buckets` parts (recorded in its schema file, 1 by
  * default: one file a partition); a part that grows past `splitBytes` splits in two, `b` of `m`
@@ -29,7 +29,7 @@ export interface Layout {
 
 /**
  * One part a partition until it passes 32 MiB: a publish reads a part it merges into whole into
- * memory (README § 8), so the bound keeps that memory bounded too; DuckDB reads files of this
+ * memory (docs/datasets.md), so the bound keeps that memory bounded too; DuckDB reads files of this
  * size at full speed.
  */
 export const DEFAULT_LAYOUT: Layout = { buckets: 1, splitBytes: 32 * 1024 * 1024 };

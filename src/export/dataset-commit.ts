@@ -1,5 +1,5 @@
 /**
- * Group commit (README § 8 "Group commit"): how a dataset's writers publish together. A writer whose
+ * Group commit (docs/datasets.md "Group commit"): how a dataset's writers publish together. A writer whose
  * pages are staged leaves a commit (`commits/<writer>.json`, durable before anything else happens)
  * and then either leads a publish pass or is taken by another's. A pass goes in two stages, under
  * the locks of `dataset-locks.ts`:
@@ -61,7 +61,7 @@ export interface Commit {
   complete: boolean;
   runId?: string;
   state: ExportState;
-  /** Only these first records of the spool are published; those after stay staged (a lowered limit, README §7). */
+  /** Only these first records of the spool are published; those after stay staged (a lowered limit, docs/guarantees.md "Credit caps"). */
   through?: SpoolPrefix;
   /**
    * Its writer left it to a publish in progress and ended its run without waiting (`GroupCommit.publish`

@@ -1,6 +1,6 @@
 /**
  * Keys a dataset holds more than once, which a rewrite (`dataset compact`, a migration on open)
- * keeps once (README § 8 "One row per record"): a record kept in two partitions (written before a
+ * keeps once (docs/datasets.md "One row per record"): a record kept in two partitions (written before a
  * publish removed the version a move left behind), or under its stand-in key (`_key`) beside its own
  * key. Within one partition the bucket merge keeps one version of a key already; across partitions
  * and stand-ins this finds which versions lose to a later fetch (`fetchedLater`), reading the parts

@@ -1,5 +1,5 @@
 /**
- * Which partitions may hold a key (README § 8 "One row per record"): beside every bucket part, the
+ * Which partitions may hold a key (docs/datasets.md "One row per record"): beside every bucket part, the
  * dataset keeps the sorted 32-bit hashes (`indexHash`) of the keys it holds, in
  * `_dataset/<op>/keys/<partition>/<part name>.keys` (4 bytes a row, little-endian). A part and its index are
  * written together and placed by the same journal, so an index is never behind its part. A publish

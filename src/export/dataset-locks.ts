@@ -1,5 +1,5 @@
 /**
- * The locks of a dataset operation's publishes (README § 8 "Crash safety, and writers that publish
+ * The locks of a dataset operation's publishes (docs/datasets.md "Crash safety, and writers that publish
  * together"), all of one mechanism: the caller's (`ExportLocks`: Redis leases in queue mode), else
  * lock folders under `_dataset/<op>/`.
  *

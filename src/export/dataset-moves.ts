@@ -1,5 +1,5 @@
 /**
- * Records that change partition between versions (README § 8 "One row per record"): a post
+ * Records that change partition between versions (docs/datasets.md "One row per record"): a post
  * rescheduled, a time that appears, disappears or stops being believable, or a key that appears
  * where a stand-in key (`_key`) was used. A pass finds, through the parts' key indexes
  * (`dataset-key-index.ts`), the partitions other than a key's own that may hold a version of it,

@@ -1,5 +1,5 @@
 /**
- * A Parquet dataset's layout (README § 8 "Parquet layout"): `nested` (records keep their shape,
+ * A Parquet dataset's layout (docs/datasets.md "Parquet layout"): `nested` (records keep their shape,
  * objects as STRUCT and arrays as LIST, `sinks/dataset-nested.ts`) or `flat` (dotted leaf columns).
  * The first run records it in the schema file (`parquetLayout`; new datasets are nested), and every
  * later run, migration and compaction keeps it: a dataset recorded before layouts has none and is

@@ -1,5 +1,5 @@
 /**
- * The publish passes on disk (README § 8 "Crash safety, and writers that publish together"): each
+ * The publish passes on disk (docs/datasets.md "Crash safety, and writers that publish together"): each
  * pass's folder under `_dataset/<op>/publishing/` holds its claim (the commits it took and the
  * partitions it holds) and, once it publishes, its journal. What a pass forming reads of the others
  * (`claimsOfLivePasses`), how it waits for one to end (`passEnds`), and how the passes a kill left

@@ -1,5 +1,5 @@
 /**
- * The plan of a publish pass (README § 8 "Crash safety, and writers that publish together"): the
+ * The plan of a publish pass (docs/datasets.md "Crash safety, and writers that publish together"): the
  * staged records of every commit the pass took, sorted by partition in the pass's own folder under
  * `publishing/` while it forms, then merged into the bucket parts they touch (each new part written
  * in that folder, out of readers' sight), the walks' next marks, and what each writer changed, as

@@ -8,7 +8,7 @@
  * A publish replaces bucket parts in place, one rename each, and a record lives in one part: a
  * reader globbing the dataset sees every record exactly once at every moment. A split, a
  * compaction or a migration replaces several files with others: renames first, then removals, so
- * for that moment a reader may see a row in an old part and a new one, never miss one (README § 8).
+ * for that moment a reader may see a row in an old part and a new one, never miss one (docs/datasets.md).
  */
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';

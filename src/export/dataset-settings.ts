@@ -1,6 +1,6 @@
 /**
  * A dataset operation's settings (format, Parquet layout, partitioning, bucketing, lock mechanism)
- * fixed once, before anything is published (README § 8). They live where every run reads them, the
+ * fixed once, before anything is published (docs/datasets.md). They live where every run reads them, the
  * schema file: the first writer about to buy a page creates it, with no columns yet, by linking a
  * file written whole into place, which fails when the name exists. Of writers starting together
  * exactly one binds the dataset; every other finds its settings there before its first request, and

@@ -2,7 +2,7 @@
  * A dataset's state files checked as they are opened, so that state which is valid JSON but wrong (a
  * column listed twice, a partitioning or kind this version does not know, `null` where a list
  * belongs) is refused with `STATE_DAMAGED`, naming the file and what to do, before a run buys a page
- * or writes a part, and before `dataset info` counts anything (README §8).
+ * or writes a part, and before `dataset info` counts anything (docs/datasets.md).
  *
  * The shapes are data: each file is a `shape` of rules, and the values a rule accepts come from where
  * the dataset code defines them (`COLUMN_KINDS`, `PARTITION_BYS`, `DATASET_FORMATS`), so a kind or a
@@ -176,7 +176,7 @@ function shapeProblem(value: unknown, at: string, depth: number): Problem | unde
 }
 
 function columnList(depth: number): Rule<SchemaColumn[]> {
-  // Two entries of a column put its values in the overflow column instead (README §8: 112 of 1,000 ids went there).
+  // Two entries of a column put its values in the overflow column instead (docs/datasets.md: 112 of 1,000 ids went there).
   return listOf(column(depth), { field: 'name', noun: 'column', remedy: 'remove the repeated entry (the first is the one the part files were written with)' });
 }
 

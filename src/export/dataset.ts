@@ -1,5 +1,5 @@
 /**
- * A growing dataset as an export's destination (README § 8): part files per operation in a Hive
+ * A growing dataset as an export's destination (docs/datasets.md): part files per operation in a Hive
  * layout partitioned by the records' own time and laid into buckets by record key
  * (`dataset-buckets.ts`), one row per key in the whole dataset whoever fetched it, a schema kept
  * stable across runs, and per walk a high-water mark so a later run of a newest-first walk stops at
@@ -441,7 +441,7 @@ export class DatasetDestination implements Destination {
     return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
   }
 
-  /** Refuses a page whose bigints a column recorded as double would round (README "Big integers"). */
+  /** Refuses a page whose bigints a column recorded as double would round (docs/guide/big-integers.md). */
   #checkExact(records: readonly unknown[]): void {
     const [first] = this.#tracker.rounding(records);
     if (first !== undefined) throw this.#roundingError(first.column, `integers past 2^53 such as ${first.value} from this page`);

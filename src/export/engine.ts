@@ -169,7 +169,7 @@ async function open(walks: ExportWalks, destination: Destination, settings: Expo
   }
   matchWalks(state, walks.op.id, walks.params, destination.output);
   if (state.run.ended) {
-    // The records a lowered limit kept back are the new run's first (README §7).
+    // The records a lowered limit kept back are the new run's first (docs/guarantees.md "Credit caps").
     state.run = { ...freshRun(), records: state.unpublished ?? 0 };
     delete state.unpublished;
   }
@@ -321,7 +321,7 @@ interface HeldBack {
 
 /**
  * What of the spool a run may publish when it staged more than its `limit` (a limit lowered on resume
- * after a kill): all but its last records past the limit, which stay staged (README §7). The run's
+ * after a kill): all but its last records past the limit, which stay staged (docs/guarantees.md "Credit caps"). The run's
  * records are the spool's last: a file's spool holds every record of the export, a dataset's those
  * since its last publish, and a run that failed may have published some of its own already.
  */

@@ -1,6 +1,6 @@
 /**
  * The fetch time a dataset keeps with every row (`_fetched_at`) and orders a key's versions by
- * (README § 8 "One row per record"): one order every writer shares, whatever its own clock says.
+ * (docs/datasets.md "One row per record"): one order every writer shares, whatever its own clock says.
  *
  * A stamp is a hybrid logical clock over the service's clock. The service's `Date` header on the
  * page (`service-time.ts`, whole seconds) is the physical part; a stamp is never below the last one

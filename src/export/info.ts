@@ -23,15 +23,21 @@ import { allWalkMarks } from './marks.ts';
 import { loadState } from './journal.ts';
 import { counted } from './progress.ts';
 
+/**
+ * What `datasetInfo` reads from a dataset's files: per operation its rows, partitions, part files,
+ * schema and writers. Renders itself in Jupyter.
+ */
 export interface DatasetInfo {
   dir: string;
   operations: OperationInfo[];
   rows: number;
   parts: number;
   bytes: number;
+  /** The dataset's summary as the HTML and text a notebook shows. */
   [JUPYTER_DISPLAY](): MediaBundle;
 }
 
+/** One operation of a dataset, as `datasetInfo` reads it. */
 export interface OperationInfo {
   operation: string;
   format: DatasetFormat;
@@ -54,12 +60,14 @@ export interface OperationInfo {
   smallFiles?: string;
 }
 
+/** How many values of one path sit in `_extra` (a dataset's overflow column). */
 export interface ExtraCount {
   /** The escaped dotted path the values were spilled from (`score`, `author.id`). */
   path: string;
   values: number;
 }
 
+/** One partition of an operation in a dataset: its rows, parts and bytes. */
 export interface PartitionInfo {
   name: string;
   rows: number;
@@ -67,6 +75,10 @@ export interface PartitionInfo {
   bytes: number;
 }
 
+/**
+ * One writer of a dataset operation: its parts, marks, last drift, and whether an export is writing
+ * now.
+ */
 export interface WriterInfo {
   /** `all`, `shard-K-of-N`, or a queue walk's `walk-<walkName>`. */
   name: string;
@@ -83,6 +95,7 @@ export interface WriterInfo {
   running?: number;
 }
 
+/** The high-water mark of one walk of a dataset. */
 export interface MarkInfo {
   params: Record<string, string>;
   /** Unix ms. */
@@ -90,6 +103,10 @@ export interface MarkInfo {
   markTime: string;
 }
 
+/**
+ * What a dataset holds staged and not yet published: an unfinished run, or a publish or compaction
+ * a kill left half done.
+ */
 export interface StagedInfo {
   walks: { done: number; total: number };
   /** Records, pages and credits staged since the last publish, over every run of the export. */
@@ -208,7 +225,7 @@ async function rowsIn(path: string, format: DatasetFormat): Promise<number> {
   return rows;
 }
 
-/** Past this many part files, each adds about 0.1 ms and 11 KB of metadata to every query (README § 8). */
+/** Past this many part files, each adds about 0.1 ms and 11 KB of metadata to every query (docs/datasets.md). */
 const MANY_PARTS = 100;
 const SMALL_PART_BYTES = 1024 * 1024;
 

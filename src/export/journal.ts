@@ -73,7 +73,7 @@ interface Totals {
   finished?: boolean;
   /**
    * Records at the end of the spool that the output does not hold: a limit lowered on resume left
-   * them staged (README §7). The next run takes them as its first.
+   * them staged (docs/guarantees.md "Credit caps"). The next run takes them as its first.
    */
   unpublished?: number;
 }

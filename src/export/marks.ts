@@ -7,7 +7,7 @@
  *
  * Each walk keeps its own state file (`_dataset/<op>/walks/<walkName>.json`: its mark and those
  * keys), read alone before its first request: what a walk reads costs the same in a dataset of 20
- * walks or 20,000 (README § 8 "Only new pages"), never a scan of part files.
+ * walks or 20,000 (docs/datasets.md "Only new pages"), never a scan of part files.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The partitionings of a dataset (README § 8, "Hive layout, record time"), finest first: the one
+ * The partitionings of a dataset (docs/datasets.md, "Hive layout, record time"), finest first: the one
  * list that the options, the CLI's help, compaction and `dataset info` read.
  */
 

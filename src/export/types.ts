@@ -18,10 +18,15 @@ export type FileFormat = 'ndjson' | 'csv' | 'parquet';
 /** What ended a run before every walk was done. */
 export type StopReason = 'maxCredits' | 'maxPages' | 'limit' | 'signal' | 'balance';
 
+/**
+ * Options of `exportTo` (and, without `dataset`, of `toDataset`): the output, resume or restart,
+ * caps, concurrency, deduplication, a transform, progress. docs/reference.md lists them; each field
+ * says its rule.
+ */
 export interface ExportOptions {
   /** A file: `.ndjson`/`.jsonl`, `.csv` or `.parquet` (or say `format`). Exactly one of `out` and `dataset`. */
   out?: string;
-  /** A growing dataset's directory (README § 8). Exactly one of `out` and `dataset`. */
+  /** A growing dataset's directory (docs/datasets.md). Exactly one of `out` and `dataset`. */
   dataset?: string;
   /** A file's format when its name does not say it; a dataset's part format (default `'parquet'`; a dataset keeps the format of its first run). */
   format?: FileFormat;
@@ -32,7 +37,7 @@ export interface ExportOptions {
   /**
    * Datasets: the writer's name, instead of `all` or the shard's (letters, digits and `-`). A queue
    * worker writes each walk as writer `walk-<walkName>`, so a walk another worker takes over continues
-   * from its own staging (README § 11).
+   * from its own staging (docs/queue.md).
    */
   writer?: string;
   /**
@@ -47,7 +52,7 @@ export interface ExportOptions {
    * Datasets: a run that finishes while another writer publishes leaves its pages to that publish
    * (durable on disk, published by it or the next) and returns at once, without `dataset` in its
    * summary; the next run of the same writer first sees them published. A queue worker's walks do
-   * this (README § 8 "Group commit"). Default false: the run waits for its pages to be published.
+   * this (docs/datasets.md "Group commit"). Default false: the run waits for its pages to be published.
    */
   handOff?: boolean;
   /** Datasets: stop a newest-first walk at the first page wholly held (under the high-water mark, or by key). Default true. */
@@ -59,12 +64,12 @@ export interface ExportOptions {
   partition?: PartitionBy;
   /**
    * A Parquet file (`out`) or Parquet dataset: `'nested'` (STRUCT and LIST, the default) or `'flat'`
-   * (dotted columns), README § 3. A dataset records the layout of its first run and keeps it; a run
+   * (dotted columns), docs/guide/first-export.md. A dataset records the layout of its first run and keeps it; a run
    * asking for another is refused (`DATASET_LAYOUT`); `compactDataset(dir, { layout })` converts one.
    */
   layout?: ParquetLayout;
   /**
-   * Datasets: how a new dataset lays each partition's rows into part files (README § 8 "Part files"):
+   * Datasets: how a new dataset lays each partition's rows into part files (docs/datasets.md "Part files"):
    * `buckets` parts by record key to start with (default 1), a part split in two once written larger
    * than `splitBytes` (default 32 MiB). A dataset keeps the bucketing of its first run.
    */
@@ -131,7 +136,13 @@ export interface ExportOptions {
 /** How an export holds its output against other runs (`ExportOptions.locks`). */
 export interface ExportLocks {
   /** Takes the output's one writer lock (`path`: where the pid file would be), or throws `LockedError` naming the holder. */
-  output(output: string, path: string): Promise<{ release(): Promise<void> }>;
+  output(
+    output: string,
+    path: string,
+  ): Promise<{
+    /** Lets the output's lock go. */
+    release(): Promise<void>;
+  }>;
   /**
    * Runs `fn` holding the lock a dataset's writers publish under (`path`: the lock folder's), waiting
    * for it while another holds it. A lock that can be lost while held (a lease) gives `fn` its fence.
@@ -155,6 +166,7 @@ export interface HeldLocks {
   taken: boolean[];
   /** Whether every lock taken is still this holder's. */
   fence: PublishFence;
+  /** Lets every lock taken go. */
   release(): Promise<void>;
 }
 

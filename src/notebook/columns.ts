@@ -9,6 +9,7 @@
 /** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
 export type ColumnType = 'integer' | 'bigint' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json' | 'null' | 'mixed';
 
+/** A column of a `RecordTable`: its dotted name and the type of its values. */
 export interface TableColumn {
   /** Escaped, dotted path: `author.name`, `a\.b`. */
   readonly name: string;
@@ -69,7 +70,7 @@ function kindOf(value: unknown): ColumnType {
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
     case 'bigint':
-      // Past int64 the sinks keep the digits as JSON text (README "Big integers").
+      // Past int64 the sinks keep the digits as JSON text (docs/guide/big-integers.md).
       return value >= -(2n ** 63n) && value < 2n ** 63n ? 'bigint' : 'json';
     case 'string':
       // The one form a Parquet TIMESTAMP gives back unchanged, as the sinks decide.

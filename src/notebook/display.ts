@@ -20,7 +20,7 @@ export function displayable(html: string, text: string): Displayable {
 export const CELL_WIDTH = 60;
 
 /**
- * A value as one short line of at most `max` characters (README § 10 "Notebooks"): text as it
+ * A value as one short line of at most `max` characters (docs/guide/notebooks.md "Notebooks"): text as it
  * is, numbers and booleans as JSON, bigints with every digit; an object as `{nickname: "ana", id: 7,
  * …}` and a list as `[3 items: …]`, two levels down (deeper ones as `{id, name}` and `[2 items]`),
  * entries left out as `…` so the brackets still close. Line breaks and tabs become visible escapes,

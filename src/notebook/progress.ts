@@ -17,9 +17,11 @@ export interface ProgressStream {
   readonly isTTY?: boolean;
   /** The terminal's width; the line is cut to fit it. */
   readonly columns?: number;
+  /** Writes text to the stream. */
   write(text: string): unknown;
 }
 
+/** Options of `progressView`: where it draws, and how often. */
 export interface ProgressViewOptions {
   /** The terminal to draw on when not in Jupyter. Default `process.stderr`; nothing is drawn unless it is a TTY. */
   stream?: ProgressStream;

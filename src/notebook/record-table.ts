@@ -11,6 +11,10 @@ const SHOWN_ROWS = 20;
 /** Columns shown at most; the rest are counted. */
 const SHOWN_COLUMNS = 40;
 
+/**
+ * The first rows of a stream as a table (`preview`): the records, their columns with types, and
+ * whether the source ended within them. Renders itself as HTML in Jupyter, and as text.
+ */
 export class RecordTable<R = unknown> {
   /** The records, as the source yielded them. */
   readonly records: readonly R[];
@@ -33,6 +37,7 @@ export class RecordTable<R = unknown> {
     return { 'text/html': tableHtml(grid), 'text/plain': tableText(grid) };
   }
 
+  /** The table as text: the shape, each column with its type, the first and last rows. */
   toString(): string {
     return tableText(this.#grid());
   }

@@ -11,6 +11,10 @@ import { assertIterable, derive } from '../operators/derive.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import { type ExportProgress, progressView } from './progress.ts';
 
+/**
+ * Options of `withProgress`: the client whose `stats` give pages and credits, and the view to draw
+ * with.
+ */
 export interface WithProgressOptions {
   /**
    * The client the stream comes from: pages and credits are then what its `stats` count, exactly

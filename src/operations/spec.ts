@@ -6,6 +6,10 @@
 
 export type ParamType = 'string' | 'integer' | 'number' | 'boolean';
 
+/**
+ * One query parameter of an operation: its wire name, type, whether it is required, and the values
+ * it allows.
+ */
 export interface ParamSpec {
   readonly type: ParamType;
   /** Must be supplied (a "one of" pair is declared in `oneOf` instead). */
@@ -74,6 +78,10 @@ export interface NewestFirstSpec {
   readonly byDefault: boolean;
 }
 
+/**
+ * How one operation is called and walked: its path, parameters, where its records are, its
+ * continuation rule, its record key and time. The operation table is made of these.
+ */
 export interface OperationSpec {
   /** The path after `/v1/scrape/`, e.g. `forum/subforum`: the operation's id everywhere. */
   readonly id: string;

@@ -1,5 +1,5 @@
 /**
- * Every scrape operation of the API as one row of data (README "Operations"). The client, the CLI
+ * Every scrape operation of the API as one row of data (docs/reference.md "Operations"). The client, the CLI
  * and the docs read this table; adding an operation is one row here plus its record type in
  * `records.ts`. Parameter names are the wire names; `values`, bounds and patterns are checked
  * before any request so a typo costs no credit.
@@ -18,6 +18,10 @@ const POPULAR_COUNTRIES = [
   'RU', 'SA', 'SG', 'KR', 'ES', 'TW', 'TH', 'TR', 'AE', 'GB', 'US', 'VN',
 ] as const;
 
+/**
+ * The operation table as data: every operation's id, client method, parameters, records path,
+ * continuation rule, key and time. Exported as `operations`; `npx socialstream ops` prints it.
+ */
 export const OPERATIONS = [
   {
     id: 'shortvideo/profile', group: 'shortvideo', method: 'profile', path: '/v1/scrape/shortvideo/profile',
@@ -281,7 +285,9 @@ export const OPERATIONS = [
   },
 ] as const satisfies readonly OperationSpec[];
 
+/** One row of the operation table (`operations`), with its literal types. */
 export type Operation = (typeof OPERATIONS)[number];
+/** An operation's id, platform then operation: `forum/subforum`. */
 export type OperationId = Operation['id'];
 
 const BY_ID: ReadonlyMap<string, OperationSpec> = new Map(OPERATIONS.map((op) => [op.id, op]));

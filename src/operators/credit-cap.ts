@@ -1,15 +1,10 @@
-/**
- * `creditCap(max, { onCap })`: the client streams above it in the pipe make at most `max` request
- * attempts in all (retries included, and every walk of a `mergeMap` together), so they can never
- * spend credit `max + 1`. At the cap the walks end cleanly, the records already fetched still flow,
- * and then the stream ends (`'stop'`) or throws `CreditCapError` (`'throw'`).
- */
 import { controlOf } from '../control.ts';
 import { CreditCapError } from '../errors.ts';
 import { CreditBudgetGate } from '../gates.ts';
 import { assertInteger, assertIterable, derive, describe, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
+/** Options of `creditCap`. */
 export interface CreditCapOptions {
   /**
    * What happens once the cap refused a request: `'stop'` ends the stream like a finished walk;
@@ -19,6 +14,12 @@ export interface CreditCapOptions {
   onCap?: 'stop' | 'throw';
 }
 
+/**
+ * `creditCap(max, { onCap })`: the client streams above it in the pipe make at most `max` request
+ * attempts in all (retries included, and every walk of a `mergeMap` together), so they can never
+ * spend credit `max + 1`. At the cap the walks end cleanly, the records already fetched still flow,
+ * and then the stream ends (`'stop'`) or throws `CreditCapError` (`'throw'`).
+ */
 export function creditCap<T>(max: number, options: CreditCapOptions = {}): Operator<T, T> {
   assertInteger(max, 'creditCap: max', 0);
   const { onCap = 'stop' } = options;

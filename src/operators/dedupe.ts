@@ -7,6 +7,7 @@ import { assertInteger, derive } from './derive.ts';
 import { keyReader, SeenKeys, type KeyOf } from './record-key.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
+/** Options of `dedupe`. */
 export interface DedupeOptions {
   /**
    * Remember at most this many keys, forgetting the least recently seen one first (a key seen again

@@ -1,7 +1,7 @@
-/** `map(fn)`: each record turned into `fn(record, index)`; `fn` may be async, and order is kept. */
 import { assertFunction, derive, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
+/** `map(fn)`: each record turned into `fn(record, index)`; `fn` may be async, and order is kept. */
 export function map<A, B>(fn: (record: A, index: number) => B | Promise<B>): Operator<A, B> {
   assertFunction(fn, 'map: fn');
   return (source) => derive(source, 'map', (s) => mapRecords(s, fn), sameCount);

@@ -1,3 +1,15 @@
+import { controlOf, type Controlled, type OperatorEvent, type RequestGate, STREAM_CONTROL, type StreamControl } from '../control.ts';
+import { assertFunction, assertInteger, assertIterable, asyncIteratorOf } from './derive.ts';
+import type { AnyIterable, Operator } from './types.ts';
+
+/** Options of `mergeMap`. */
+export interface MergeMapOptions {
+  /** Inner streams walked at once, at most (an integer ≥ 1). Default 4. */
+  concurrency?: number;
+  /** Aborting it cancels every inner stream and rejects the merged stream with the signal's reason. */
+  signal?: AbortSignal;
+}
+
 /**
  * `mergeMap(fn, { concurrency })`: fan-out. Each input becomes a stream `fn(input, index)`; at most
  * `concurrency` of them are walked at once and their records are merged as they arrive.
@@ -11,17 +23,6 @@
  * (`creditCap`, `throttle`) goes to the input source's control and to every inner stream, including
  * those started later, so a cap of N holds across all walks together.
  */
-import { controlOf, type Controlled, type OperatorEvent, type RequestGate, STREAM_CONTROL, type StreamControl } from '../control.ts';
-import { assertFunction, assertInteger, assertIterable, asyncIteratorOf } from './derive.ts';
-import type { AnyIterable, Operator } from './types.ts';
-
-export interface MergeMapOptions {
-  /** Inner streams walked at once, at most (an integer ≥ 1). Default 4. */
-  concurrency?: number;
-  /** Aborting it cancels every inner stream and rejects the merged stream with the signal's reason. */
-  signal?: AbortSignal;
-}
-
 export function mergeMap<A, B>(
   fn: (input: A, index: number) => AnyIterable<B>,
   options: MergeMapOptions = {},

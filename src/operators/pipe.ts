@@ -1,7 +1,7 @@
-/** `pipe(source, ...ops)`: applies operators left to right, with types flowing from each to the next. */
 import { assertFunction, assertIterable } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
+/** `pipe(source, ...ops)`: applies operators left to right, with types flowing from each to the next. */
 export function pipe<S extends AnyIterable<unknown>>(source: S): S;
 export function pipe<A, B>(source: AnyIterable<A>, op1: Operator<A, B>): AsyncIterable<B>;
 export function pipe<A, B, C>(source: AnyIterable<A>, op1: Operator<A, B>, op2: Operator<B, C>): AsyncIterable<C>;

@@ -47,6 +47,7 @@ export function toObservable<T>(stream: AnyIterable<T>): Observable<T> {
   });
 }
 
+/** Options of `fromObservable`. */
 export interface FromObservableOptions {
   /**
    * Values held for a consumer that is slower than the Observable, at most. One more value than that

@@ -1,11 +1,11 @@
+import { assertFunction, derive } from './derive.ts';
+import type { AnyIterable, Operator } from './types.ts';
+
 /**
  * `takeWhile(fn)`: records while `fn` holds, then stops the source at the first that fails (so a
  * client walk buys no further page). The failing record is not yielded. The usual use is an
  * incremental pull of a newest-first walk: `takeWhile((post) => post.created_utc > since)`.
  */
-import { assertFunction, derive } from './derive.ts';
-import type { AnyIterable, Operator } from './types.ts';
-
 export function takeWhile<T>(fn: (record: T, index: number) => boolean | Promise<boolean>): Operator<T, T> {
   assertFunction(fn, 'takeWhile: fn');
   return (source) => derive(source, 'takeWhile', (s) => takeRecordsWhile(s, fn));

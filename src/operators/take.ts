@@ -1,12 +1,12 @@
+import { controlOf } from '../control.ts';
+import { assertInteger, derive } from './derive.ts';
+import type { AnyIterable, Operator } from './types.ts';
+
 /**
  * `take(n)`: the first `n` records, then stops the source (so a client walk buys no further page).
  * As it starts, it tells the walk above it that no more than `n` records will be read
  * (`readAtMost`), so the walk buys no page ahead past them.
  */
-import { controlOf } from '../control.ts';
-import { assertInteger, derive } from './derive.ts';
-import type { AnyIterable, Operator } from './types.ts';
-
 export function take<T>(n: number): Operator<T, T> {
   assertInteger(n, 'take: n', 0);
   return (source) => derive(source, 'take', (s) => takeRecords(s, n), (records) => Math.min(records, n));

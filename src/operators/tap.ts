@@ -1,7 +1,7 @@
-/** `tap(fn)`: calls `fn(record, index)` for each record (awaiting it when async) and passes the record on unchanged. */
 import { assertFunction, derive, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
 
+/** `tap(fn)`: calls `fn(record, index)` for each record (awaiting it when async) and passes the record on unchanged. */
 export function tap<T>(fn: (record: T, index: number) => unknown): Operator<T, T> {
   assertFunction(fn, 'tap: fn');
   return (source) => derive(source, 'tap', (s) => tapRecords(s, fn), sameCount);

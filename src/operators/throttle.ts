@@ -1,3 +1,16 @@
+import { controlOf } from '../control.ts';
+import { assertRate, ThrottleGate } from '../gates.ts';
+import { assertIterable, asyncIteratorOf, derive, describe, sameCount } from './derive.ts';
+import type { AnyIterable, Operator } from './types.ts';
+
+/** Options of `throttle`. */
+export interface ThrottleOptions {
+  /** Request attempts (retries included) per second, at most; attempts are spaced evenly, never in bursts. */
+  requestsPerSecond: number;
+  /** Stops a wait between records of a plain source; the stream then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
 /**
  * `throttle({ requestsPerSecond })`: limits the request rate of the client streams above it in the
  * pipe, by putting a `ThrottleGate` in front of their requests. It never drops or delays records by
@@ -6,18 +19,6 @@
  * A source without a stream control (an array, a plain generator) makes no requests to govern, so
  * there throttle spaces the records it passes instead, at least `1 / requestsPerSecond` apart.
  */
-import { controlOf } from '../control.ts';
-import { assertRate, ThrottleGate } from '../gates.ts';
-import { assertIterable, asyncIteratorOf, derive, describe, sameCount } from './derive.ts';
-import type { AnyIterable, Operator } from './types.ts';
-
-export interface ThrottleOptions {
-  /** Request attempts (retries included) per second, at most; attempts are spaced evenly, never in bursts. */
-  requestsPerSecond: number;
-  /** Stops a wait between records of a plain source; the stream then rejects with the signal's reason. */
-  signal?: AbortSignal;
-}
-
 export function throttle<T>(options: ThrottleOptions): Operator<T, T> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`throttle: options must be an object such as { requestsPerSecond: 5 }, got ${describe(options)}`);

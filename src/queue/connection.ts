@@ -17,7 +17,7 @@ import { QueueDatabaseError, QueueUnreachableError } from './errors.ts';
 export const QUEUE_NAME = 'walks';
 export const PREFIX = 'socialstream';
 
-/** How long a worker waits between attempts while Redis cannot be reached (README "Beyond one machine"). */
+/** How long a worker waits between attempts while Redis cannot be reached (docs/queue.md). */
 const RETRY_MS = 5_000;
 /** How long an attempt waits for Redis to be ready. */
 const CONNECT_MS = 5_000;

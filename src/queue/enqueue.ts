@@ -24,6 +24,10 @@ import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { QueueError } from './errors.ts';
 import { exportIdOf, jobIdOf, keys, readRun, type WalkJob } from './runs.ts';
 
+/**
+ * Options of `enqueueExport`: the queue's Redis address, the operation, its parameter sets, the
+ * dataset, the run's budget and rate, and what its walks take.
+ */
 export interface EnqueueOptions {
   /** `redis://HOST:PORT/DB`. */
   queue: string;
@@ -53,6 +57,7 @@ export interface EnqueueOptions {
   signal?: AbortSignal;
 }
 
+/** What `enqueueExport` did: the run it enqueued or joined, and the jobs it added. */
 export interface EnqueueResult {
   exportId: string;
   run: number;
@@ -67,7 +72,7 @@ export interface EnqueueResult {
   dataset: string;
 }
 
-/** Raises a `QueueError` subclass when Redis at `options.queue` cannot be used (README "Beyond one machine"). */
+/** Raises a `QueueError` subclass when Redis at `options.queue` cannot be used (docs/queue.md). */
 export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueResult> {
   const op = findOperation(options.op);
   if (op === undefined) throw new TypeError(`unknown operation ${options.op}`);

@@ -1,11 +1,15 @@
 /**
- * The queue's own failures, each with a stable `code` (README "Beyond one machine" lists the exit
+ * The queue's own failures, each with a stable `code` (docs/queue.md lists the exit
  * code the CLI gives each). `QueueError` itself is a refusal: a bad address, a parameter holding the
  * API key. The subclasses say why Redis could not be used: every message names the address (its
  * password hidden) and the fix.
  */
 import { SocialstreamError } from '../errors.ts';
 
+/**
+ * A queue's Redis address that cannot work, or a job refused; its subclasses say which
+ * (`QueueUnreachableError`, …).
+ */
 export class QueueError extends SocialstreamError {
   readonly code: string = 'QUEUE';
 }

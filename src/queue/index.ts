@@ -1,6 +1,6 @@
 /**
  * Beyond one machine: one queue of walks in Redis (BullMQ), one credit budget per run, any number
- * of workers writing one dataset (README § 11).
+ * of workers writing one dataset (docs/queue.md).
  *
  * ```ts
  * import { enqueueExport, runWorker, queueStatus } from 'socialstream/queue';

@@ -8,6 +8,10 @@ import { Queue } from 'bullmq';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { keys, readRun, type WalkJob } from './runs.ts';
 
+/**
+ * One queued run as `queueStatus` reads it: its walks by state, credits spent against the budget,
+ * records, pages and failures.
+ */
 export interface RunStatus {
   exportId: string;
   op: string;
@@ -26,6 +30,7 @@ export interface RunStatus {
   finished: string | null;
 }
 
+/** A worker that stopped, and why (a refused key, no credits), as it recorded itself. */
 export interface WorkerReport {
   id: string;
   host: string;
@@ -35,18 +40,20 @@ export interface WorkerReport {
   at: string;
 }
 
+/** What `queueStatus` reads from Redis: every run, and the workers that stopped. */
 export interface QueueStatus {
   runs: RunStatus[];
   /** Workers that stopped for their key (refused, out of credits), until a worker starts again on that machine. */
   stoppedWorkers: WorkerReport[];
 }
 
+/** Options of `queueStatus`. */
 export interface StatusOptions {
   /** Aborting ends the wait for Redis at once, with the signal's reason. */
   signal?: AbortSignal;
 }
 
-/** Raises a `QueueError` subclass when Redis at `url` cannot be used (README "Beyond one machine"). */
+/** Raises a `QueueError` subclass when Redis at `url` cannot be used (docs/queue.md). */
 export async function queueStatus(url: string, options: StatusOptions = {}): Promise<QueueStatus> {
   return withRedis(url, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });

@@ -5,7 +5,7 @@
  *
  * - **A walk is a dataset writer of its own** (`walk-<walkName>`: its own staging and lock), publishing
  *   into the dataset's bucket parts with every walk that finishes at the same moment on any worker
- *   (group commit, README § 8). A walk that finishes while another publishes hands its pages to that
+ *   (group commit, docs/datasets.md). A walk that finishes while another publishes hands its pages to that
  *   publish and frees its slot; its job comes back a moment later and is counted done once the pages
  *   are in the dataset, so a finished run means a dataset that holds it. A worker that dies leaves the walk's pages and checkpoint staged on DIR;
  *   its job's lease (BullMQ's job lock, renewed while the worker lives) expires, the job goes back to
@@ -55,6 +55,7 @@ export interface WorkerOptions extends WorkerCounts {
   log?: (line: string) => void;
 }
 
+/** How `runWorker` ended. */
 export interface WorkerOutcome {
   id: string;
   /** Walks this worker finished. */

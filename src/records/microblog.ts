@@ -154,6 +154,7 @@ export interface MicroblogCursorEntry {
   readonly [field: string]: unknown;
 }
 
+/** An entry of a microblog timeline: a post, or the cursor entry that continues it. */
 export type MicroblogTimelineEntry = MicroblogPostEntry | MicroblogCursorEntry;
 
 /** One step of a timeline: entries to add. */

@@ -5,6 +5,7 @@
  */
 import { hash } from './data.ts';
 
+/** An account of the sandbox: its key and its credits. */
 export interface AccountSpec {
   apiKey: string;
   credits: number;

@@ -1,5 +1,5 @@
 /**
- * The sandbox's virtual clock (README §5 "The sandbox"). The seed's data is dated up to `EPOCH_SECONDS`,
+ * The sandbox's virtual clock (docs/sandbox.md "The sandbox"). The seed's data is dated up to `EPOCH_SECONDS`,
  * where the clock starts. Each `advance()` is a round of virtual time after the last; the records it
  * adds to every resource are spread over that round in order, one slot each, so every round is newer
  * than the one before and a record keeps its time as later rounds come.

@@ -6,6 +6,10 @@ import { inspect } from 'node:util';
 import { Rng } from './data.ts';
 import { FEED_FAULTS, type FeedFaults } from './platform.ts';
 
+/**
+ * Faults the sandbox injects, each a probability or a switch: failures, resets, bodies cut short,
+ * duplicates across pages, and the feed faults.
+ */
 export interface SandboxFaults {
   /** Probability of a 500 `{ error: 'Failed to fetch <platform> <operation>' }` (not charged). */
   rate?: number;

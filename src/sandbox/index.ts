@@ -32,6 +32,10 @@ export const DEFAULT_API_KEY = 'sk_live_sandbox';
 /** The balance of the default account. */
 export const DEFAULT_CREDITS = 10_000;
 
+/**
+ * Options of `startSandbox`: the port and host, the accounts (by default `sk_live_sandbox` with
+ * 10,000 credits), latency, faults, the data's seed, the dialect.
+ */
 export interface SandboxOptions {
   /** TCP port; `0` (the default) picks a free one. */
   port?: number;
@@ -57,6 +61,7 @@ export interface SandboxOptions {
   dialect?: SandboxDialect;
 }
 
+/** The requests a sandbox served: in all, and those charged, by API key. */
 export interface SandboxRequestCounts {
   /** Every HTTP request the server received. */
   total: number;
@@ -64,6 +69,10 @@ export interface SandboxRequestCounts {
   charged: Record<string, number>;
 }
 
+/**
+ * A running sandbox: its `url` and `apiKey` for `createClient`, its accounts' balances, faults,
+ * request counts and virtual clock, and `close()`.
+ */
 export interface Sandbox {
   /** Base URL without a trailing slash, e.g. `http://127.0.0.1:53122`; paths start with `/v1/`. */
   url: string;
@@ -93,6 +102,10 @@ export interface Sandbox {
   advance(options: AdvanceOptions): void;
 }
 
+/**
+ * One round of `sandbox.advance`: how many new records every paginated resource gains, over how
+ * many seconds of the virtual clock (an hour by default).
+ */
 export interface AdvanceOptions {
   /** How many records every paginated resource gains (an identifier's `-n` count grows by as many). */
   records: number;
@@ -112,6 +125,18 @@ function nonNegative(value: unknown, name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * Starts the sandbox: an HTTP server (on loopback by default) that speaks the Social Data
+ * Extraction API with synthetic, deterministic data (a name ending in `-n<digits>` has that many
+ * records). `port: 0` takes a free port; pass `sandbox.url` and `sandbox.apiKey` to `createClient`,
+ * and `close()` it when done.
+ *
+ * @example
+ * ```ts
+ * const sandbox = await startSandbox({ port: 0 });
+ * const client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
+ * ```
+ */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const { port, host, accountSpecs, seed, dialect, latencyMs, slowMs } = checkOptions(options);
   const accounts = new Accounts(accountSpecs);

@@ -39,6 +39,7 @@ export class SandboxValidationError extends Error {
   }
 }
 
+/** One operation the sandbox serves, as its platform module defines it. */
 export interface SandboxOperation {
   /**
    * The path below `/v1/scrape/`, e.g. `forum/subforum`. It is also the `endpoint` of validation

@@ -1,5 +1,5 @@
 /**
- * A dataset's Parquet layout on the command line (README § 8 "Parquet layout"): `export --dataset`
+ * A dataset's Parquet layout on the command line (docs/datasets.md "Parquet layout"): `export --dataset`
  * makes a new dataset nested (`--layout flat` for dotted columns), a run asking for another layout
  * than the recorded one exits 2 before any request, and `dataset compact --layout` converts one,
  * every row kept once. Read back by DuckDB.

@@ -1,5 +1,5 @@
 /**
- * A reader through kill -9 during group publishes (issue 28, item 4; README § 8 "Crash safety"):
+ * A reader through kill -9 during group publishes (issue 28, item 4; docs/datasets.md "Crash safety"):
  * three shards publish into the same bucket parts at once, and are killed -9 again and again at
  * random moments and the moment a publish journal appears; meanwhile a reader loop globs the dataset
  * with DuckDB. It must never see a key twice, never lose a key it saw, and the resumed shards must

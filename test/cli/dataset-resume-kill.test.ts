@@ -1,5 +1,5 @@
 /**
- * A dataset export killed -9 at a step of its publish, then resumed (issue 38, item 4; README § 8
+ * A dataset export killed -9 at a step of its publish, then resumed (issue 38, item 4; docs/datasets.md
  * "Crash safety"): whatever step the kill met, its journal's included, the resume is the same run.
  * It says so (`resumed`), its cap counts what the killed process spent (`--max-credits 25` is 25 in
  * all), no walk buys a page it had, and DuckDB reads every key once. The kill lands on the step

@@ -1,5 +1,5 @@
 /**
- * A dataset's settings fixed before anything is published (issue 38, item 2; README § 8 "Hive
+ * A dataset's settings fixed before anything is published (issue 38, item 2; docs/datasets.md "Hive
  * layout"): of two first runs with different settings started together, exactly one writes and the
  * other is refused before its first request; a run not given a setting takes the one a run close
  * ahead fixed; a run that bought nothing fixes nothing.

@@ -1,5 +1,5 @@
 /**
- * Which version of a key a dataset keeps (README § 8 "One row per record", issue 38 item 5): the
+ * Which version of a key a dataset keeps (docs/datasets.md "One row per record", issue 38 item 5): the
  * later fetch by the service's clock, whatever the writers' own clocks say. Writers are the CLI as
  * subprocesses, their clocks set wrong by a preload (`fixtures/shifted-clock.mjs`); records an older
  * version staged rank below every record this version fetched, and are never published without a

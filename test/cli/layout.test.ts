@@ -1,4 +1,4 @@
-/** `export --layout`: a .parquet output keeps records' shape by default, or takes flat dotted columns (README § 3). */
+/** `export --layout`: a .parquet output keeps records' shape by default, or takes flat dotted columns (docs/guide/first-export.md). */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';

@@ -1,5 +1,5 @@
 /**
- * Lock folders a crash cannot split (issue 38, item 3; README § 8 "Crash safety"): processes that
+ * Lock folders a crash cannot split (issue 38, item 3; docs/datasets.md "Crash safety"): processes that
  * find the same lock folder of a dead owner at once take it one at a time, never two together.
  */
 import { spawn, spawnSync } from 'node:child_process';

@@ -88,7 +88,7 @@ describe.each(DIALECTS)('a for-await loop at default options (%s dialect)', (dia
     expect(cost.worstExcess).toBeLessThanOrEqual(0);
   });
 
-  it("that reads README §6's 120 records and breaks buys at most pages read + ⌊pages read / 4⌋ + 2, never more ahead at any moment", async () => {
+  it("that reads docs/guide/operators.md's 120 records and breaks buys at most pages read + ⌊pages read / 4⌋ + 2, never more ahead at any moment", async () => {
     const cost = await costOf(dialect, (client) => firstOf(client.forum.postComments(THREAD), 120));
     expect(cost.pages).toBe(pagesFor(120));
     expect(cost.credits).toBeLessThanOrEqual(cost.pages + Math.floor(cost.pages / 4) + 2);

@@ -1,5 +1,5 @@
 /**
- * README "Big integers": the short-video platform sends `music.id` as a 19-digit JSON number with
+ * docs/guide/big-integers.md: the short-video platform sends `music.id` as a 19-digit JSON number with
  * `id_str` beside it. Walked from the sandbox over loopback, exported through the engine's spool, it
  * keeps every digit in NDJSON, in CSV read by python3's csv module, in Parquet read by DuckDB (a
  * BIGINT) and in a dataset; a dataset that recorded the column as double is refused, not rounded.
@@ -90,7 +90,7 @@ describe('a 19-digit music.id from the sandbox', () => {
   it('reaches Parquet as a BIGINT with the exact value, as DuckDB reads it', async () => {
     const out = fresh('videos.parquet');
     expect(await exportTo(client.shortvideo.videos({ handle: 'big-parquet-n40' }), { out })).toMatchObject({ complete: true, records: 40 });
-    // A Parquet file keeps the record's shape (README § 3): music is a STRUCT, music.id its exact BIGINT leaf.
+    // A Parquet file keeps the record's shape (docs/guide/first-export.md): music is a STRUCT, music.id its exact BIGINT leaf.
     const rows = await query(`SELECT typeof(music.id) AS type, music.id AS id, music.id_str AS id_str FROM read_parquet(${sqlPath(out)})`);
     expect(rows).toHaveLength(40);
     for (const row of rows) {

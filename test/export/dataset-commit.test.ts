@@ -1,5 +1,5 @@
 /**
- * Group commit with hand-off (issue 28, items 1 and 4; README § 8 "Group commit"): a writer that
+ * Group commit with hand-off (issue 28, items 1 and 4; docs/datasets.md "Group commit"): a writer that
  * finishes while another holds the publish lock leaves its pages to that publish and returns; they
  * are durable, published by whoever publishes next, and never bought again. The publish lock is
  * held here as a live writer holds it (the lock folder, signed by this process).

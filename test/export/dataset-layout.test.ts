@@ -1,5 +1,5 @@
 /**
- * The bucket layout (issue 28, items 1, 2, 4, 5 and 6; README § 8 "Part files"): part files bounded
+ * The bucket layout (issue 28, items 1, 2, 4, 5 and 6; docs/datasets.md "Part files"): part files bounded
  * by the dataset, not its writers; every key once whichever writer found it, the latest fetch kept;
  * parts that split past their size, and what a reader sees of a split killed -9 half way (every row,
  * some twice, until the next run finishes it); and datasets of per-writer parts migrated on their
@@ -142,7 +142,7 @@ describe('the bucket layout', () => {
     const [, bucket, of] = /part-b(\d+)-of-(\d+)\.parquet$/.exec(window.find((file) => !file.endsWith('part-b0-of-1.parquet'))!)!.map(Number);
     const inNewPart = (id: string) => keyHash(id) % of === bucket;
 
-    // What README § 8 documents for that moment: no row missing; an old row whose key the new part holds is seen twice.
+    // What docs/datasets.md documents for that moment: no row missing; an old row whose key the new part holds is seen twice.
     const seen = new Map((await query(`SELECT id, count(*) AS times FROM ${table(dir)} GROUP BY id`)).map((row) => [String(row.id), Number(row.times)]));
     for (let i = 0; i < 10; i++) expect(seen.get(`p${i}`)).toBe(inNewPart(`p${i}`) ? 2 : 1);
     for (const [id, times] of seen) if (Number(id.slice(1)) >= 10) expect([id, times, inNewPart(id)]).toEqual([id, 1, true]);

@@ -1,5 +1,5 @@
 /**
- * A dataset's Parquet layout through the library (README § 8 "Parquet layout"): recorded by the first
+ * A dataset's Parquet layout through the library (docs/datasets.md "Parquet layout"): recorded by the first
  * run, kept by every later one; a dataset recorded before layouts is flat and stays so; a run asking
  * for another layout is a `DatasetLayoutError` before any request; `compactDataset(dir, { layout })`
  * converts either way.

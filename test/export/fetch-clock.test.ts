@@ -1,5 +1,5 @@
 /**
- * The fetch clock's rule (`src/export/fetch-clock.ts`, README § 8 "One row per record"): stamps of
+ * The fetch clock's rule (`src/export/fetch-clock.ts`, docs/datasets.md "One row per record"): stamps of
  * the service's second, a microsecond apart within it, and older versions' stamps below them all.
  */
 import { describe, expect, it } from 'vitest';

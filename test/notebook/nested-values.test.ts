@@ -1,5 +1,5 @@
 /**
- * Nested values as a notebook and a terminal show them (README § 10 "Notebooks"): an object as
+ * Nested values as a notebook and a terminal show them (docs/guide/notebooks.md "Notebooks"): an object as
  * `{key: value, …}`, a list as `[n items: …]`, an empty list as `[]`, a bigint with every digit,
  * each cut to the cell's width with its brackets closed; never `[object Object]`.
  */

@@ -98,7 +98,7 @@ describe('creditCap against the sandbox', () => {
       failure = error;
     }
     expect(failure).toBeInstanceOf(CreditCapError);
-    // Within the error classes' meaning (README "Errors"): the caller's own budget could not pay, as a 402 says of the balance.
+    // Within the error classes' meaning (docs/reference.md "Errors"): the caller's own budget could not pay, as a 402 says of the balance.
     expect(failure).toBeInstanceOf(InsufficientCreditsError);
     expect((failure as CreditCapError).cap).toBe(3);
     expect((failure as Error).message).toMatch(/Credit cap of 3/);

@@ -9,7 +9,7 @@ import { keyOf, timeOf } from '../../src/operations/record-meta.ts';
 import { findOperation, type OperationId } from '../../src/operations/table.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 
-/** 2025-11-22T00:00:00Z: the seed's data is dated up to here, where the virtual clock starts (README §5). */
+/** 2025-11-22T00:00:00Z: the seed's data is dated up to here, where the virtual clock starts (docs/sandbox.md). */
 const EPOCH_MS = Date.UTC(2025, 10, 22);
 const HOUR_MS = 3_600_000;
 

@@ -528,7 +528,7 @@ describe('both dialects serve the same records', () => {
 });
 
 describe('the Date header', () => {
-  // Writers order the versions of a record by it (README § 8): the machine's clock, as a real service's.
+  // Writers order the versions of a record by it (docs/datasets.md): the machine's clock, as a real service's.
   it.each(['spec', 'service'] as const)('is sent on every answer in the %s dialect, the machine’s time to the second', async (dialect) => {
     const sandbox = dialect === 'spec' ? spec : service;
     const before = Math.floor(Date.now() / 1000) * 1000;

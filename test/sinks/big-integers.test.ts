@@ -1,5 +1,5 @@
 /**
- * `bigint` values in records (README "Big integers"), written by each sink and read back by readers
+ * `bigint` values in records (docs/guide/big-integers.md), written by each sink and read back by readers
  * that are not ours: DuckDB for Parquet and NDJSON, python3's csv module for CSV.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * A nested dataset reads as one table in every reader (README § 8 "Parquet layout"): the sandbox
+ * A nested dataset reads as one table in every reader (docs/datasets.md "Parquet layout"): the sandbox
  * records of every operation, in both dialects, published by two runs whose second brings a new
  * top-level field, a new field inside a struct and a new field in a list's structs, read by DuckDB
  * (`union_by_name`) and Polars over the hive folder and by arrow-rs part by part: the same rows,

@@ -1,5 +1,5 @@
 /**
- * A dataset's parts read as one table by every reader (README § 8): DuckDB and Polars over the hive
+ * A dataset's parts read as one table by every reader (docs/datasets.md): DuckDB and Polars over the hive
  * folder, arrow-rs (parquet-wasm) part by part, after a second run added a field.
  */
 import { execFileSync } from 'node:child_process';
