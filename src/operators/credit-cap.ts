@@ -5,6 +5,7 @@
  * and then the stream ends (`'stop'`) or throws `CreditCapError` (`'throw'`).
  */
 import { controlOf } from '../control.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import { CreditCapError } from '../errors.ts';
 import { CreditBudgetGate } from '../gates.ts';
 import { assertInteger, assertIterable, derive, describe, sameCount } from './derive.ts';
@@ -19,8 +20,11 @@ export interface CreditCapOptions {
   onCap?: 'stop' | 'throw';
 }
 
+const CREDIT_CAP_OPTIONS = { onCap: true } as const satisfies KnownOptions<CreditCapOptions>;
+
 export function creditCap<T>(max: number, options: CreditCapOptions = {}): Operator<T, T> {
   assertInteger(max, 'creditCap: max', 0);
+  refuseUnknownOptions(options, CREDIT_CAP_OPTIONS, 'creditCap');
   const { onCap = 'stop' } = options;
   if (onCap !== 'stop' && onCap !== 'throw') {
     throw new TypeError(`creditCap: onCap must be 'stop' or 'throw', got ${describe(onCap)}`);

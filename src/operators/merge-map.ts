@@ -14,6 +14,7 @@
 import { controlOf, type Controlled, type OperatorEvent, type RequestGate, STREAM_CONTROL, type StreamControl } from '../control.ts';
 import { assertFunction, assertInteger, assertIterable, asyncIteratorOf } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 export interface MergeMapOptions {
   /** Inner streams walked at once, at most (an integer ≥ 1). Default 4. */
@@ -22,11 +23,14 @@ export interface MergeMapOptions {
   signal?: AbortSignal;
 }
 
+const MERGE_MAP_OPTIONS = { concurrency: true, signal: true } as const satisfies KnownOptions<MergeMapOptions>;
+
 export function mergeMap<A, B>(
   fn: (input: A, index: number) => AnyIterable<B>,
   options: MergeMapOptions = {},
 ): Operator<A, B> {
   assertFunction(fn, 'mergeMap: fn');
+  refuseUnknownOptions(options, MERGE_MAP_OPTIONS, 'mergeMap');
   const { concurrency = 4, signal } = options;
   assertInteger(concurrency, 'mergeMap: concurrency', 1);
   return (source) => {

@@ -7,6 +7,7 @@
  * there throttle spaces the records it passes instead, at least `1 / requestsPerSecond` apart.
  */
 import { controlOf } from '../control.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import { assertRate, ThrottleGate } from '../gates.ts';
 import { assertIterable, asyncIteratorOf, derive, describe, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
@@ -18,10 +19,13 @@ export interface ThrottleOptions {
   signal?: AbortSignal;
 }
 
+const THROTTLE_OPTIONS = { requestsPerSecond: true, signal: true } as const satisfies KnownOptions<ThrottleOptions>;
+
 export function throttle<T>(options: ThrottleOptions): Operator<T, T> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`throttle: options must be an object such as { requestsPerSecond: 5 }, got ${describe(options)}`);
   }
+  refuseUnknownOptions(options, THROTTLE_OPTIONS, 'throttle');
   const { requestsPerSecond, signal } = options;
   assertRate(requestsPerSecond);
   return (source) => {

@@ -7,6 +7,7 @@
 import { Queue } from 'bullmq';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { keys, readRun, type WalkJob } from './runs.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 export interface RunStatus {
   exportId: string;
@@ -47,7 +48,10 @@ export interface StatusOptions {
 }
 
 /** Raises a `QueueError` subclass when Redis at `url` cannot be used (README "Beyond one machine"). */
+const STATUS_OPTIONS = { signal: true } as const satisfies KnownOptions<StatusOptions>;
+
 export async function queueStatus(url: string, options: StatusOptions = {}): Promise<QueueStatus> {
+  refuseUnknownOptions(options, STATUS_OPTIONS, 'queueStatus');
   return withRedis(url, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
     try {
