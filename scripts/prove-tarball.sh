@@ -22,7 +22,7 @@ node - "$work/pack.json" <<'EOF'
 const [{ files, size, unpackedSize }] = require(process.argv[2]);
 const paths = files.map((file) => file.path);
 const allowed = [
-  /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|docs\/(wire|service-api|architecture)\.md|sinks\/README\.md)$/,
+  /^(package\.json|README\.md|LICENSE|CHANGELOG\.md|docs\/(wire|service-api|architecture|cli)\.md|sinks\/README\.md)$/,
   /^dist\/(src|sinks)\/.+\.(js|d\.ts|js\.map|d\.ts\.map)$/,
   /^(src|sinks)\/.+\.ts$/,
   /^recipes\/[a-z-]+\.(ts|ipynb)$/,
