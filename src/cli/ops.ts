@@ -59,7 +59,8 @@ export async function runOps(argv: string[]): Promise<number> {
 /** `ops <op-id>`: that operation's row, as text or JSON. */
 function showOperation(args: ParsedArgs): number {
   const [id, ...extra] = args.positionals;
-  noArguments('ops <op-id>', { ...args, positionals: extra });
+  const [word] = [...extra, ...Object.entries(args.params).map(([name, value]) => `${name}=${value}`)];
+  if (word !== undefined) throw new UsageError(`ops takes one operation id, got also "${word}"`);
   if (args.flags.wide) throw new UsageError('--wide shapes the table of every operation: leave it out with an <op-id>');
   const op = operationNamed(id);
   process.stdout.write((args.flags.json ? JSON.stringify(op, null, 2) : describeOperation(op, describePaging(op.continuation))) + '\n');
