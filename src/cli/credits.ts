@@ -1,6 +1,5 @@
 /** `socialstream credits`: the balance of the key in SOCIALSTREAM_API_KEY (free: costs no credit). */
 import { noArguments, parseArgs, type FlagSpec } from './args.ts';
-import { connect } from './connection.ts';
 import { counted } from '../export/progress.ts';
 import type { CommandHelp } from './help.ts';
 
@@ -20,6 +19,8 @@ export const CREDITS_HELP: CommandHelp = {
 export async function runCredits(argv: string[]): Promise<number> {
   const args = parseArgs(argv, FLAGS);
   noArguments('credits', args);
+  // Loaded here, not above: the client's dependencies would slow every `help` that reads this module's help.
+  const { connect } = await import('./connection.ts');
   const connection = await connect({ sandbox: args.flags.sandbox === true });
   try {
     const balance = await connection.client.credits();

@@ -5,7 +5,6 @@
  */
 import { checkWorkerCounts, type WorkerCounts } from '../queue/worker-options.ts';
 import { asFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
-import { checkEnvironment } from './connection.ts';
 import type { CommandHelp } from './help.ts';
 import { InterruptedError } from './failure.ts';
 import { runController } from './run-controller.ts';
@@ -49,6 +48,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     throw asFlags(error, FLAGS);
   }
   // Before Redis is asked anything: a key that cannot be sent is refused as `export` refuses it.
+  // Loaded here, not above: the client's dependencies would slow every `help` that reads this module's help.
+  const { checkEnvironment } = await import('./connection.ts');
   await checkEnvironment();
   const { runWorker } = await import('../queue/worker.ts');
   const run = runController();
