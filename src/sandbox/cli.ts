@@ -6,6 +6,7 @@
 import { DIALECTS, type SandboxDialect } from './dialects/index.ts';
 import { DEFAULT_API_KEY, startSandbox, type SandboxFaults, type SandboxOptions } from './index.ts';
 import type { FeedFault } from './platform.ts';
+import { didYouMean } from '../near-name.ts';
 
 const DEFAULT_PORT = 8787;
 const DEFAULT_ADVANCE = 10;
@@ -67,7 +68,7 @@ function readFlags(argv: string[]): Map<Flag, string> {
     const eq = word.indexOf('=');
     const name = eq === -1 ? word : word.slice(0, eq);
     if (!(FLAGS as readonly string[]).includes(name)) {
-      throw new TypeError(word.startsWith('-') ? `unknown flag ${name}` : `unexpected argument "${word}"`);
+      throw new TypeError(word.startsWith('-') ? `unknown flag ${name}${didYouMean(name, FLAGS)}` : `unexpected argument "${word}"`);
     }
     const value = eq === -1 ? argv[++i] : word.slice(eq + 1);
     if (value === undefined || value === '') throw new TypeError(`${name} needs a value`);

@@ -37,6 +37,7 @@ describe('sandbox command arguments', () => {
     [['--fault-rate', 'often'], /--fault-rate/],
     [['--seed'], /--seed needs a value/],
     [['--colour', 'red'], /unknown flag --colour/],
+    [['--prot', '1'], /unknown flag --prot \(did you mean "--port"\?\)/],
     [['extra'], /unexpected argument "extra"/],
     [['--port', '1', '--port', '2'], /--port is given twice/],
     [['--dialect', 'real'], /--dialect must be spec or service, got "real"/],
