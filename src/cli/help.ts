@@ -45,7 +45,7 @@ export function renderHelp(help: CommandHelp): string {
 }
 
 /** The flag table of a help: `  --name VALUE  what it does`, aligned. */
-export function describeFlags(flags: readonly HelpFlag[]): string {
+function describeFlags(flags: readonly HelpFlag[]): string {
   const rows = flags.map((flag) => [`--${flag.name}${flag.value ? ` ${flag.value}` : ''}`, flag.help]);
   const width = Math.max(...rows.map(([left]) => left.length));
   return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`).join('\n');
