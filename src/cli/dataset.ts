@@ -45,7 +45,7 @@ export const COMPACT_HELP: CommandHelp = {
   command: 'dataset compact',
   summary: "rewrite a dataset's many small part files as few, or into another partitioning or Parquet layout, in place",
   usage: [`dataset compact DIR [--partition ${PARTITION_BYS.join('|')}] [--layout ${PARQUET_LAYOUTS.join('|')}] [--operation OP-ID] [--json]`],
-  about: 'Refused while an export writes DIR; readers keep reading while it runs.',
+  about: 'Refused while an export writes DIR.',
   flags: COMPACT_FLAGS,
   examples: ['dataset compact forums/', 'dataset compact forums/ --partition year --operation forum/subforum   # coarser partitions from now on'],
 };
