@@ -134,8 +134,10 @@ function operationOf(positionals: readonly string[]): OperationSpec {
  * connection is made, its errors naming the flags. `--out -` is NDJSON on stdout.
  */
 function exportOptions(op: OperationSpec, flags: Record<string, string | number | boolean>): ExportOptions {
+  // `--rate` sets enqueueExport's `rate`, which an export does not take: `queueOf` hands it to the queue.
+  const { rate: _queueRate, ...exportFlags } = optionsOf(flags, EXPORT_FLAGS);
   const options = {
-    ...optionsOf(flags, EXPORT_FLAGS),
+    ...exportFlags,
     ...(typeof flags.shard === 'string' ? { shard: parseShard(flags.shard) } : {}),
     ...(flags.out === '-' ? { format: 'ndjson' } : {}),
   } as ExportOptions;
