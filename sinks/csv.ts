@@ -11,7 +11,8 @@
  */
 import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, type Cell, type RowOptions } from './rows.ts';
+import { checkRowOptions, ROW_OPTIONS, type Cell, type RowOptions } from './rows.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { tableWriter } from './table.ts';
 
@@ -37,6 +38,9 @@ function csvField(text: string): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** The names of `CsvOptions`: `toCsv` refuses any other. */
+export const CSV_OPTIONS = { ...ROW_OPTIONS, escapeFormulae: true } as const satisfies KnownOptions<CsvOptions>;
+
 /**
  * Writes every record of `source` to a CSV file at `path` (RFC 4180, a header row): nested objects
  * as dotted columns, arrays and deeper values as JSON text. Streams with backpressure and writes to a
@@ -49,6 +53,7 @@ export function toCsv(
 ): Promise<SinkResult> {
   checkSource(source);
   checkPath(path, CSV_EXTENSIONS);
+  refuseUnknownOptions(options, CSV_OPTIONS, 'toCsv');
   checkRowOptions(options);
   if (options.escapeFormulae !== undefined && typeof options.escapeFormulae !== 'boolean') {
     throw new TypeError(`escapeFormulae must be a boolean, got ${String(options.escapeFormulae)}`);

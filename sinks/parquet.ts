@@ -19,7 +19,8 @@ import { ParquetFile } from './parquet-file.ts';
 import { NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
 import type { ColumnSpec, PhysicalType } from './parquet-types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, DEFAULT_SAMPLE_SIZE, type ColumnKind, type RowOptions } from './rows.ts';
+import { checkRowOptions, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type ColumnKind, type RowOptions } from './rows.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { sampledWriter, tableWriter } from './table.ts';
 
@@ -81,6 +82,15 @@ export { COLUMNS_METADATA_KEY } from './parquet-file.ts';
 
 const COMPRESSION: Record<ParquetCompression, string> = { snappy: 'SNAPPY', gzip: 'GZIP', none: 'UNCOMPRESSED' };
 
+/** The names of `ParquetOptions`: `toParquet` refuses any other. */
+export const PARQUET_OPTIONS = {
+  ...ROW_OPTIONS,
+  layout: true,
+  rowGroupSize: true,
+  compression: true,
+  encoder: true,
+} as const satisfies KnownOptions<ParquetOptions>;
+
 /**
  * Writes every record of `source` to a Parquet file at `path`: by default nested (objects as STRUCT,
  * arrays as LIST), `layout: 'flat'` for dotted columns; a `bigint` column is an exact INT64. Streams
@@ -95,6 +105,7 @@ export function toParquet(
 ): Promise<SinkResult> {
   checkSource(source);
   checkPath(path, PARQUET_EXTENSIONS);
+  refuseUnknownOptions(options, PARQUET_OPTIONS, 'toParquet');
   checkRowOptions(options);
   const { rowGroupSize, compression } = options;
   if (rowGroupSize !== undefined && !(Number.isSafeInteger(rowGroupSize) && rowGroupSize >= 1 && rowGroupSize <= MAX_ROW_GROUP_SIZE)) {

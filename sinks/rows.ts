@@ -21,6 +21,7 @@
 import { KeyIndex } from './key-index.ts';
 import { stringifyExact } from '../src/exact-json.ts';
 import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
+import type { KnownOptions } from '../src/known-options.ts';
 
 /**
  * `integer` holds safe integers; `bigint` holds every integer within int64 exactly, `number`s and
@@ -484,6 +485,9 @@ function parentsOf(names: readonly string[]): Set<string> {
   }
   return parents;
 }
+
+/** The names of `RowOptions`, for the sinks' lists of the options they know. */
+export const ROW_OPTIONS = { columns: true, sampleSize: true, maxDepth: true, kinds: true } as const satisfies KnownOptions<RowOptions>;
 
 /** Checks the options the row mapping reads, naming the bad one. */
 export function checkRowOptions(options: RowOptions): void {

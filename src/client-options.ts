@@ -4,6 +4,7 @@
  * `BaseUrlError`, so a refused option never leaves a connection pool behind.
  */
 import { AuthError, KeyFormatError } from './errors.ts';
+import { refuseUnknownOptions, type KnownOptions } from './known-options.ts';
 import { MAX_TIMER_MS, type RetryOptions } from './retry.ts';
 
 /**
@@ -48,7 +49,19 @@ export interface ClientSettings {
   signal: AbortSignal | undefined;
 }
 
+const CLIENT_OPTIONS = {
+  apiKey: true,
+  baseUrl: true,
+  timeoutMs: true,
+  maxBodyBytes: true,
+  retry: true,
+  maxConcurrentRequests: true,
+  rateLimit: true,
+  signal: true,
+} as const satisfies KnownOptions<ClientOptions>;
+
 export function checkClientOptions(options: ClientOptions): ClientSettings {
+  refuseUnknownOptions(options, CLIENT_OPTIONS, 'createClient');
   const {
     apiKey = process.env.SOCIALSTREAM_API_KEY,
     baseUrl = process.env.SOCIALSTREAM_BASE_URL,

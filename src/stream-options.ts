@@ -2,6 +2,7 @@
  * What a caller may ask of one walk (`StreamOptions`), checked once when the stream is made: a bad
  * value is a `TypeError` naming it, before any request.
  */
+import { refuseUnknownOptions, type KnownOptions } from './known-options.ts';
 
 export interface StreamOptions {
   /** Yield at most this many records (pages stop being read once it is reached). */
@@ -63,7 +64,10 @@ export interface WalkSettings {
   lookahead: LookaheadMode;
 }
 
+const STREAM_OPTIONS = { limit: true, maxPages: true, signal: true, concurrency: true, overfetch: true, lookahead: true } as const satisfies KnownOptions<StreamOptions>;
+
 export function checkStreamOptions(options: StreamOptions): WalkSettings {
+  refuseUnknownOptions(options, STREAM_OPTIONS, 'a walk (client.<group>.<operation>)');
   const { limit = Infinity, maxPages = Infinity, concurrency = DEFAULT_PAGE_CONCURRENCY, overfetch = false, lookahead = 'cautious' } = options;
   checkCount('limit', limit);
   checkCount('maxPages', maxPages);

@@ -6,6 +6,7 @@
  * checks only the syntax of argv.
  */
 import { OptionError } from '../errors.ts';
+import { didYouMean } from '../near-name.ts';
 
 export class UsageError extends Error {
   override readonly name: string = 'UsageError';
@@ -16,7 +17,7 @@ export type FlagKind = 'boolean' | 'string' | 'integer' | 'number';
 export interface FlagSpec {
   name: string;
   kind: FlagKind;
-  /** Shown by `--help`. */
+  /** Shown by `--help` (a `FlagSpec` is a `HelpFlag`, see `help.ts`). */
   help: string;
   /** Placeholder in `--help`, e.g. `FILE`. */
   value?: string;
@@ -73,35 +74,6 @@ export function noArguments(command: string, args: ParsedArgs): void {
   if (word !== undefined) throw new UsageError(`${command} takes no arguments, got "${word}"`);
 }
 
-/**
- * ` (did you mean "--limit"?)` when one of `known` is a likely typo of `word` (a few edits away, or
- * differing only in case), else the empty string.
- */
-export function didYouMean(word: string, known: readonly string[], prefix = ''): string {
-  const allowed = Math.max(1, Math.floor(word.length / 3));
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (distance <= allowed && distance < bestDistance) [best, bestDistance] = [candidate, distance];
-  }
-  return best === undefined ? '' : ` (did you mean "${prefix}${best}"?)`;
-}
-
-/** Levenshtein distance, with a swap of two neighbours counted as one edit. */
-function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
-    }
-  }
-  return rows[a.length][b.length];
-}
-
 function convert(name: string, kind: FlagKind, raw: string): string | number {
   if (kind === 'string') return raw;
   const value = Number(raw);
@@ -125,13 +97,6 @@ export function asFlags(error: unknown, specs: readonly FlagSpec[]): unknown {
   if (!(error instanceof OptionError)) return error;
   const flagOf = new Map(specs.flatMap((spec) => (spec.option === undefined ? [] : [[spec.option, `--${spec.name}`]])));
   return new UsageError(error.describe((name) => flagOf.get(name) ?? name), { cause: error });
-}
-
-/** The `--help` lines of a flag list. */
-export function describeFlags(specs: readonly FlagSpec[]): string {
-  const rows = specs.map((spec) => [`--${spec.name}${spec.value ? ` ${spec.value}` : ''}`, spec.help]);
-  const width = Math.max(...rows.map(([left]) => left.length));
-  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`).join('\n');
 }
 
 /**

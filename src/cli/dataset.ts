@@ -2,16 +2,16 @@
  * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--layout L] [--json]`:
  * the library's `datasetInfo` and `compactDataset`, their results as text or one JSON object.
  */
-import { compactDataset, type CompactionSummary, type CompactOptions } from '../export/compact.ts';
+import type { CompactionSummary, CompactOptions } from '../export/compact.ts';
 import { PARTITION_BYS } from '../export/partition-by.ts';
 import { PARQUET_LAYOUTS } from '../../sinks/parquet.ts';
-import { datasetInfo, describeDatasetInfo } from '../export/info.ts';
 import { counted } from '../export/progress.ts';
-import { asFlags, describeFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
+import { didYouMean } from '../near-name.ts';
+import { renderHelp, type CommandHelp } from './help.ts';
+import { asFlags, optionsOf, parseArgs, UsageError, type FlagSpec } from './args.ts';
 
 const INFO_FLAGS: FlagSpec[] = [
   { name: 'json', kind: 'boolean', help: 'print the info as one JSON object (for scripts)' },
-  { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
 const COMPACT_FLAGS: FlagSpec[] = [
@@ -31,25 +31,43 @@ const COMPACT_FLAGS: FlagSpec[] = [
     help: 'rewrite Parquet parts into this layout (nested: STRUCT and LIST; flat: dotted columns); every later run keeps it (default: as recorded)',
   },
   { name: 'json', kind: 'boolean', help: 'print what was done as one JSON object' },
-  { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
-const COMPACT_USAGE = `socialstream dataset compact DIR [--partition ${PARTITION_BYS.join('|')}] [--layout ${PARQUET_LAYOUTS.join('|')}] [--operation OP-ID] [--json]`;
+export const INFO_HELP: CommandHelp = {
+  command: 'dataset info',
+  summary: 'what a dataset holds: operations, rows, partitions, parts, writers, marks, schema, drift, staged runs',
+  usage: ['dataset info DIR [--json]'],
+  flags: INFO_FLAGS,
+  examples: ['dataset info forums/', 'dataset info forums/ --json | jq .operations   # for scripts'],
+};
 
-const USAGE = `usage:
-  socialstream dataset info DIR [--json]          what a dataset holds: operations, rows, partitions, parts, writers, marks, schema, drift, staged runs
-  ${COMPACT_USAGE}
-                                                  rewrite many small part files as few, or into another Parquet layout, in place (refused while an export writes DIR)`;
+export const COMPACT_HELP: CommandHelp = {
+  command: 'dataset compact',
+  summary: "rewrite a dataset's many small part files as few, or into another partitioning or Parquet layout, in place",
+  usage: [`dataset compact DIR [--partition ${PARTITION_BYS.join('|')}] [--layout ${PARQUET_LAYOUTS.join('|')}] [--operation OP-ID] [--json]`],
+  about: 'Refused while an export writes DIR.',
+  flags: COMPACT_FLAGS,
+  examples: ['dataset compact forums/', 'dataset compact forums/ --partition year --operation forum/subforum   # coarser partitions from now on'],
+};
+
+export const DATASET_HELP: CommandHelp = {
+  command: 'dataset',
+  summary: 'look into a dataset (info) or tidy its part files (compact)',
+  usage: ['dataset info|compact DIR [options]', ...INFO_HELP.usage, ...COMPACT_HELP.usage],
+  about: `dataset info: ${INFO_HELP.summary}.\ndataset compact: ${COMPACT_HELP.summary}.\n'socialstream dataset <info|compact> --help' for each one's options.`,
+  flags: [],
+  examples: [...INFO_HELP.examples.slice(0, 1), ...COMPACT_HELP.examples.slice(0, 1)],
+};
 
 export async function runDataset(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === 'info') return info(rest);
   if (verb === 'compact') return compact(rest);
-  if (verb === undefined || verb === '--help' || verb === '-h' || verb === 'help') {
-    process.stdout.write(USAGE + '\n');
+  if (verb === undefined || verb === 'help') {
+    process.stdout.write(renderHelp(DATASET_HELP));
     return verb === undefined ? 2 : 0;
   }
-  throw new UsageError(`dataset has no command "${verb}": info or compact`);
+  throw new UsageError(`dataset has no command "${verb}": info or compact${didYouMean(verb, ['info', 'compact'])}`);
 }
 
 function directory(command: string, positionals: readonly string[], params: Record<string, string>): string {
@@ -61,10 +79,8 @@ function directory(command: string, positionals: readonly string[], params: Reco
 
 async function info(argv: string[]): Promise<number> {
   const args = parseArgs(argv, INFO_FLAGS);
-  if (args.flags.help) {
-    process.stdout.write(`usage: socialstream dataset info DIR [--json]\n\n${describeFlags(INFO_FLAGS)}\n`);
-    return 0;
-  }
+  // The dataset code is loaded only when it runs: `help` reads this module for its help alone.
+  const { datasetInfo, describeDatasetInfo } = await import('../export/info.ts');
   const held = await datasetInfo(directory('info', args.positionals, args.params));
   process.stdout.write((args.flags.json ? JSON.stringify(held) : describeDatasetInfo(held)) + '\n');
   return 0;
@@ -72,12 +88,9 @@ async function info(argv: string[]): Promise<number> {
 
 async function compact(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMPACT_FLAGS);
-  if (args.flags.help) {
-    process.stdout.write(`usage: ${COMPACT_USAGE}\n\n${describeFlags(COMPACT_FLAGS)}\n`);
-    return 0;
-  }
   const dir = directory('compact', args.positionals, args.params);
   // The options are compactDataset's to check; its errors name the flags.
+  const { compactDataset } = await import('../export/compact.ts');
   const summary = await compactDataset(dir, optionsOf(args.flags, COMPACT_FLAGS) as CompactOptions).catch((error: unknown) => {
     throw asFlags(error, COMPACT_FLAGS);
   });

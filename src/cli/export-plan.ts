@@ -4,11 +4,14 @@
  * engine's own rules (`src/export/options.ts`), which this module only maps flags to and from.
  */
 import { readFile } from 'node:fs/promises';
+import { text as readText } from 'node:stream/consumers';
 import { counted } from '../export/progress.ts';
 import { checkParams } from '../operations/params.ts';
 import type { OperationSpec } from '../operations/spec.ts';
-import { findOperation, OPERATIONS, type OperationId } from '../operations/table.ts';
-import { asFlags, describeFlags, didYouMean, optionsOf, parseInputLine, UsageError, type FlagSpec } from './args.ts';
+import type { OperationId } from '../operations/table.ts';
+import { asFlags, optionsOf, parseInputLine, UsageError, type FlagSpec } from './args.ts';
+import type { CommandHelp } from './help.ts';
+import { operationNamed } from './operation-id.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { checkOptions, checkOptionsFor } from '../export/options.ts';
 import { PARTITION_BYS } from '../export/partition-by.ts';
@@ -25,7 +28,7 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'resume', option: 'resume', kind: 'boolean', help: "continue what the output holds (nothing held: start fresh; this export's complete file: buy nothing; another's: refused)" },
   { name: 'restart', option: 'restart', kind: 'boolean', help: 'discard what earlier runs of this output left staged, and start fresh' },
   { name: 'json', kind: 'boolean', help: 'print the export summary as one JSON object on stdout (for schedulers)' },
-  { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments' },
+  { name: 'inputs', kind: 'string', value: 'FILE', help: 'one parameter set per line (key=value ... or a JSON object); # comments; - reads them from stdin' },
   { name: 'concurrency', option: 'concurrency', kind: 'integer', value: 'N', help: 'walks in flight at once with --inputs (default 4)' },
   {
     name: 'csv-escape-formulae',
@@ -45,25 +48,34 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'queue', kind: 'string', value: 'URL', help: 'with --dataset: put one job a walk in the queue at redis://HOST:PORT/DB and return; workers do the walking' },
   { name: 'rate', option: 'rate', kind: 'integer', value: 'N', help: 'with --queue: request attempts per second across every worker of the run' },
-  { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
 
-export const EXPORT_HELP = `usage: socialstream export <op-id> key=value ... (--out FILE | --dataset DIR) [options]
-
-  <op-id> is an operation path from 'socialstream ops', e.g. forum/subforum.
-  key=value pairs are its parameters; with --inputs they apply to every line, and a line that
-  repeats an earlier one (the same parameter set) is walked once.
-
-${describeFlags(EXPORT_FLAGS)}
-
-With --out -, a reader that stops early (| head) ends the export quietly, with exit code 0.
-
-exit codes: 0 done (also when --limit, --max-pages or --max-credits ended it: --resume with a higher
+export const EXPORT_HELP: CommandHelp = {
+  command: 'export',
+  summary: 'walk every page of one operation into a file (NDJSON, CSV, Parquet), stdout or a dataset; or enqueue it for workers',
+  usage: [
+    'export <op-id> key=value ... (--out FILE.(ndjson|csv|parquet) | --out - | --dataset DIR) [options]',
+    'export <op-id> ... --inputs FILE --dataset DIR --queue redis://HOST:PORT/DB [--max-credits N] [--rate N]',
+  ],
+  about: `<op-id> is an operation from 'socialstream ops', e.g. forum/subforum ('socialstream ops <op-id>'
+shows its parameters). key=value pairs are its parameters; with --inputs they apply to every line,
+and a line that repeats an earlier one (the same parameter set) is walked once. With --out -,
+NDJSON goes to stdout, and a reader that stops early (| head) ends the export quietly, with exit 0.`,
+  flags: EXPORT_FLAGS,
+  examples: [
+    'export forum/subforum subforum=node --out posts.parquet --max-credits 50   # one walk into a Parquet file',
+    'export forum/subforum subforum=node --out posts.parquet --resume           # continue it after Ctrl-C or a limit',
+    'export search/search query=duckdb --out - --limit 20 | head -3             # NDJSON on stdout',
+    'export forum/subforum sort=new --inputs subforums.txt --dataset forums/    # one walk per line, merged into a dataset',
+    'export forum/subforum --inputs - --out posts.ndjson < subforums.txt       # the parameter sets from stdin',
+    'export forum/subforum subforum=node --out posts.csv --sandbox              # try it offline, no key',
+  ],
+  notes: `exit codes: 0 done (also when --limit, --max-pages or --max-credits ended it: --resume with a higher
 one continues), 2 usage, invalid parameters, an output in use, state that does not verify or a
 dataset that refuses the run (another partitioning), 3 key refused, 4 out of credits, 5 service failure after retries, 6 disk full,
 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM.
-After 3, 4, 5, 6 and 129-143 the output so far is a valid file and --resume continues where it stopped.
-`;
+After 3, 4, 5, 6 and 129-143 the output so far is a valid file and --resume continues where it stopped.`,
+};
 
 export interface ExportPlan {
   opId: OperationId;
@@ -101,7 +113,7 @@ export async function planExport(
     json: flags.json === true,
     inputs,
     repeatedLines: repeated,
-    inputsFile: typeof flags.inputs === 'string' ? flags.inputs : undefined,
+    inputsFile: typeof flags.inputs === 'string' ? inputsName(flags.inputs) : undefined,
     lines,
     output: options.out ?? options.dataset!,
     stdout,
@@ -114,9 +126,7 @@ function operationOf(positionals: readonly string[]): OperationSpec {
   const [opId, ...extra] = positionals;
   if (opId === undefined) throw new UsageError('export needs an operation id, e.g. forum/subforum (see socialstream ops)');
   if (extra.length > 0) throw new UsageError(`unexpected word "${extra[0]}": parameters are key=value`);
-  const op = findOperation(opId);
-  if (!op) throw new UsageError(`unknown operation "${opId}"${didYouMean(opId, OPERATIONS.map((known) => known.id)) || ' (see socialstream ops)'}`);
-  return op;
+  return operationNamed(opId);
 }
 
 /**
@@ -124,8 +134,10 @@ function operationOf(positionals: readonly string[]): OperationSpec {
  * connection is made, its errors naming the flags. `--out -` is NDJSON on stdout.
  */
 function exportOptions(op: OperationSpec, flags: Record<string, string | number | boolean>): ExportOptions {
+  // `--rate` sets enqueueExport's `rate`, which an export does not take: `queueOf` hands it to the queue.
+  const { rate: _queueRate, ...exportFlags } = optionsOf(flags, EXPORT_FLAGS);
   const options = {
-    ...optionsOf(flags, EXPORT_FLAGS),
+    ...exportFlags,
     ...(typeof flags.shard === 'string' ? { shard: parseShard(flags.shard) } : {}),
     ...(flags.out === '-' ? { format: 'ndjson' } : {}),
   } as ExportOptions;
@@ -141,6 +153,8 @@ function exportOptions(op: OperationSpec, flags: Record<string, string | number 
 /** What only the command line has: `--out -` (stdout, where nothing is staged) and `--inputs` (the lines a shard shares). */
 function checkCommandFlags(flags: Record<string, string | number | boolean>, stdout: boolean): void {
   for (const name of ['resume', 'restart']) if (stdout && flags[name] === true) throw new UsageError(`--${name} needs a file: with --out - nothing is staged`);
+  // Stdout holds one thing: the records, or the summary, never both in one stream a reader must pull apart.
+  if (stdout && flags.json === true) throw new UsageError('--json prints the summary on stdout, where --out - writes the records: use one (the summary of --out - is on stderr)');
   if (flags.shard !== undefined && typeof flags.inputs !== 'string') throw new UsageError('--shard K/N shares the lines of an --inputs file');
 }
 
@@ -182,7 +196,7 @@ export async function parameterSets(
     try {
       checkParams(op, set);
     } catch (error) {
-      if (line > 0 && error instanceof Error) error.message = `${String(inputsPath)} line ${line}: ${error.message}`;
+      if (line > 0 && error instanceof Error) error.message = `${inputsName(String(inputsPath))} line ${line}: ${error.message}`;
       throw error;
     }
   }
@@ -199,16 +213,17 @@ async function readInputs(
   common: Record<string, string>,
 ): Promise<{ sets: { params: Record<string, string>; line: number }[]; repeated: number[] }> {
   let text: string;
+  const name = inputsName(path);
   try {
-    text = await readFile(path, 'utf8');
+    text = path === '-' ? await readText(process.stdin) : await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read the inputs file ${path}: ${whyUnreadable(error)}`);
+    throw new UsageError(`cannot read the inputs file ${name}: ${whyUnreadable(error)}`);
   }
   const sets: { params: Record<string, string>; line: number }[] = [];
   const repeated: number[] = [];
   const seen = new Set<string>();
   text.split(/\r?\n/).forEach((text, index) => {
-    const params = parseInputLine(text, `${path} line ${index + 1}`);
+    const params = parseInputLine(text, `${name} line ${index + 1}`);
     if (!params) return;
     const merged = { ...common, ...params };
     const identity = walkName(merged);
@@ -218,8 +233,13 @@ async function readInputs(
       sets.push({ params: merged, line: index + 1 });
     }
   });
-  if (sets.length === 0) throw new UsageError(`the inputs file ${path} holds no parameter sets`);
+  if (sets.length === 0) throw new UsageError(`the inputs file ${name} holds no parameter sets`);
   return { sets, repeated };
+}
+
+/** How messages name the inputs: `--inputs -` is standard input, not a file named `-`. */
+function inputsName(path: string): string {
+  return path === '-' ? 'stdin' : path;
 }
 
 function whyUnreadable(error: unknown): string {

@@ -14,18 +14,13 @@ import { walkName } from '../operations/walk-name.ts';
 import { ValidationError, InsufficientCreditsError } from '../errors.ts';
 import { asFlags, parseArgs } from './args.ts';
 import { connect } from './connection.ts';
-import { EXPORT_FLAGS, EXPORT_HELP, planExport, repeatsNote, type ExportPlan } from './export-plan.ts';
+import { EXPORT_FLAGS, planExport, repeatsNote, type ExportPlan } from './export-plan.ts';
 import { EXIT, InterruptedError, RejectedInputsError, stopWith } from './failure.ts';
 import { runController } from './run-controller.ts';
 import { exportToStdout } from './stdout-export.ts';
 
-
 export async function runExport(argv: string[]): Promise<number> {
   const args = parseArgs(argv, EXPORT_FLAGS);
-  if (args.flags.help) {
-    process.stdout.write(EXPORT_HELP);
-    return EXIT.ok;
-  }
   const plan = await planExport(args.positionals, args.params, args.flags);
   if (plan.stdout) return exportToStdout(plan);
   if (plan.queue !== undefined) return enqueue(plan, plan.queue);

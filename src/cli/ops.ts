@@ -2,23 +2,35 @@
  * `socialstream ops`: the operation table, read from the same data the client walks by. It fits the
  * terminal (its width, else COLUMNS, else 80): one row per operation when that fits, else one block
  * per operation with its parameters wrapped. `--wide` always gives one row per operation.
+ * `socialstream ops <op-id>`: one operation in full, from the same row (`operation-detail.ts`).
  */
 import { OPERATIONS } from '../operations/table.ts';
 import type { ContinuationSpec, OperationSpec, ParamSpec } from '../operations/spec.ts';
-import { describeFlags, noArguments, parseArgs, type FlagSpec } from './args.ts';
+import { noArguments, parseArgs, UsageError, type FlagSpec, type ParsedArgs } from './args.ts';
+import type { CommandHelp } from './help.ts';
+import { describeOperation } from './operation-detail.ts';
+import { operationNamed } from './operation-id.ts';
 
 const FLAGS: FlagSpec[] = [
-  { name: 'json', kind: 'boolean', help: 'print the table as JSON (the same data as the library\'s client.operations)' },
+  { name: 'json', kind: 'boolean', help: 'print the table (or the one operation) as JSON: the same data as the library\'s client.operations' },
   { name: 'wide', kind: 'boolean', help: 'one line per operation, however wide the terminal' },
-  { name: 'help', kind: 'boolean', help: 'show this help' },
 ];
+
+export const OPS_HELP: CommandHelp = {
+  command: 'ops',
+  summary: 'the operations, their parameters and paging; or one operation in full',
+  usage: ['ops [--json | --wide]', 'ops <op-id> [--json]'],
+  about: `With an <op-id>: each parameter (required or not, its type or values), how its pages are
+walked (the continuation rule), the field that keys its records, and what its pages cost.`,
+  flags: FLAGS,
+  examples: ['ops', 'ops forum/subforum   # its parameters, paging, record key and cost', 'ops --json | jq \'.[].id\''],
+};
 
 export async function runOps(argv: string[]): Promise<number> {
   const args = parseArgs(argv, FLAGS);
-  if (args.flags.help) {
-    process.stdout.write(`usage: socialstream ops [--json | --wide]\n\n${describeFlags(FLAGS)}\n`);
-    return 0;
-  }
+  // Both shape what stdout gets; one of them would be dropped in silence.
+  if (args.flags.json && args.flags.wide) throw new UsageError('--json and --wide are two ways to print the table: use one');
+  if (args.positionals.length > 0) return showOperation(args);
   noArguments('ops', args);
   const table: readonly OperationSpec[] = OPERATIONS;
   if (args.flags.json) {
@@ -41,6 +53,17 @@ export async function runOps(argv: string[]): Promise<number> {
       .join('\n'),
   );
   process.stdout.write(`operations, parameters (* required) and paging; --wide for one line each\n\n${blocks.join('\n')}\n`);
+  return 0;
+}
+
+/** `ops <op-id>`: that operation's row, as text or JSON. */
+function showOperation(args: ParsedArgs): number {
+  const [id, ...extra] = args.positionals;
+  const [word] = [...extra, ...Object.entries(args.params).map(([name, value]) => `${name}=${value}`)];
+  if (word !== undefined) throw new UsageError(`ops takes one operation id, got also "${word}"`);
+  if (args.flags.wide) throw new UsageError('--wide shapes the table of every operation: leave it out with an <op-id>');
+  const op = operationNamed(id);
+  process.stdout.write((args.flags.json ? JSON.stringify(op, null, 2) : describeOperation(op, describePaging(op.continuation))) + '\n');
   return 0;
 }
 

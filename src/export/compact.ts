@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { DatasetError, DatasetLayoutError } from '../errors.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { checkShape } from './options.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
@@ -85,7 +86,10 @@ export async function stageCompaction(dir: string, options: CompactOptions = {})
   return compact(dir, options, false);
 }
 
+const COMPACT_OPTIONS = { partition: true, operation: true, layout: true } as const satisfies KnownOptions<CompactOptions>;
+
 async function compact(dir: string, options: CompactOptions, finish: boolean): Promise<CompactionSummary> {
+  refuseUnknownOptions(options, COMPACT_OPTIONS, 'compactDataset');
   checkShape(options);
   let operations = await scanOperations(dir);
   if (options.operation !== undefined) {

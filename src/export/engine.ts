@@ -29,7 +29,8 @@ import { HeldPageFile } from './held.ts';
 import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, type ExportState } from './journal.ts';
 import { lockOutput } from './lock.ts';
 import { exportRecord } from './output-record.ts';
-import { checkOptions, checkOptionsFor, type ExportSettings } from './options.ts';
+import { checkOptions, checkOptionsFor, EXPORT_OPTIONS, type ExportSettings } from './options.ts';
+import { refuseUnknownOptions } from '../known-options.ts';
 import { progressReporter } from './progress.ts';
 import { displayed } from './summary.ts';
 import { walksOf, type ExportWalks } from './sources.ts';
@@ -102,6 +103,7 @@ function runOf(runId: string | undefined, walks: ExportWalks): string | undefine
 
 /** `exportTo(source, { dataset: dir, …options })`. */
 export function toDataset(source: unknown, dir: string, options: Omit<ExportOptions, 'out' | 'dataset'> = {}): Promise<ExportSummary> {
+  refuseUnknownOptions(options, EXPORT_OPTIONS, 'toDataset');
   return exportTo(source, { ...options, dataset: dir });
 }
 

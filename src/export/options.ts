@@ -8,6 +8,7 @@ import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { inspect } from 'node:util';
 import type { RequestGate } from '../control.ts';
 import { option, optionError } from './option-message.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { isKeyPath } from '../operators/record-key.ts';
 import { formatOf } from './file.ts';
@@ -68,8 +69,44 @@ const COUNTS = [
   ['maxDepth', 1],
 ] as const;
 
+/** Every option of `ExportOptions`: `exportTo` refuses any other name. */
+export const EXPORT_OPTIONS = {
+  out: true,
+  dataset: true,
+  format: true,
+  schema: true,
+  shard: true,
+  writer: true,
+  runId: true,
+  handOff: true,
+  incremental: true,
+  partition: true,
+  layout: true,
+  bucketing: true,
+  since: true,
+  until: true,
+  maxDepth: true,
+  transform: true,
+  resume: true,
+  restart: true,
+  maxCredits: true,
+  maxPages: true,
+  limit: true,
+  concurrency: true,
+  pageConcurrency: true,
+  overfetch: true,
+  keepDuplicates: true,
+  dedupe: true,
+  escapeFormulae: true,
+  gates: true,
+  locks: true,
+  signal: true,
+  progress: true,
+} as const satisfies KnownOptions<ExportOptions>;
+
 export function checkOptions(options: ExportOptions): ExportSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+  refuseUnknownOptions(options, EXPORT_OPTIONS, 'exportTo');
   checkOutput(options);
   checkValues(options);
   checkHooks(options);

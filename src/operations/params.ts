@@ -5,6 +5,7 @@
  */
 import { ValidationError } from '../errors.ts';
 import type { OperationSpec, ParamSpec } from './spec.ts';
+import { nearestName } from '../near-name.ts';
 
 type ValueOf<P> = P extends { readonly values: readonly (infer V)[] }
   ? V
@@ -50,7 +51,9 @@ export function checkParams(op: OperationSpec, params: unknown): Record<string, 
     if (value === undefined || value === null) continue;
     const spec = op.params[name];
     if (spec === undefined) {
-      throw invalid(op, name, `unknown parameter ${name} (known: ${Object.keys(op.params).join(', ')})`);
+      const known = Object.keys(op.params);
+      const near = nearestName(name, known);
+      throw invalid(op, name, `unknown parameter ${name} (${near === undefined ? '' : `did you mean ${near}? `}known: ${known.join(', ')})`);
     }
     query[name] = checkValue(op, name, spec, value);
   }

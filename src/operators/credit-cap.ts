@@ -1,4 +1,5 @@
 import { controlOf } from '../control.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import { CreditCapError } from '../errors.ts';
 import { CreditBudgetGate } from '../gates.ts';
 import { assertInteger, assertIterable, derive, describe, sameCount } from './derive.ts';
@@ -14,6 +15,8 @@ export interface CreditCapOptions {
   onCap?: 'stop' | 'throw';
 }
 
+const CREDIT_CAP_OPTIONS = { onCap: true } as const satisfies KnownOptions<CreditCapOptions>;
+
 /**
  * `creditCap(max, { onCap })`: the client streams above it in the pipe make at most `max` request
  * attempts in all (retries included, and every walk of a `mergeMap` together), so they can never
@@ -22,6 +25,7 @@ export interface CreditCapOptions {
  */
 export function creditCap<T>(max: number, options: CreditCapOptions = {}): Operator<T, T> {
   assertInteger(max, 'creditCap: max', 0);
+  refuseUnknownOptions(options, CREDIT_CAP_OPTIONS, 'creditCap');
   const { onCap = 'stop' } = options;
   if (onCap !== 'stop' && onCap !== 'throw') {
     throw new TypeError(`creditCap: onCap must be 'stop' or 'throw', got ${describe(onCap)}`);

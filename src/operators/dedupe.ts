@@ -3,6 +3,7 @@
  * Each dropped record is reported to the source's client (`stats`, `events$`) as a `duplicate`.
  */
 import { controlOf } from '../control.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import { assertInteger, derive } from './derive.ts';
 import { keyReader, SeenKeys, type KeyOf } from './record-key.ts';
 import type { AnyIterable, Operator } from './types.ts';
@@ -21,8 +22,11 @@ export interface DedupeOptions {
  * `key` is a dotted path into the record (`'author.id'`) or a function of it, read and compared by
  * the record-key rule (`record-key.ts`): records without a key always pass.
  */
+const DEDUPE_OPTIONS = { maxKeys: true } as const satisfies KnownOptions<DedupeOptions>;
+
 export function dedupe<T>(key: string | ((record: T) => unknown), options: DedupeOptions = {}): Operator<T, T> {
   const keyOf = keyReader<T>(key);
+  refuseUnknownOptions(options, DEDUPE_OPTIONS, 'dedupe');
   const { maxKeys = Infinity } = options;
   if (maxKeys !== Infinity) assertInteger(maxKeys, 'dedupe: maxKeys', 1);
   return (source) => derive(source, 'dedupe', (s) => dedupeRecords(s, keyOf, maxKeys));

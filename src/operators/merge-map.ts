@@ -1,6 +1,7 @@
 import { controlOf, type Controlled, type OperatorEvent, type RequestGate, STREAM_CONTROL, type StreamControl } from '../control.ts';
 import { assertFunction, assertInteger, assertIterable, asyncIteratorOf } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 /** Options of `mergeMap`. */
 export interface MergeMapOptions {
@@ -9,6 +10,8 @@ export interface MergeMapOptions {
   /** Aborting it cancels every inner stream and rejects the merged stream with the signal's reason. */
   signal?: AbortSignal;
 }
+
+const MERGE_MAP_OPTIONS = { concurrency: true, signal: true } as const satisfies KnownOptions<MergeMapOptions>;
 
 /**
  * `mergeMap(fn, { concurrency })`: fan-out. Each input becomes a stream `fn(input, index)`; at most
@@ -28,6 +31,7 @@ export function mergeMap<A, B>(
   options: MergeMapOptions = {},
 ): Operator<A, B> {
   assertFunction(fn, 'mergeMap: fn');
+  refuseUnknownOptions(options, MERGE_MAP_OPTIONS, 'mergeMap');
   const { concurrency = 4, signal } = options;
   assertInteger(concurrency, 'mergeMap: concurrency', 1);
   return (source) => {

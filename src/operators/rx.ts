@@ -5,6 +5,7 @@
  */
 import { Observable, type Subscription } from 'rxjs';
 import { SocialstreamError } from '../errors.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import { assertInteger, assertIterable, asyncIteratorOf, describe } from './derive.ts';
 import type { AnyIterable } from './types.ts';
 
@@ -58,10 +59,13 @@ export interface FromObservableOptions {
 }
 
 /** A stream of the Observable's values; it subscribes when iterated and unsubscribes when the consumer stops. */
+const FROM_OBSERVABLE_OPTIONS = { bufferSize: true } as const satisfies KnownOptions<FromObservableOptions>;
+
 export function fromObservable<T>(observable: Observable<T>, options: FromObservableOptions = {}): AsyncIterable<T> {
   if (!(observable instanceof Observable)) {
     throw new TypeError(`fromObservable: expected an rxjs Observable, got ${describe(observable)}`);
   }
+  refuseUnknownOptions(options, FROM_OBSERVABLE_OPTIONS, 'fromObservable');
   const { bufferSize = 1000 } = options;
   assertInteger(bufferSize, 'fromObservable: bufferSize', 1);
   return { [Symbol.asyncIterator]: () => drain(observable, bufferSize) };

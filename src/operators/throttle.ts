@@ -2,6 +2,7 @@ import { controlOf } from '../control.ts';
 import { assertRate, ThrottleGate } from '../gates.ts';
 import { assertIterable, asyncIteratorOf, derive, describe, sameCount } from './derive.ts';
 import type { AnyIterable, Operator } from './types.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 /** Options of `throttle`. */
 export interface ThrottleOptions {
@@ -10,6 +11,8 @@ export interface ThrottleOptions {
   /** Stops a wait between records of a plain source; the stream then rejects with the signal's reason. */
   signal?: AbortSignal;
 }
+
+const THROTTLE_OPTIONS = { requestsPerSecond: true, signal: true } as const satisfies KnownOptions<ThrottleOptions>;
 
 /**
  * `throttle({ requestsPerSecond })`: limits the request rate of the client streams above it in the
@@ -23,6 +26,7 @@ export function throttle<T>(options: ThrottleOptions): Operator<T, T> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`throttle: options must be an object such as { requestsPerSecond: 5 }, got ${describe(options)}`);
   }
+  refuseUnknownOptions(options, THROTTLE_OPTIONS, 'throttle');
   const { requestsPerSecond, signal } = options;
   assertRate(requestsPerSecond);
   return (source) => {

@@ -23,6 +23,7 @@ import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { QueueError } from './errors.ts';
 import { exportIdOf, jobIdOf, keys, readRun, type WalkJob } from './runs.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 /**
  * Options of `enqueueExport`: the queue's Redis address, the operation, its parameter sets, the
@@ -72,8 +73,25 @@ export interface EnqueueResult {
   dataset: string;
 }
 
+const ENQUEUE_OPTIONS = {
+  queue: true,
+  op: true,
+  inputs: true,
+  dataset: true,
+  maxCredits: true,
+  rate: true,
+  partition: true,
+  schema: true,
+  pageConcurrency: true,
+  layout: true,
+  since: true,
+  until: true,
+  signal: true,
+} as const satisfies KnownOptions<EnqueueOptions>;
+
 /** Raises a `QueueError` subclass when Redis at `options.queue` cannot be used (docs/queue.md). */
 export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueResult> {
+  refuseUnknownOptions(options, ENQUEUE_OPTIONS, 'enqueueExport');
   const op = findOperation(options.op);
   if (op === undefined) throw new TypeError(`unknown operation ${options.op}`);
   if (!Array.isArray(options.inputs) || options.inputs.length === 0) throw new TypeError('inputs must hold at least one parameter set');

@@ -7,6 +7,7 @@
 import { Queue } from 'bullmq';
 import { PREFIX, QUEUE_NAME, withRedis } from './connection.ts';
 import { keys, readRun, type WalkJob } from './runs.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 /**
  * One queued run as `queueStatus` reads it: its walks by state, credits spent against the budget,
@@ -53,8 +54,11 @@ export interface StatusOptions {
   signal?: AbortSignal;
 }
 
+const STATUS_OPTIONS = { signal: true } as const satisfies KnownOptions<StatusOptions>;
+
 /** Raises a `QueueError` subclass when Redis at `url` cannot be used (docs/queue.md). */
 export async function queueStatus(url: string, options: StatusOptions = {}): Promise<QueueStatus> {
+  refuseUnknownOptions(options, STATUS_OPTIONS, 'queueStatus');
   return withRedis(url, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });
     try {

@@ -36,6 +36,7 @@ import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';
 import { BudgetGate } from './budget.ts';
 import { checkWorkerCounts, type WorkerCounts } from './worker-options.ts';
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import { shownUrl } from './address.ts';
 import { connectQueue, lostConnection, PREFIX, QUEUE_NAME } from './connection.ts';
 import { RedisLocks } from './lease-lock.ts';
@@ -83,7 +84,19 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
 
 type WorkerSettings = Required<Pick<WorkerOptions, 'queue' | 'concurrency' | 'leaseMs' | 'parkMs' | 'log'>> & Pick<WorkerOptions, 'apiKey' | 'baseUrl'>;
 
+const WORKER_OPTIONS = {
+  queue: true,
+  apiKey: true,
+  baseUrl: true,
+  signal: true,
+  log: true,
+  concurrency: true,
+  leaseMs: true,
+  parkMs: true,
+} as const satisfies KnownOptions<WorkerOptions>;
+
 function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
+  refuseUnknownOptions(options, WORKER_OPTIONS, 'runWorker');
   const { queue, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
   checkWorkerCounts(options);
   return { queue, concurrency, leaseMs, parkMs, log, apiKey: options.apiKey ?? process.env.SOCIALSTREAM_API_KEY, baseUrl: options.baseUrl ?? process.env.SOCIALSTREAM_BASE_URL };

@@ -6,34 +6,49 @@
 import { DIALECTS, type SandboxDialect } from './dialects/index.ts';
 import { DEFAULT_API_KEY, startSandbox, type SandboxFaults, type SandboxOptions } from './index.ts';
 import type { FeedFault } from './platform.ts';
+import { didYouMean } from '../near-name.ts';
 
 const DEFAULT_PORT = 8787;
 const DEFAULT_ADVANCE = 10;
 
-export const SANDBOX_USAGE = `usage: socialstream sandbox [options]
+/** The flags of `socialstream sandbox`, as its help shows them (the shape of the CLI's `HelpFlag`). */
+const FLAG_HELP = [
+  { name: 'port', value: 'N', help: `TCP port (default ${DEFAULT_PORT}; 0 picks a free one)` },
+  { name: 'host', value: 'H', help: 'interface to bind (default 127.0.0.1)' },
+  { name: 'credits', value: 'N', help: 'credits of the sandbox key (default 10000)' },
+  { name: 'latency', value: 'MS', help: 'response time: each answer leaves MS after its request (default 0)' },
+  { name: 'fault-rate', value: 'P', help: 'probability (0 to 1) of an upstream failure (500) per request (default 0)' },
+  { name: 'seed', value: 'S', help: 'seed of the synthetic data (default sandbox)' },
+  { name: 'dialect', value: 'D', help: 'spec (default): bodies as the API reference reads; service: as the service answers in practice' },
+  { name: 'advance', value: 'N', help: `records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})` },
+  {
+    name: 'feed',
+    value: 'LIST',
+    help:
+      'what real feeds serve, on the newest-first listings (forum/subforum, videosite/channel/shorts), comma-separated: ' +
+      'pinned (the oldest post pinned at the top), garbage-time (every 37th record dated -1), future-time (every 41st dated 9999-12-31), ' +
+      'out-of-order (every 43rd 400 days older than its place), keyless (every 29th with its id null), or all',
+  },
+] as const;
 
-Runs a local server that speaks the whole API with synthetic, deterministic data.
-
-options:
-  --port N         TCP port (default ${DEFAULT_PORT}; 0 picks a free one)
-  --host H         interface to bind (default 127.0.0.1)
-  --credits N      credits of the sandbox key (default 10000)
-  --latency MS     response time: each answer leaves MS after its request (default 0)
-  --fault-rate P   probability (0 to 1) of an upstream failure (500) per request (default 0)
-  --seed S         seed of the synthetic data (default sandbox)
-  --dialect D      spec (default): bodies as the API reference reads; service: as the service answers in practice
-  --advance N      records each SIGUSR2 adds to every paginated resource (default ${DEFAULT_ADVANCE})
-  --feed LIST      what real feeds serve, on the newest-first listings (forum/subforum, videosite/channel/shorts),
-                   comma-separated: pinned (the oldest post pinned at the top), garbage-time (every 37th
-                   record dated -1), future-time (every 41st dated 9999-12-31), out-of-order (every 43rd
-                   400 days older than its place), keyless (every 29th with its id null), or all
-  --help           this text
-
+/** `socialstream sandbox --help`, as data the CLI prints and `docs/cli.md` is written from. */
+export const SANDBOX_HELP = {
+  command: 'sandbox',
+  summary: 'run a local server that speaks the whole API with synthetic, deterministic data',
+  usage: ['sandbox [--port N] [--host H] [--credits N] [--latency MS] [--fault-rate P] [--seed S] [--dialect spec|service] [--advance N] [--feed LIST]'],
+  about: `It prints where it listens, its API key, and the line that points the client and the CLI at it.
 kill -USR2 <pid> (the pid its banner prints) lets an hour of the sandbox's clock pass (a second per record
 if more, never past this machine's clock): every paginated resource gains --advance new newest records
-dated within it, and counters of existing records grow, as sandbox.advance({ records }) does.`;
+dated within it, and counters of existing records grow, as sandbox.advance({ records }) does.`,
+  flags: FLAG_HELP,
+  examples: [
+    'sandbox                          # on http://127.0.0.1:8787 until Ctrl-C',
+    'sandbox --port 0 --credits 50    # a free port, a key with 50 credits',
+    'sandbox --fault-rate 0.1 --latency 200 --dialect service',
+  ],
+};
 
-const FLAGS = ['--port', '--host', '--credits', '--latency', '--fault-rate', '--seed', '--dialect', '--advance', '--feed'] as const;
+const FLAGS = FLAG_HELP.map((flag) => `--${flag.name}` as const);
 
 /** `--feed` words and the fault kinds they turn on. */
 const FEED_WORDS: Record<string, FeedFault> = {
@@ -43,7 +58,7 @@ const FEED_WORDS: Record<string, FeedFault> = {
   'out-of-order': 'outOfOrder',
   keyless: 'keyless',
 };
-type Flag = (typeof FLAGS)[number];
+type Flag = `--${(typeof FLAG_HELP)[number]['name']}`;
 
 /** Splits `--flag value` and `--flag=value` words; throws `TypeError` naming a bad or incomplete flag. */
 function readFlags(argv: string[]): Map<Flag, string> {
@@ -53,7 +68,7 @@ function readFlags(argv: string[]): Map<Flag, string> {
     const eq = word.indexOf('=');
     const name = eq === -1 ? word : word.slice(0, eq);
     if (!(FLAGS as readonly string[]).includes(name)) {
-      throw new TypeError(word.startsWith('-') ? `unknown flag ${name}` : `unexpected argument "${word}"`);
+      throw new TypeError(word.startsWith('-') ? `unknown flag ${name}${didYouMean(name, FLAGS)}` : `unexpected argument "${word}"`);
     }
     const value = eq === -1 ? argv[++i] : word.slice(eq + 1);
     if (value === undefined || value === '') throw new TypeError(`${name} needs a value`);
@@ -142,10 +157,6 @@ function announce(url: string, apiKey: string): string {
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export async function runSandboxCommand(argv: string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(SANDBOX_USAGE + '\n');
-    return;
-  }
   const options = parseSandboxArgs(argv);
   const sandbox = await startSandbox(options).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {

@@ -19,6 +19,8 @@ import { DIALECTS, dialectOperations, type SandboxDialect } from './dialects/ind
 import { checkFaults, FaultInjector, type SandboxFaults } from './faults.ts';
 import { operations, operationTable } from './platforms/index.ts';
 import { createSandboxServer, type RequestCounters } from './server.ts';
+// Shared with the library so every options object is refused alike; neither imports the client.
+import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 
 export type { AccountSpec, CreditBalance } from './accounts.ts';
 export type { SandboxClockReading } from './clock.ts';
@@ -165,15 +167,32 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     get now() {
       return clock.now * 1000;
     },
-    advance: ({ records, seconds }) => advance(clock, records, seconds),
+    advance(options) {
+      refuseUnknownOptions(options, ADVANCE_OPTIONS, 'sandbox.advance');
+      advance(clock, options.records, options.seconds);
+    },
     get requests() {
       return { total: counters.total, charged: Object.fromEntries(counters.charged) };
     },
   };
 }
 
-/** The options with their defaults, each checked (a `TypeError` naming it). */
+const SANDBOX_OPTIONS = {
+  port: true,
+  host: true,
+  accounts: true,
+  latencyMs: true,
+  faults: true,
+  seed: true,
+  slowMs: true,
+  dialect: true,
+} as const satisfies KnownOptions<SandboxOptions>;
+
+const ADVANCE_OPTIONS = { records: true, seconds: true } as const satisfies KnownOptions<AdvanceOptions>;
+
+/** The options with their defaults, each checked (a `TypeError` naming it; an unknown name an `OptionError`). */
 function checkOptions(options: SandboxOptions) {
+  refuseUnknownOptions(options, SANDBOX_OPTIONS, 'startSandbox', { credits: 'the credits of a key go in accounts: [{ apiKey, credits }]' });
   const { port = 0, host = '127.0.0.1', accounts: accountSpecs = [{ apiKey: DEFAULT_API_KEY, credits: DEFAULT_CREDITS }], seed = 'sandbox', dialect = 'spec' } = options;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new TypeError(`port must be an integer from 0 to 65535, got ${String(port)}`);

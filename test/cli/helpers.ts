@@ -42,6 +42,13 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise
   return finished(startCli(args, env));
 }
 
+/** Runs the CLI with `input` on its standard input, closed once written (as `cmd < file` gives it). */
+export function runCliWithInput(args: readonly string[], env: NodeJS.ProcessEnv, input: string): Promise<CliResult> {
+  const child = spawn(process.execPath, [...CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin?.end(input);
+  return finished(child);
+}
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'socialstream-cli-'));
 }

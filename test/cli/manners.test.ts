@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/operations/table.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { json, testServer, type TestServer } from '../client/helpers.ts';
-import { finished, runCli, sandboxEnv, startCli, tempDir } from './helpers.ts';
+import { COMMANDS } from '../../src/cli/commands.ts';
+import { finished, runCli, runCliWithInput, sandboxEnv, startCli, tempDir } from './helpers.ts';
 import { pythonCsvRows } from '../sinks/helpers/read-back.ts';
 
 const KEY = 'sk_live_sandbox_MANNERS_0123456789';
@@ -119,7 +120,14 @@ describe('did you mean', () => {
 });
 
 describe('commands that take no arguments', () => {
-  for (const command of ['ops', 'credits']) {
+  it('ops refuses a word after the operation id with exit 2', async () => {
+    const result = await runCli(['ops', 'forum/subforum', 'forum'], sandboxEnv(sandbox));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('ops takes one operation id, got also "forum"');
+    expect(result.stdout).toBe('');
+  });
+
+  for (const command of ['credits']) {
     it(`${command} refuses an extra argument with exit 2`, async () => {
       const result = await runCli([command, 'forum'], sandboxEnv(sandbox));
       expect(result.code).toBe(2);
@@ -320,4 +328,92 @@ describe('the key echoed back by a hostile service', () => {
     expect(result.stderr).not.toContain(KEY);
     expect(result.stderr).not.toContain('x'.repeat(20));
   });
+});
+
+describe('-h and --help', () => {
+  // From the CLI's own list, so a command or subcommand added later is covered without a word here.
+  const commands = Object.entries(COMMANDS).flatMap(([name, entry]) => [[name], ...Object.keys(entry.subcommands ?? {}).map((sub) => [name, sub])]);
+
+  it('every command and subcommand answers both with exit 0, its usage, options and an example', async () => {
+    for (const words of commands) {
+      const [short, long] = await Promise.all([runCli([...words, '-h'], process.env), runCli([...words, '--help'], process.env)]);
+      for (const result of [short, long]) {
+        expect(result.code, `${words.join(' ')}: ${result.stderr}`).toBe(0);
+        expect(result.stdout).toMatch(new RegExp(`^usage: socialstream ${words.join(' ')}`));
+        expect(result.stdout).toMatch(/\noptions:\n[^]*\nexamples:\n {2}socialstream \S/);
+      }
+      expect(short.stdout).toBe(long.stdout);
+    }
+  });
+
+  it('-h after an operation and its parameters prints the help of export', async () => {
+    const result = await runCli(['export', 'forum/subforum', 'subforum=a', '-h'], process.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^usage: socialstream export /);
+  });
+
+  it('help <command> prints what <command> --help prints', async () => {
+    const [help, flag] = await Promise.all([runCli(['help', 'export'], process.env), runCli(['export', '--help'], process.env)]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toBe(flag.stdout);
+  });
+
+  it('help dataset info prints the help of the subcommand', async () => {
+    const result = await runCli(['help', 'dataset', 'info'], process.env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^usage: socialstream dataset info DIR/);
+  });
+});
+
+describe('ops <op-id>', () => {
+  it('prints each parameter with whether it is required and its values, the paging, the record key and the cost', async () => {
+    const result = await runCli(['ops', 'forum/subforum'], process.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^ +subforum +yes +string$/m);
+    expect(result.stdout).toMatch(/^ +sort +no +best\|hot\|new\|top\|rising$/m);
+    expect(result.stdout).toMatch(/^paging: +sends after = the page's data\.after/m);
+    expect(result.stdout).toMatch(/^record key: +id /m);
+    expect(result.stdout).toMatch(/^cost: +1 credit a page/m);
+  });
+});
+
+describe('--inputs -', () => {
+  it('reads the parameter sets from standard input', async () => {
+    const out = join(tempDir(), 'posts.ndjson');
+    const result = await runCliWithInput(['export', 'forum/subforum', '--inputs', '-', '--out', out], sandboxEnv(sandbox), 'subforum=stdin-n30\n{"subforum": "stdin2-n20"}\n');
+    expect(result.code, result.stderr).toBe(0);
+    expect(lines(readFileSync(out, 'utf8'))).toHaveLength(50);
+  });
+});
+
+describe('two things written to stdout', () => {
+  it('--out - with --json is refused with exit 2 in one line, before any request', async () => {
+    const before = sandbox.requests.charged[KEY] ?? 0;
+    const result = await runCli(['export', 'forum/subforum', 'subforum=a', '--out', '-', '--json'], sandboxEnv(sandbox));
+    expect(result.code).toBe(2);
+    expect(lines(result.stderr)).toHaveLength(1);
+    expect(result.stderr).toContain('--json prints the summary on stdout, where --out - writes the records');
+    expect(result.stdout).toBe('');
+    expect(sandbox.requests.charged[KEY] ?? 0).toBe(before);
+  });
+
+  it('ops --json with --wide is refused with exit 2', async () => {
+    const result = await runCli(['ops', '--json', '--wide'], process.env);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+  });
+});
+
+describe('did you mean, for the names people shorten or misspell', () => {
+  const cases: [string, string[], string][] = [
+    ['an operation id without its platform', ['export', 'subforum', 'subforum=a', '--out', '-'], 'unknown operation "subforum" (did you mean "forum/subforum"?)'],
+    ['a misspelt parameter name', ['export', 'forum/subforum', 'subforum=a', 'sortt=new', '--out', '-'], 'unknown parameter sortt (did you mean sort?'],
+  ];
+  for (const [what, args, message] of cases) {
+    it(`suggests the name meant for ${what}, with exit 2`, async () => {
+      const result = await runCli(args, sandboxEnv(sandbox));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(message);
+    });
+  }
 });

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox, type SandboxDialect, type SandboxFaults } from '../../src/sandbox/index.ts';
-import { parseSandboxArgs, SANDBOX_USAGE } from '../../src/sandbox/cli.ts';
+import { parseSandboxArgs, SANDBOX_HELP } from '../../src/sandbox/cli.ts';
+import { renderHelp } from '../../src/cli/help.ts';
 import { toDataset } from '../../src/export/index.ts';
 import { DatasetDestination } from '../../src/export/dataset.ts';
 import { stableKeyOf } from '../../src/operations/record-meta.ts';
@@ -293,6 +294,6 @@ describe('socialstream sandbox --feed', () => {
       keyless: true,
     });
     expect(() => parseSandboxArgs(['--feed', 'sticky'])).toThrow(/--feed takes pinned, garbage-time, future-time, out-of-order, keyless or all, got "sticky"/);
-    expect(SANDBOX_USAGE).toMatch(/--feed LIST/);
+    expect(renderHelp(SANDBOX_HELP)).toMatch(/--feed LIST/);
   });
 });
