@@ -55,7 +55,8 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
     return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested' }));
   }
   // Records with no field at all give no columns; the sinks then plan from the records themselves.
-  const leaves = leavesOf(columns);
+  // CSV is text: an untyped column is an empty one. A Parquet part leaves it out (`DatasetKind`).
+  const leaves = leavesOf(columns).flatMap(({ name, kind }) => (kind !== 'untyped' ? [{ name, kind }] : format === 'csv' ? [{ name, kind: 'string' as const }] : []));
   const pinned =
     leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));

@@ -67,10 +67,12 @@ export interface NestedField {
 /** What the sample showed of one field (a dataset's schema observes its records so too: `sinks/dataset-nested.ts`). */
 export interface Seen {
   scalars: Map<ColumnKind, number>;
+  /** Objects with at least one key (`{}` decides nothing). */
   objects: number;
   /** An object that is a keyed collection, or one nested too deep: the field is JSON text. */
   opaque: boolean;
   fields: Map<string, Seen>;
+  /** Arrays with at least one element (`[]` decides nothing). */
   arrays: number;
   elements: Seen | undefined;
 }
@@ -82,14 +84,16 @@ function seen(): Seen {
 function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
+    if (value.length === 0) return;
     into.arrays++;
     if (depth > maxDepth) into.opaque = true;
     else for (const item of value) observe(item, (into.elements ??= seen()), path, depth + 1, maxDepth);
     return;
   }
   if (isPlainObject(value)) {
-    into.objects++;
     const keys = Object.keys(value);
+    if (keys.length === 0) return;
+    into.objects++;
     if (depth > maxDepth || isKeyedCollection(keys)) into.opaque = true;
     else observeFields(value, keys, into.fields, path, depth + 1, maxDepth);
     return;
@@ -106,37 +110,57 @@ export function observeFields(object: PlainObject, keys: readonly string[], fiel
   }
 }
 
-const JSON_SHAPE: Shape = { kind: 'json' };
-
-/** The one scalar kind of a field's values, or JSON when they vary. */
-function scalarKind(scalars: ReadonlyMap<ColumnKind, number>): ColumnKind {
-  const kinds = new Set(scalars.keys());
-  if (kinds.has('bigint')) {
-    // As a flat column settles (`rows.ts`): integers join bigints in an exact leaf; beside doubles the
-    // commoner kind wins and the other goes to `_extra`, so no bigint is rounded.
-    const numbers = new Map([...scalars].filter(([kind]) => kind === 'bigint' || kind === 'integer' || kind === 'double'));
-    for (const kind of numbers.keys()) kinds.delete(kind);
-    kinds.add(settleKind(numbers));
-  }
-  if (kinds.has('integer') && kinds.has('double')) kinds.delete('integer');
-  if (kinds.has('timestamp') && kinds.has('string')) kinds.delete('timestamp');
-  return kinds.size === 1 ? [...kinds][0] : 'json';
+/**
+ * Whether a value holds nothing that could type a field: null, `[]`, `{}`, or arrays and objects
+ * of those. In a field no value has typed yet it reads NULL (there is no column to hold it).
+ */
+export function holdsNothing(value: unknown, depth = 0): boolean {
+  if (value === null || value === undefined) return true;
+  if (depth > MAX_EMPTY_DEPTH || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.every((item) => holdsNothing(item, depth + 1));
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (!holdsNothing(value[key], depth + 1)) return false;
+  return true;
 }
 
-export function settle(field: Seen): Shape {
-  const kinds = (field.scalars.size > 0 ? 1 : 0) + (field.objects > 0 ? 1 : 0) + (field.arrays > 0 ? 1 : 0);
-  if (kinds === 0) return { kind: 'string' };
-  if (kinds > 1 || field.opaque) return JSON_SHAPE;
-  if (field.scalars.size > 0) return { kind: scalarKind(field.scalars) };
-  if (field.objects > 0) {
-    // A struct needs a field: an object that is always empty is `{}` as JSON text.
-    if (field.fields.size === 0) return JSON_SHAPE;
-    return { struct: [...field.fields].map(([name, child]) => ({ name, shape: settle(child) })) };
+const MAX_EMPTY_DEPTH = 64;
+
+const JSON_SHAPE: Shape = { kind: 'json' };
+
+/** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
+export function settledCategory(field: Seen): 'scalars' | 'objects' | 'arrays' | undefined {
+  let scalars = 0;
+  for (const count of field.scalars.values()) scalars += count;
+  const ranked = (
+    [
+      ['scalars', scalars],
+      ['objects', field.objects],
+      ['arrays', field.arrays],
+    ] as const
+  ).filter(([, count]) => count > 0);
+  if (ranked.length === 0) return undefined;
+  return [...ranked].sort((a, b) => b[1] - a[1])[0][0];
+}
+
+/**
+ * A field's shape from every value it was given, by the type lattice (`rows.ts` `joinKinds`), or
+ * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet.
+ */
+export function settle(field: Seen): Shape | undefined {
+  const category = settledCategory(field);
+  if (category === undefined) return undefined;
+  if (category === 'scalars') return { kind: settleKind(field.scalars)! };
+  if (category === 'objects') {
+    if (field.opaque) return JSON_SHAPE;
+    const struct = [...field.fields].flatMap(([name, child]) => {
+      const shape = settle(child);
+      return shape === undefined ? [] : [{ name, shape }];
+    });
+    return struct.length === 0 ? undefined : { struct };
   }
-  if (field.elements === undefined) return { list: { kind: 'string' } };
-  // Elements of varying kinds (or nested too deep) make the whole array one JSON value, not a list of JSON texts.
-  const element = settle(field.elements);
-  return 'kind' in element && element.kind === 'json' ? JSON_SHAPE : { list: element };
+  if (field.opaque) return JSON_SHAPE;
+  const element = field.elements === undefined ? undefined : settle(field.elements);
+  return element === undefined ? undefined : { list: element };
 }
 
 /** Parquet physical type and converted type per leaf kind, for both layouts; a `bigint` leaf is an exact INT64 column. */
@@ -230,13 +254,14 @@ export class NestedLayout {
       const object = checkRecord(record);
       observeFields(object, Object.keys(object), fields, '', 1, maxDepth);
     }
-    const names = options.columns ?? [...fields.keys()];
-    return new NestedLayout(
-      names.map((name) => ({ name, shape: settle(fields.get(name) ?? seen()) })),
-      repairs,
-      options.columns === undefined,
-      maxDepth,
-    );
+    // A field no sampled value typed is no column yet: its first real value adds it (`addField`).
+    // One `columns` names is a column whatever the sample held (text, if nothing typed it).
+    const planned = (options.columns ?? [...fields.keys()]).flatMap((name): Array<{ name: string; shape: Shape }> => {
+      const shape = settle(fields.get(name) ?? seen());
+      if (shape !== undefined) return [{ name, shape }];
+      return options.columns === undefined ? [] : [{ name, shape: { kind: 'string' } }];
+    });
+    return new NestedLayout(planned, repairs, options.columns === undefined, maxDepth);
   }
 
   /** The schema elements (depth first) for the file's footer. */
@@ -330,7 +355,8 @@ export class NestedLayout {
       const value = object[key];
       if (value === undefined) continue;
       let field = fields.find(key, at++);
-      if (field === undefined && node === this.root && this.evolves && value !== null && key !== this.overflowName) field = this.addField(key, value);
+      if (field === undefined && holdsNothing(value)) continue;
+      if (field === undefined && node === this.root && this.evolves && key !== this.overflowName) field = this.addField(key, value);
       if (field === undefined) {
         // Only outside a list: a list with a field its shape lacks went to `_extra` whole (`conforms`).
         const name = joinName(node.name, key);
@@ -353,7 +379,8 @@ export class NestedLayout {
   private addField(key: string, value: unknown): Node {
     const observed = seen();
     observe(value, observed, joinName('', key), 1, this.maxDepth);
-    const shape = settle(observed);
+    // `holdsNothing` was false, so the value types the field.
+    const shape = settle(observed)!;
     const first = this.columns.length;
     const node = this.compile(joinName('', key), shape, 1, 0, [key.toWellFormed()]);
     this.fields.push({ name: wellFormed(key, this.repairs), shape: repairShape(shape, this.repairs) });
@@ -395,7 +422,7 @@ function conforms(node: Node, value: unknown): boolean {
     for (const key in value) {
       const field = node.fields.get(key);
       const item = value[key];
-      if (field === undefined ? item !== undefined : !conforms(field, item)) return false;
+      if (field === undefined ? !holdsNothing(item) : !conforms(field, item)) return false;
     }
     return true;
   }

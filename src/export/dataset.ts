@@ -177,8 +177,6 @@ export class DatasetDestination implements Destination {
     }
     if (schema === undefined) await checkOtherSchemas(this.paths);
     await this.#adopt(schema);
-    const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
-    if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     // Before any request: a part this run would merge into must read back.
     await this.#checkParts(schema, this.#format, this.#partitioning);
     // The latest fetch any writer published: this process's stamps come after it (`fetch-clock.ts`).
@@ -355,10 +353,7 @@ export class DatasetDestination implements Destination {
    * future) counts as held only by its key, and as older than `since` never.
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
-    if (records.length > 0) {
-      this.#checkExact(records);
-      this.#checkFrozen(records);
-    }
+    if (records.length > 0) this.#checkFrozen(records);
     const newestFirst = isNewestFirst(this.op, walk.params);
     const now = Date.now();
     const name = walkName(walk.params);
@@ -437,22 +432,6 @@ export class DatasetDestination implements Destination {
     this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));
     if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
     return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
-  }
-
-  /** Refuses a page whose bigints a column recorded as double would round (README "Big integers"). */
-  #checkExact(records: readonly unknown[]): void {
-    const [first] = this.#tracker.rounding(records);
-    if (first !== undefined) throw this.#roundingError(first.column, `integers past 2^53 such as ${first.value} from this page`);
-  }
-
-  #roundingError(column: string, what: string): DatasetError {
-    return new DatasetError(
-      `${this.op.id}: ${this.output} recorded ${column} as double, which rounds ${what}; ` +
-        `its parts may hold earlier values of ${column} rounded, and their digits cannot be recovered. ` +
-        `Export into a new dataset directory (or move ${this.output} aside first): it records ${column} as an exact integer. Nothing of this run was published.`,
-      this.output,
-      { endpoint: this.op.id },
-    );
   }
 
   #checkFrozen(records: readonly unknown[]): void {

@@ -23,6 +23,18 @@ async function columnTypes(path: string): Promise<Record<string, string>> {
   return Object.fromEntries(rows.map((row) => [row.column_name as string, row.column_type as string]));
 }
 
+/**
+ * A hostile record as the type lattice keeps it (README § 3 "Types"): `mixed` and `late.list`'s
+ * elements hold numbers and text, so their numbers are text of their digits; `emptyObject` is only
+ * ever `{}`, which types nothing, so it is no column (NULL).
+ */
+function asTyped(record: Record<string, unknown>): Record<string, unknown> {
+  const { emptyObject: _, ...rest } = record;
+  const typed: Record<string, unknown> = typeof rest.mixed === 'number' ? { ...rest, mixed: String(rest.mixed) } : rest;
+  const late = typed.late as { field: number; list: unknown[] } | undefined;
+  return late === undefined ? typed : { ...typed, late: { ...late, list: late.list.map(String) } };
+}
+
 describe('nested Parquet of hostile records', () => {
   const records = hostileRecords(6_000);
   const path = join(dir, 'hostile-nested.parquet');
@@ -33,7 +45,7 @@ describe('nested Parquet of hostile records', () => {
     const back = await parquetRecords(path);
     expect(back).toHaveLength(records.length);
     const differences = records.flatMap((record, i) =>
-      leafDifferences(leaves(record, { structs: true }), leaves(back[i], { structs: true })).map((d) => `record ${i}: ${d}`),
+      leafDifferences(leaves(asTyped(record), { structs: true }), leaves(back[i], { structs: true })).map((d) => `record ${i}: ${d}`),
     );
     expect(differences.slice(0, 10)).toEqual([]);
   });
@@ -52,11 +64,11 @@ describe('nested Parquet of hostile records', () => {
 
   it('adds a top-level field first seen after the sample as a column, NULL in the rows before', async () => {
     await written;
-    const rows = await query(`SELECT seq, late.field AS field, late.list AS list FROM ${sqlPath(path)} WHERE seq IN (0, ${LATE_FIELD_AT - 1}, ${LATE_FIELD_AT})`);
+    const rows = await queryJS(`SELECT seq::INTEGER AS seq, late.field::INTEGER AS field, late.list AS list FROM ${sqlPath(path)} WHERE seq IN (0, ${LATE_FIELD_AT - 1}, ${LATE_FIELD_AT}) ORDER BY seq`);
     expect(rows).toEqual([
       { seq: 0, field: null, list: null },
       { seq: LATE_FIELD_AT - 1, field: null, list: null },
-      { seq: LATE_FIELD_AT, field: LATE_FIELD_AT, list: `[${LATE_FIELD_AT},"x"]` },
+      { seq: LATE_FIELD_AT, field: LATE_FIELD_AT, list: [String(LATE_FIELD_AT), 'x'] },
     ]);
   });
 
@@ -141,13 +153,14 @@ describe('nested Parquet', () => {
     ]);
   });
 
-  it('writes a field whose values vary in kind as JSON text', async () => {
+  it('types a field whose values vary in kind by its commonest kind, widened by the lattice, with the rest in _extra', async () => {
     const path = join(dir, 'varying.parquet');
-    await toParquet([{ mixed: [1, 'a'], shape: { a: 1 } }, { mixed: [2], shape: [1] }], path);
-    expect(await columnTypes(path)).toMatchObject({ mixed: 'VARCHAR', shape: 'VARCHAR' });
-    expect(await query(`SELECT mixed, shape FROM ${sqlPath(path)}`)).toEqual([
-      { mixed: '[1,"a"]', shape: '{"a":1}' },
-      { mixed: '[2]', shape: '[1]' },
+    await toParquet([{ mixed: [1, 'a'], shape: { a: 1 } }, { mixed: [2], shape: { a: 2 } }, { mixed: [], shape: [1] }], path);
+    expect(await columnTypes(path)).toMatchObject({ mixed: 'VARCHAR[]', shape: 'STRUCT(a BIGINT)' });
+    expect(await queryJS(`SELECT mixed, shape, _extra FROM ${sqlPath(path)}`)).toEqual([
+      { mixed: ['1', 'a'], shape: { a: 1n }, _extra: null },
+      { mixed: ['2'], shape: { a: 2n }, _extra: null },
+      { mixed: [], shape: null, _extra: '{"shape":[1]}' },
     ]);
   });
 
