@@ -15,6 +15,7 @@ import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseExact } from '../../src/exact-json.ts';
 import { toParquet } from '../../sinks/index.ts';
+import { compactDataset } from '../../src/export/index.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
@@ -181,5 +182,26 @@ describe('a dataset column a later run widens', () => {
     const { dir, summaries } = await asDataset([[{ id: 'a', flag: 'yes' }], [{ id: 'b', flag: true }, { id: 'c', flag: false }]]);
     expect(summaries[1].drift.conflicting).toEqual([{ column: 'flag', recorded: 'string', seen: 'boolean', values: 2 }]);
     expect(await duckType(dir, 'flag')).toBe('VARCHAR');
+  });
+});
+
+describe('parts written before a widening', () => {
+  /** Each part's physical type of `column`, as arrow-rs reads the part alone. */
+  const partTypes = (dir: string, column: string) =>
+    partsOf(dir).map((part) => String(tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).schema.fields.find((field) => field.name === column)?.type));
+
+  it('are rewritten to the recorded type by dataset compact, which then reads as one type in DuckDB, Polars and arrow-rs', async () => {
+    const dir = fresh('widened-parts');
+    // Two months: the second run writes its own partition and leaves the first month's part as it was.
+    await recordsIntoDataset([{ id: 'a', created_utc: 1_760_000_000, ratio: 1 }], dir, { params: { subforum: 'w1' } });
+    const summary = await recordsIntoDataset([{ id: 'b', created_utc: 1_763_700_000, ratio: 0.81 }], dir, { params: { subforum: 'w2' } });
+    expect(summary.drift.widened).toEqual([{ column: 'ratio', from: 'integer', to: 'double' }]);
+    expect(new Set(partTypes(dir, 'ratio'))).toEqual(new Set(['Int64', 'Float64']));
+    const compaction = await compactDataset(dir);
+    expect(compaction.operations[0].rows).toBe(2);
+    expect(partTypes(dir, 'ratio')).toEqual(['Float64', 'Float64']);
+    for (const rows of await readThree(dir, ['ratio'])) expect(rows.map((row) => row.ratio)).toEqual([1, 0.81]);
+    const [{ average }] = await queryJS(`SELECT avg(ratio) AS average FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
+    expect(average).toBeCloseTo(0.905);
   });
 });
