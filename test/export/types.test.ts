@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseExact } from '../../src/exact-json.ts';
 import { toParquet } from '../../sinks/index.ts';
 import { compactDataset } from '../../src/export/index.ts';
+import { describeDrift } from '../../sinks/dataset-schema.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
@@ -182,6 +183,11 @@ describe('a dataset column a later run widens', () => {
     const { dir, summaries } = await asDataset([[{ id: 'a', flag: 'yes' }], [{ id: 'b', flag: true }, { id: 'c', flag: false }]]);
     expect(summaries[1].drift.conflicting).toEqual([{ column: 'flag', recorded: 'string', seen: 'boolean', values: 2 }]);
     expect(await duckType(dir, 'flag')).toBe('VARCHAR');
+  });
+
+  it('has a drift line that says what widened and how many values went to _extra, by path', async () => {
+    const { summaries } = await asDataset([[{ id: 'a', score: 1, flag: 'yes' }], [{ id: 'b', score: 2.5, flag: true }, { id: 'c', score: 3, flag: false }]]);
+    expect(describeDrift(summaries[1].drift)).toBe('schema drift: 1 widened (score: integer → double), 2 values to _extra (flag: string ← boolean, 2 values)');
   });
 });
 
