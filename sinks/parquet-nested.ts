@@ -4,13 +4,14 @@
  * and `unnest(tags)`, Polars `pl.col('author').struct.field('nickname')`.
  *
  * - The shape comes from the sample (the first `sampleSize` records): each field's values settle
- *   as the flat layout's columns do (`rows.ts`: integers with doubles make DOUBLE, integers with
- *   bigints an exact INT64 `bigint` leaf, ISO instants TIMESTAMP only when all are), but a field
- *   whose values are of different kinds (a string here, a number there; an object here, an array
- *   there), an array whose elements are, a keyed collection (`{"0": …}`), an object that is always
- *   empty, or anything nested deeper than `maxDepth` objects and arrays (default
- *   `DEFAULT_NESTED_MAX_DEPTH`), is one value of JSON text in a string column.
- * - A field only ever null or only ever an empty array is VARCHAR (a LIST of VARCHAR).
+ *   on the type lattice the flat layout's columns use (`rows.ts` `joinKinds`: integers with doubles
+ *   make DOUBLE, integers with bigints an exact INT64 `bigint` leaf, numbers with text VARCHAR of
+ *   the digits, ISO instants TIMESTAMP only when all are). A field whose values are of kinds no
+ *   widening joins (a string here, an object there) takes its commonest kind, the others going to
+ *   `_extra`. A keyed collection (`{"0": …}`), or anything nested deeper than `maxDepth` objects and
+ *   arrays (default `DEFAULT_NESTED_MAX_DEPTH`), is one value of JSON text in a string column.
+ * - `null`, `[]` and `{}` type nothing: a field that held only those in the sample is no column
+ *   until a real value adds it (`addField`, at the top level), and reads NULL.
  * - A top-level field first seen after the sample is added as a field (`addField`), NULL before.
  * - No value is lost: a field the shape lacks inside a struct (or any, when `columns` chose the
  *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`,

@@ -10,10 +10,11 @@
  * - Columns come from a sample of the first records (or the `columns` option). A value with no
  *   column — a field first seen after the sample — goes into the overflow column (`_extra`), a JSON
  *   object keyed by column name, so no value is ever lost.
- * - Typed layouts (Parquet) give each column a kind from the sample; a later value of another kind
- *   also goes to `_extra` (the column is NULL in that row). Untyped layouts (CSV) take any value.
+ * - Typed layouts (Parquet) give each column a kind from the sample, on the type lattice
+ *   (`joinKinds`, docs/types.md); a value the kind cannot hold also goes to `_extra` (the column is
+ *   NULL in that row), never as quoted JSON text in the column. Untyped layouts (CSV) take any value.
  * - A `bigint` (an integer past 2^53, README "Big integers") keeps its digits: a `bigint` column
- *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is JSON text.
+ *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is text.
  * - NULL and an absent field read the same: both are an empty cell.
  * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
  *   (`strings.ts`), so CSV and Parquet write what NDJSON writes and say so.
