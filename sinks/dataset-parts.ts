@@ -152,6 +152,7 @@ function nestedValueOf(value: unknown, shape: Shape): unknown {
   if (value === null || value === undefined) return undefined;
   if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct);
   if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list) ?? null);
+  if ('map' in shape) return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, nestedValueOf(item, shape.map) ?? null]));
   return valueOf(value as Cell, shape.kind);
 }
 

@@ -57,7 +57,15 @@ export const DEFAULT_NESTED_MAX_DEPTH = 6;
 export type Shape =
   | { readonly kind: ColumnKind }
   | { readonly struct: ReadonlyArray<{ readonly name: string; readonly shape: Shape }> }
-  | { readonly list: Shape };
+  | { readonly list: Shape }
+  | { readonly map: Shape };
+
+/**
+ * An object with more distinct keys than this among the records is keyed by data (dates, ids), not
+ * by field names: a MAP from string keys to its values' shape, not a STRUCT that grows with the
+ * data. DuckDB's `read_json` draws the line at 200 too (its `map_inference_threshold`).
+ */
+export const MAP_THRESHOLD = 200;
 
 /** A top-level field of the layout and its shape. */
 export interface NestedField {
@@ -126,6 +134,20 @@ export function holdsNothing(value: unknown, depth = 0): boolean {
 
 const MAX_EMPTY_DEPTH = 64;
 
+/** Adds what `from` saw to `into`: the values of every key of a map, seen as one field. */
+function mergeSeen(into: Seen, from: Seen): void {
+  for (const [kind, count] of from.scalars) into.scalars.set(kind, (into.scalars.get(kind) ?? 0) + count);
+  into.objects += from.objects;
+  into.opaque ||= from.opaque;
+  for (const [key, child] of from.fields) {
+    let field = into.fields.get(key);
+    if (field === undefined) into.fields.set(key, (field = seen()));
+    mergeSeen(field, child);
+  }
+  into.arrays += from.arrays;
+  if (from.elements !== undefined) mergeSeen((into.elements ??= seen()), from.elements);
+}
+
 const JSON_SHAPE: Shape = { kind: 'json' };
 
 /** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
@@ -153,6 +175,12 @@ export function settle(field: Seen): Shape | undefined {
   if (category === 'scalars') return { kind: settleKind(field.scalars)! };
   if (category === 'objects') {
     if (field.opaque) return JSON_SHAPE;
+    if (field.fields.size > MAP_THRESHOLD) {
+      const values = seen();
+      for (const child of field.fields.values()) mergeSeen(values, child);
+      const value = settle(values);
+      return value === undefined ? undefined : { map: value };
+    }
     const struct = [...field.fields].flatMap(([name, child]) => {
       const shape = settle(child);
       return shape === undefined ? [] : [{ name, shape }];
@@ -194,9 +222,10 @@ interface Node {
   fieldList: Node[];
   /** The visit at which this field was last written (so the missing ones are written NULL). */
   stamp: number;
-  /** Lists: the element, and the repetition level of an element after the first. */
+  /** Lists and maps: the element (a map's value; its key is column `first`), and the repetition level of an entry after the first. */
   element: Node | null;
   repetition: number;
+  map: boolean;
 }
 
 /** One leaf column: its path through the schema, its kind and levels. */
@@ -301,7 +330,7 @@ export class NestedLayout {
 
   private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
-    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0 };
+    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0, map: false };
     if ('kind' in shape) {
       node.kind = shape.kind;
       this.columns.push({ path, kind: shape.kind, maxDefinition: definition, maxRepetition: repetition });
@@ -311,6 +340,12 @@ export class NestedLayout {
         this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
       );
       node.fields = new KeyIndex(shape.struct.map((field, i) => [field.name, node.fieldList[i]] as const));
+    } else if ('map' in shape) {
+      // The repeated group `key_value` adds a definition level; its `key` is required, its `value` optional.
+      node.map = true;
+      node.repetition = repetition + 1;
+      this.columns.push({ path: [...path, 'key_value', 'key'], kind: 'string', maxDefinition: definition + 1, maxRepetition: repetition + 1 });
+      node.element = this.compile(name, shape.map, definition + 2, repetition + 1, [...path, 'key_value', 'value']);
     } else {
       // The repeated group `list` and its optional `element` each add a definition level.
       node.repetition = repetition + 1;
@@ -338,6 +373,9 @@ export class NestedLayout {
     } else if (node.fields !== null) {
       if (isPlainObject(value)) this.writeStruct(node, value, repetition, inList);
       else this.mismatch(node, value, repetition);
+    } else if (node.map) {
+      if (!isPlainObject(value) || (!inList && !conforms(node, value))) this.mismatch(node, value, repetition);
+      else this.writeMap(node, value, repetition);
     } else if (!Array.isArray(value) || (!inList && !conforms(node, value))) {
       this.mismatch(node, value, repetition);
     } else if (value.length === 0) {
@@ -346,6 +384,20 @@ export class NestedLayout {
       const element = node.element!;
       for (let i = 0; i < value.length; i++) this.write(element, value[i], i === 0 ? repetition : node.repetition, true);
     }
+  }
+
+  /** A map's entries, one `key_value` each: the key (column `first`, required), then the value. */
+  private writeMap(node: Node, object: PlainObject, repetition: number): void {
+    let entries = 0;
+    for (const key in object) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const at = entries++ === 0 ? repetition : node.repetition;
+      this.group.push(node.first, node.definition + 1, at, wellFormed(key, this.repairs));
+      this.write(node.element!, value, at, true);
+    }
+    // No entry: the map is there, empty.
+    if (entries === 0) for (let c = node.first; c < node.end; c++) this.group.push(c, node.definition, repetition);
   }
 
   private writeStruct(node: Node, object: PlainObject, repetition: number, inList: boolean): void {
@@ -427,6 +479,11 @@ function conforms(node: Node, value: unknown): boolean {
     }
     return true;
   }
+  if (node.map) {
+    if (!isPlainObject(value)) return false;
+    for (const key in value) if (!conforms(node.element!, value[key])) return false;
+    return true;
+  }
   if (!Array.isArray(value)) return false;
   for (const item of value) if (!conforms(node.element!, item)) return false;
   return true;
@@ -434,6 +491,7 @@ function conforms(node: Node, value: unknown): boolean {
 
 function repairShape(shape: Shape, repairs: Repairs): Shape {
   if ('kind' in shape) return shape;
+  if ('map' in shape) return { map: repairShape(shape.map, repairs) };
   if ('list' in shape) return { list: repairShape(shape.list, repairs) };
   return { struct: shape.struct.map(({ name, shape: child }) => ({ name: wellFormed(name, repairs), shape: repairShape(child, repairs) })) };
 }
@@ -455,6 +513,13 @@ function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = 
   } else if ('struct' in shape) {
     elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: shape.struct.length }));
     for (const field of shape.struct) schemaOf(field.name, field.shape, elements);
+  } else if ('map' in shape) {
+    // The MAP form of the Parquet specification: `optional group f (MAP) { repeated group key_value { required binary key (UTF8); optional … value } }`.
+    const logicalType = new parquetTypes.LogicalType({ MAP: new parquetTypes.MapType() });
+    elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: 1, converted_type: ConvertedType.MAP, logicalType }));
+    elements.push(new parquetTypes.SchemaElement({ name: 'key_value', repetition_type: FieldRepetitionType.REPEATED, num_children: 2 }));
+    elements.push(new parquetTypes.SchemaElement({ name: 'key', type: Type.BYTE_ARRAY, repetition_type: FieldRepetitionType.REQUIRED, converted_type: ConvertedType.UTF8 }));
+    schemaOf('value', shape.map, elements);
   } else {
     elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: 1, converted_type: ConvertedType.LIST }));
     elements.push(new parquetTypes.SchemaElement({ name: 'list', repetition_type: FieldRepetitionType.REPEATED, num_children: 1 }));

@@ -10,6 +10,7 @@ import { readParquet } from 'parquet-wasm/node';
 import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/errors.ts';
 import { toParquet } from '../../sinks/index.ts';
+import { MAP_THRESHOLD } from '../../sinks/parquet-nested.ts';
 import { query, queryJS, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
 import { CONFLICT_AT, hostileRecords, LATE_FIELD_AT } from './helpers/hostile.ts';
@@ -162,6 +163,29 @@ describe('nested Parquet', () => {
       { mixed: ['2'], shape: { a: 2n }, _extra: null },
       { mixed: [], shape: null, _extra: '{"shape":[1]}' },
     ]);
+  });
+
+  it('writes an object keyed by data (more distinct keys than MAP_THRESHOLD) as a MAP, which DuckDB, Polars and arrow-rs read', async () => {
+    const path = join(dir, 'keyed-by-date.parquet');
+    const day = (d: number) => new Date(Date.UTC(2025, 0, 1) + d * 86_400_000).toISOString().slice(0, 10);
+    const daily = (i: number) => Object.fromEntries(Array.from({ length: MAP_THRESHOLD + 50 }, (_, d) => [day(d + i), d]));
+    await toParquet([{ id: 0, daily: daily(0) }, { id: 1, daily: daily(1) }, { id: 2, daily: {} }, { id: 3, daily: null }], path);
+    expect((await columnTypes(path)).daily).toBe('MAP(VARCHAR, BIGINT)');
+    expect(await query(`SELECT id, cardinality(daily) AS n, daily['2025-01-02'] AS second FROM ${sqlPath(path)} ORDER BY id`)).toEqual([
+      { id: 0, n: MAP_THRESHOLD + 50, second: 1 },
+      { id: 1, n: MAP_THRESHOLD + 50, second: 0 },
+      { id: 2, n: 0, second: null },
+      { id: 3, n: null, second: null },
+    ]);
+    const frame = pl.readParquet(path);
+    const entries = frame.getColumn('daily').toArray() as unknown as Array<Array<{ key: string; value: number }> | null>;
+    expect(entries.map((row) => row?.length ?? null)).toEqual([MAP_THRESHOLD + 50, MAP_THRESHOLD + 50, 0, null]);
+    expect(entries[1]![0]).toEqual({ key: '2025-01-02', value: 0 });
+    const arrow = tableFromIPC(readParquet(new Uint8Array(readFileSync(path))).intoIPCStream());
+    expect(String(arrow.schema.fields.find((field) => field.name === 'daily')?.type)).toMatch(/^Map<\{?key/i);
+    const second = arrow.getChild('daily')!.get(1) as { toJSON(): Record<string, unknown> };
+    expect(Object.keys(second.toJSON())).toHaveLength(MAP_THRESHOLD + 50);
+    expect(second.toJSON()['2025-01-02']).toBe(0n);
   });
 
   it('writes objects and arrays nested deeper than maxDepth as JSON text', async () => {
