@@ -37,6 +37,7 @@ import {
   isPlainObject,
   joinName,
   kindOf,
+  MAP_THRESHOLD,
   OVERFLOW_NAME,
   settleKind,
   timestampOf,
@@ -60,12 +61,6 @@ export type Shape =
   | { readonly list: Shape }
   | { readonly map: Shape };
 
-/**
- * An object with more distinct keys than this among the records is keyed by data (dates, ids), not
- * by field names: a MAP from string keys to its values' shape, not a STRUCT that grows with the
- * data. DuckDB's `read_json` draws the line at 200 too (its `map_inference_threshold`).
- */
-export const MAP_THRESHOLD = 200;
 
 /** A top-level field of the layout and its shape. */
 export interface NestedField {

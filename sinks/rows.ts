@@ -55,6 +55,12 @@ export interface RowOptions {
 }
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
+/**
+ * An object with more distinct keys than this is keyed by data (dates, ids), not by field names:
+ * nested Parquet makes it a MAP, the flat layout one value of JSON text, never a column per key.
+ * DuckDB's `read_json` draws the line at 200 too (its `map_inference_threshold`).
+ */
+export const MAP_THRESHOLD = 200;
 export const DEFAULT_MAX_DEPTH = 3;
 export const OVERFLOW_NAME = '_extra';
 
@@ -460,7 +466,8 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number): string[]
       const name = joinName(prefix, key);
       if (isPlainObject(value) && depth < maxDepth) {
         const keys = Object.keys(value);
-        if (keys.length > 0 && !isKeyedCollection(keys)) {
+        // An object keyed by data is one value (JSON text), not a column per key (docs/types.md).
+        if (keys.length > 0 && keys.length <= MAP_THRESHOLD && !isKeyedCollection(keys)) {
           visit(value, name, depth + 1);
           continue;
         }

@@ -10,7 +10,7 @@ import { readParquet } from 'parquet-wasm/node';
 import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/errors.ts';
 import { toParquet } from '../../sinks/index.ts';
-import { MAP_THRESHOLD } from '../../sinks/parquet-nested.ts';
+import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { query, queryJS, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
 import { CONFLICT_AT, hostileRecords, LATE_FIELD_AT } from './helpers/hostile.ts';
@@ -186,6 +186,15 @@ describe('nested Parquet', () => {
     const second = arrow.getChild('daily')!.get(1) as { toJSON(): Record<string, unknown> };
     expect(Object.keys(second.toJSON())).toHaveLength(MAP_THRESHOLD + 50);
     expect(second.toJSON()['2025-01-02']).toBe(0n);
+  });
+
+  it('keeps an object keyed by data as one value of JSON text in the flat layout, not a column per key', async () => {
+    const path = join(dir, 'keyed-by-date-flat.parquet');
+    const daily = Object.fromEntries(Array.from({ length: MAP_THRESHOLD + 1 }, (_, d) => [`k${d}`, d]));
+    await toParquet([{ id: 0, daily }], path, { layout: 'flat' });
+    expect(Object.keys(await columnTypes(path))).toEqual(['id', 'daily', '_extra']);
+    const [{ text }] = await query(`SELECT daily AS text FROM ${sqlPath(path)}`);
+    expect(JSON.parse(String(text))).toEqual(daily);
   });
 
   it('writes objects and arrays nested deeper than maxDepth as JSON text', async () => {
