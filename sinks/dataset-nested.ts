@@ -1,29 +1,37 @@
 /**
- * A nested dataset's schema (docs/datasets.md "Parquet layout"): its records' top-level fields, each a
+ * A nested dataset's schema (docs/datasets.md): its records' top-level fields, each a
  * leaf, a STRUCT of named fields or a LIST of one shape, as the nested Parquet layout writes them
  * (`parquet-nested.ts`), recorded in the schema file and pinned on every part, so every part types
  * a field alike.
  *
  * A run merges what its records hold into the recorded shapes: a field first seen (at the top, in
  * a struct, in a list's structs) is added, so the parts written before read it as NULL (DuckDB
- * `union_by_name`, Polars `missing_struct_fields='insert'`); an integer leaf that meets a bigint
- * widens to `bigint` (both INT64); a value of a kind its field cannot hold is drift, and the writer
- * puts it in `_extra` (a list whole). Within a run a field seen only as null, or a list seen only
- * empty, waits for a value before it takes a kind, as a flat column does.
+ * `union_by_name`, Polars `missing_struct_fields='insert'`); a leaf widens on the type lattice
+ * (`dataset-schema.ts` `takes`: integer → bigint, integer → double, numbers → string), never
+ * narrows; a value of a kind its field cannot hold is drift, and the writer puts it in `_extra` (a
+ * list whole), counted. A field seen only as null, `[]` or `{}` is `untyped`, recorded but in no
+ * part (`nestedFields`), until a real value types it, in whichever run.
  */
 import type { SchemaDrift } from '../src/errors.ts';
-import { bigintsIn, caseless, datasetKind, holds, widens, type ColumnShape, type DatasetSchemaTracker, type PageDrift, type SchemaColumn } from './dataset-schema.ts';
-import { DEFAULT_NESTED_MAX_DEPTH, observeFields, settle, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
-import { checkRecord, joinName, type ColumnKind } from './rows.ts';
+import {
+  addConflict,
+  caseless,
+  takeAll,
+  type ColumnShape,
+  type Conflict,
+  type DatasetKind,
+  type DatasetSchemaTracker,
+  type PageDrift,
+  type SchemaColumn,
+} from './dataset-schema.ts';
+import { DEFAULT_NESTED_MAX_DEPTH, observeFields, settledCategory, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
+import { checkRecord, joinName } from './rows.ts';
 
-/** A shape while a run settles it: `null` is a field no value has typed yet (text if none does). */
-type Draft = { kind: ColumnKind | 'null' } | { kind: 'struct'; fields: DraftColumn[] } | { kind: 'list'; element: Draft };
-type DraftColumn = { name: string } & Draft;
+type Draft = ColumnShape;
+type DraftColumn = SchemaColumn;
 
-const UNTYPED: Draft = { kind: 'null' };
+const UNTYPED: Draft = { kind: 'untyped' };
 const JSON_TEXT: Draft = { kind: 'json' };
-
-type Conflict = { column: string; recorded: string; seen: string };
 
 export class NestedSchemaTracker implements DatasetSchemaTracker {
   readonly #recorded: readonly SchemaColumn[];
@@ -58,39 +66,18 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
     return { added: addedPaths(before, this.#columns, ''), conflicting: this.#page };
   }
 
-  doubles(fields: readonly string[]): string[] {
-    const doubles = new Set(this.#recordedDoubles());
-    return fields.filter((name) => doubles.has(name));
-  }
-
-  rounding(records: readonly unknown[]): { column: string; value: bigint }[] {
-    return bigintsIn(records, this.#recordedDoubles());
-  }
-
-  /** The recorded `double` leaves a record reaches through structs (not lists): the ones a bigint would round. */
-  #recordedDoubles(): string[] {
-    const found: string[] = [];
-    const visit = (columns: readonly SchemaColumn[], prefix: string): void => {
-      for (const column of columns) {
-        const name = joinName(prefix, column.name);
-        if (column.kind === 'struct') visit(column.fields, name);
-        else if (column.kind === 'double') found.push(name);
-      }
-    };
-    visit(this.#recorded, '');
-    return found;
-  }
-
   columns(): SchemaColumn[] {
-    return this.#columns.map((column) => ({ name: column.name, ...typed(column) }));
+    return this.#columns;
   }
 
   drift(): SchemaDrift {
     if (this.first) return { added: [], missing: [], conflicting: [] };
+    const widened = widenedPaths(this.#recorded, this.#columns, '');
     return {
       added: addedPaths(this.#recorded, this.#columns, '').map(({ name, kind }) => ({ column: name, kind })),
       missing: this.#recorded.filter((column) => !this.#seen.has(column.name)).map((column) => joinName('', column.name)),
       conflicting: [...this.#conflicting.values()],
+      ...(widened.length === 0 ? {} : { widened }),
     };
   }
 
@@ -110,63 +97,64 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
     return merged;
   }
 
-  /** `draft` given what a page showed of its field (`name`, an escaped dotted path); a value it cannot hold is a conflict. */
+  /**
+   * `draft` given what a page showed of its field (`name`, an escaped dotted path), by the type
+   * lattice: an untyped field takes the shape of its commonest kind of value (scalars, objects,
+   * arrays), a leaf widens (`takeAll`), a struct gains fields, a list's element is merged; every
+   * value it cannot hold is a conflict (it goes to `_extra`). A shape is never flipped.
+   */
   #merge(draft: Draft, field: Seen, name: string): Draft {
-    const scalars = field.scalars.size > 0;
-    const objects = field.objects > 0;
-    const arrays = field.arrays > 0;
-    const kinds = (scalars ? 1 : 0) + (objects ? 1 : 0) + (arrays ? 1 : 0);
-    if (kinds === 0 || draft.kind === 'json') return draft;
-    if (draft.kind === 'null') {
-      // As the nested layout settles a field (`parquet-nested.ts` `settle`), but waiting while there is nothing to type.
-      if (kinds > 1 || field.opaque) return JSON_TEXT;
-      if (scalars) return datasetShape(settle(field));
-      if (objects) return field.fields.size === 0 ? JSON_TEXT : { kind: 'struct', fields: this.#mergeFields([], field.fields, name) };
-      const element = field.elements === undefined ? UNTYPED : this.#merge(UNTYPED, field.elements, name);
-      return element.kind === 'json' ? JSON_TEXT : { kind: 'list', element };
+    const scalars = [...field.scalars.values()].reduce((sum, count) => sum + count, 0);
+    const category = draft.kind === 'untyped' ? settledCategory(field) : draft.kind === 'struct' || draft.kind === 'json' ? 'objects' : draft.kind === 'list' ? 'arrays' : 'scalars';
+    if (category === undefined) return draft;
+    const recorded = draft.kind === 'untyped' ? 'untyped' : shapeName(draft);
+    if (category !== 'scalars') for (const [seen, values] of field.scalars) this.#conflict(name, recorded, seen, values);
+    if (category !== 'objects' && field.objects > 0) this.#conflict(name, recorded, field.opaque ? 'json' : 'struct', field.objects);
+    if (category !== 'arrays' && field.arrays > 0) this.#conflict(name, recorded, 'list', field.arrays);
+    if (category === 'scalars') {
+      if (scalars === 0) return draft;
+      const kind: DatasetKind = draft.kind === 'struct' || draft.kind === 'list' ? 'untyped' : draft.kind;
+      return { kind: takeAll(kind, field.scalars, (seen, values) => this.#conflict(name, recorded, seen, values)) };
     }
-    if (draft.kind === 'struct' || draft.kind === 'list') {
-      for (const kind of field.scalars.keys()) this.#conflict(name, draft.kind, datasetKind(kind));
-      const other = draft.kind === 'struct' ? arrays : objects;
-      if (other) this.#conflict(name, draft.kind, draft.kind === 'struct' ? 'list' : 'struct');
-      if (field.opaque && (draft.kind === 'struct' ? objects : arrays)) {
-        this.#conflict(name, draft.kind, 'json');
+    if (category === 'objects') {
+      if (field.objects === 0) return draft;
+      // A keyed collection or an object nested too deep is JSON text; a struct never becomes JSON text, nor JSON text a struct.
+      if (draft.kind === 'json' || (draft.kind === 'untyped' && field.opaque)) return JSON_TEXT;
+      if (field.opaque) {
+        this.#conflict(name, recorded, 'json', field.objects);
         return draft;
       }
-      if (draft.kind === 'struct') return objects ? { kind: 'struct', fields: this.#mergeFields(draft.fields, field.fields, name) } : draft;
-      return arrays && field.elements !== undefined ? { kind: 'list', element: this.#merge(draft.element, field.elements, name) } : draft;
+      const fields = this.#mergeFields(draft.kind === 'struct' ? draft.fields : [], field.fields, name);
+      return { kind: 'struct', fields };
     }
-    let kind: ColumnKind = draft.kind;
-    if (objects) this.#conflict(name, kind, field.opaque ? 'json' : 'struct');
-    if (arrays) this.#conflict(name, kind, 'list');
-    for (const seenKind of field.scalars.keys()) {
-      const each = datasetKind(seenKind);
-      if (widens(kind, each)) kind = 'bigint';
-      else if (!holds(kind, each)) this.#conflict(name, kind, each);
-    }
-    return { kind };
+    if (field.arrays === 0 || field.elements === undefined) return draft;
+    return { kind: 'list', element: this.#merge(draft.kind === 'list' ? draft.element : UNTYPED, field.elements, name) };
   }
 
-  #conflict(column: string, recorded: string, seenKind: string): void {
-    const conflict = { column, recorded, seen: seenKind };
-    this.#conflicting.set(column, conflict);
-    this.#page.push(conflict);
+  #conflict(column: string, recorded: string, seen: string, values: number): void {
+    this.#page.push(addConflict(this.#conflicting, { column, recorded, seen, values }));
   }
 }
 
-/** A settled shape as a dataset records it: ISO instants stay text, as in a flat dataset (`dataset-schema.ts`). */
-function datasetShape(shape: Shape): Draft {
-  if ('kind' in shape) return { kind: datasetKind(shape.kind) };
-  if ('list' in shape) return { kind: 'list', element: datasetShape(shape.list) };
-  return { kind: 'struct', fields: shape.struct.map((field) => ({ name: field.name, ...datasetShape(field.shape) })) };
+/** A shape's kind in words, for drift: a leaf's kind, `struct` or `list`. */
+function shapeName(shape: ColumnShape): string {
+  return shape.kind;
 }
 
-/** A draft as it is written: a field no value typed is text (a LIST of text), as in the sinks. */
-function typed(draft: Draft): ColumnShape {
-  if (draft.kind === 'null') return { kind: 'string' };
-  if (draft.kind === 'struct') return { kind: 'struct', fields: draft.fields.map((field) => ({ name: field.name, ...typed(field) })) };
-  if (draft.kind === 'list') return { kind: 'list', element: typed(draft.element) };
-  return { kind: draft.kind };
+/** The leaves of `after` whose kind widened from `before`'s (untyped → a type, integer → double …), by escaped dotted path. */
+function widenedPaths(before: readonly SchemaColumn[], after: readonly SchemaColumn[], prefix: string): { column: string; from: string; to: string }[] {
+  const old = new Map(before.map((column) => [column.name, column]));
+  return after.flatMap((column) => {
+    const was = old.get(column.name);
+    return was === undefined ? [] : widenedInside(was, column, joinName(prefix, column.name));
+  });
+}
+
+function widenedInside(before: ColumnShape, after: ColumnShape, name: string): { column: string; from: string; to: string }[] {
+  if (before.kind === 'struct' && after.kind === 'struct') return widenedPaths(before.fields, after.fields, name);
+  if (before.kind === 'list' && after.kind === 'list') return widenedInside(before.element, after.element, name);
+  if (before.kind === after.kind) return [];
+  return [{ column: name, from: before.kind, to: after.kind }];
 }
 
 /** The fields of `after` that `before` lacks, by escaped dotted path, inside structs and lists' structs too. */
@@ -176,7 +164,7 @@ function addedPaths(before: readonly DraftColumn[], after: readonly DraftColumn[
   for (const column of after) {
     const name = joinName(prefix, column.name);
     const was = old.get(column.name);
-    if (was === undefined) added.push({ name, kind: typed(column).kind });
+    if (was === undefined) added.push({ name, kind: column.kind });
     else added.push(...addedInside(was, column, name));
   }
   return added;
@@ -188,14 +176,28 @@ function addedInside(before: Draft, after: Draft, name: string): { name: string;
   return [];
 }
 
-/** The nested layout's fields for a dataset's recorded columns (`NestedLayout.plan` pins them). */
+/**
+ * The nested layout's fields for a dataset's recorded columns (`NestedLayout.plan` pins them): an
+ * untyped column, a struct of untyped fields or a list of untyped elements is left out, so no part
+ * holds a column typed by absence (DuckDB's `union_by_name` cannot union Parquet's NULL type with a
+ * STRUCT: its issue 22147), and every reader reads it as NULL until a value types it.
+ */
 export function nestedFields(columns: readonly SchemaColumn[]): NestedField[] {
-  return columns.map((column) => ({ name: column.name, shape: layoutShape(column) }));
+  return columns.flatMap((column) => {
+    const shape = layoutShape(column);
+    return shape === undefined ? [] : [{ name: column.name, shape }];
+  });
 }
 
-function layoutShape(shape: ColumnShape): Shape {
-  if (shape.kind === 'struct') return { struct: nestedFields(shape.fields) };
-  if (shape.kind === 'list') return { list: layoutShape(shape.element) };
+function layoutShape(shape: ColumnShape): Shape | undefined {
+  if (shape.kind === 'untyped') return undefined;
+  if (shape.kind === 'struct') {
+    const struct = nestedFields(shape.fields);
+    return struct.length === 0 ? undefined : { struct };
+  }
+  if (shape.kind === 'list') {
+    const element = layoutShape(shape.element);
+    return element === undefined ? undefined : { list: element };
+  }
   return { kind: shape.kind };
 }
-

@@ -56,7 +56,8 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
     return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested' }));
   }
   // Records with no field at all give no columns; the sinks then plan from the records themselves.
-  const leaves = leavesOf(columns);
+  // CSV is text: an untyped column is an empty one. A Parquet part leaves it out (`DatasetKind`).
+  const leaves = leavesOf(columns).flatMap(({ name, kind }) => (kind !== 'untyped' ? [{ name, kind }] : format === 'csv' ? [{ name, kind: 'string' as const }] : []));
   const pinned =
     leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
@@ -237,6 +238,11 @@ function nestedValueOf(value: unknown, shape: Shape, element: Element): unknown 
   if (value === null || value === undefined) return undefined;
   if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct, element);
   if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list, element.item!) ?? null);
+  if ('map' in shape) {
+    // hyparquet gives a MAP as an object; its values' element is the `value` child of its repeated group.
+    const valueElement = [...element.children.values()][0]?.children.get('value');
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, nestedValueOf(item, shape.map, valueElement!) ?? null]));
+  }
   return valueOf(value as Cell, shape.kind);
 }
 

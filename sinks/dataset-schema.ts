@@ -1,12 +1,13 @@
 /**
  * A dataset's schema per operation: the column names and kinds its part files use, recorded by the
  * first run and kept across runs so every part types a column alike and DuckDB unions them as one
- * table. A later run may add columns (`evolve`); a value whose kind a column cannot hold goes to
+ * table. A column's kind is the narrowest that holds every value the dataset has seen (`takes`):
+ * a later run may add columns (`evolve`) and widen a kind; a value no widening holds goes to
  * `_extra`, as in every sink. Each page is compared with the schema as it stands, so `freeze` can
  * stop at the first drifting page, before another is bought.
  */
 import type { SchemaDrift } from '../src/errors.ts';
-import { DEFAULT_MAX_DEPTH, RowLayout, splitColumnName, type ColumnKind } from './rows.ts';
+import { DEFAULT_MAX_DEPTH, joinKinds, RowLayout, type ColumnKind } from './rows.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
@@ -15,20 +16,31 @@ import { DEFAULT_MAX_DEPTH, RowLayout, splitColumnName, type ColumnKind } from '
  */
 export type SchemaColumn = { name: string } & ColumnShape;
 
+/**
+ * A leaf's kind in a dataset's schema: a sink's kind, or `untyped` for a field no value has typed
+ * yet (only null, `[]`, `{}`). An untyped column is recorded but left out of the parts, so every
+ * reader reads it as NULL (or not at all) and no part has a column typed by absence; its first
+ * real value types it.
+ */
+export type DatasetKind = ColumnKind | 'untyped';
+
 /** A column's shape: a leaf's kind, a STRUCT's fields (in order) or a LIST's element. */
-export type ColumnShape = { kind: ColumnKind } | { kind: 'struct'; fields: SchemaColumn[] } | { kind: 'list'; element: ColumnShape };
+export type ColumnShape = { kind: DatasetKind } | { kind: 'struct'; fields: SchemaColumn[] } | { kind: 'list'; element: ColumnShape };
 
 /** A leaf column: every column of a flat dataset. */
 export interface LeafColumn {
   name: string;
-  kind: ColumnKind;
+  kind: DatasetKind;
 }
+
+/** A conflict: values of kind `seen` that a column of kind `recorded` cannot hold, `values` of them, put in `_extra` by path. */
+export type Conflict = { column: string; recorded: string; seen: string; values: number };
 
 /** A page's new columns and conflicting values, measured against the schema before it. */
 export interface PageDrift {
   /** In a nested dataset, a struct's new field is named by its dotted path, and its kind may be `struct` or `list`. */
   added: { name: string; kind: string }[];
-  conflicting: { column: string; recorded: string; seen: string }[];
+  conflicting: Conflict[];
 }
 
 /** How a dataset's schema follows the records of a run (`SchemaTracker` flat, `NestedSchemaTracker` nested). */
@@ -37,27 +49,39 @@ export interface DatasetSchemaTracker {
   readonly first: boolean;
   /** Takes in one page; returns how it drifts from the schema as it stood before the page. */
   observe(records: readonly unknown[], maxDepth?: number): PageDrift;
-  /** The recorded `double` columns among `fields`: a page of that operation would give them bigints. */
-  doubles(fields: readonly string[]): string[];
-  /** The recorded `double` columns to which `records` give a bigint (see `SchemaTracker.rounding`). */
-  rounding(records: readonly unknown[]): { column: string; value: bigint }[];
   /** The schema to write with: recorded columns first. */
   columns(): SchemaColumn[];
   /** The whole run's drift (empty for the run that records the first schema). */
   drift(): SchemaDrift;
 }
 
-/** Whether a column of kind `recorded` holds a value of kind `seen` unchanged. */
-export function holds(recorded: ColumnKind, seen: ColumnKind): boolean {
-  return recorded === seen || recorded === 'json' || (seen === 'integer' && (recorded === 'double' || recorded === 'bigint'));
+/**
+ * The kind a column of kind `recorded` has once it takes values of kind `seen` (docs/types.md
+ * "Types"): `recorded` when it holds them, a wider kind when the lattice widens it (`joinKinds`:
+ * integer → bigint, integer → double, numbers → string), or `undefined` when none can hold both
+ * and the values go to `_extra`. A kind is never narrowed or flipped. A double column cannot hold
+ * an integer past 2^53 exactly, nor a bigint column a fraction without rounding the integers it
+ * holds: such values go to `_extra`, with every digit.
+ */
+export function takes(recorded: DatasetKind, seen: ColumnKind): ColumnKind | undefined {
+  if (recorded === 'untyped') return seen;
+  if ((recorded === 'double' && seen === 'bigint') || (recorded === 'bigint' && seen === 'double')) return undefined;
+  return joinKinds(recorded, seen);
 }
 
 /**
- * An `integer` column that meets a bigint becomes `bigint`: both are INT64, so its parts need no
- * rewriting, and from then on it holds integers past 2^53 exactly.
+ * The kind a column first takes from a page's values (the commonest kind, widened by those the
+ * lattice joins: `settleKind`), then every kind of value it met: conflicts for those it cannot hold.
  */
-export function widens(recorded: ColumnKind | 'struct' | 'list', seen: ColumnKind | 'struct' | 'list'): boolean {
-  return recorded === 'integer' && seen === 'bigint';
+export function takeAll(recorded: DatasetKind, counts: ReadonlyMap<ColumnKind, number>, conflict: (seen: ColumnKind, values: number) => void): DatasetKind {
+  const ordered = [...counts].sort(([, m], [, n]) => n - m);
+  let kind = recorded;
+  for (const [seen, values] of ordered) {
+    const taken = takes(kind, datasetKind(seen));
+    if (taken === undefined) conflict(datasetKind(seen), values);
+    else kind = taken;
+  }
+  return kind;
 }
 
 /**
@@ -70,12 +94,12 @@ export function datasetKind(kind: ColumnKind): ColumnKind {
 }
 
 export class SchemaTracker implements DatasetSchemaTracker {
-  /** Columns by name: recorded ones, then those added this run; `undefined` until a non-null value is seen. */
-  readonly #columns = new Map<string, ColumnKind | undefined>();
-  readonly #recorded: ReadonlySet<string>;
+  /** Columns by name: recorded ones, then those added this run. */
+  readonly #columns = new Map<string, DatasetKind>();
+  readonly #recorded: ReadonlyMap<string, DatasetKind>;
   /** Columns some record of this run carried (null or not). */
   readonly #seen = new Set<string>();
-  readonly #conflicting = new Map<string, { column: string; recorded: ColumnKind; seen: ColumnKind }>();
+  readonly #conflicting = new Map<string, Conflict>();
 
   /** The columns' names in lower case: a name that differs from one only by case gets no column (`caseless`). */
   readonly #cased = new Set<string>();
@@ -83,7 +107,7 @@ export class SchemaTracker implements DatasetSchemaTracker {
   constructor(recorded: readonly SchemaColumn[]) {
     for (const { name, kind } of leavesOf(recorded)) this.#columns.set(name, kind);
     for (const name of this.#columns.keys()) this.#cased.add(caseless(name));
-    this.#recorded = new Set(recorded.map((column) => column.name));
+    this.#recorded = new Map(this.#columns);
   }
 
   /** True when the dataset had no schema yet: this run records the first one, so nothing drifts. */
@@ -95,56 +119,40 @@ export class SchemaTracker implements DatasetSchemaTracker {
   observe(records: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): PageDrift {
     const drift: PageDrift = { added: [], conflicting: [] };
     for (const observed of RowLayout.observe(records, maxDepth)) {
-      const seen = observed.kind === undefined ? undefined : datasetKind(observed.kind);
       this.#seen.add(observed.name);
-      if (!this.#columns.has(observed.name)) {
+      const known = this.#columns.has(observed.name);
+      if (!known) {
         if (this.#cased.has(caseless(observed.name))) continue;
         this.#cased.add(caseless(observed.name));
-        this.#columns.set(observed.name, seen);
-        if (!this.first) drift.added.push({ name: observed.name, kind: seen ?? 'string' });
-        continue;
       }
-      const recorded = this.#columns.get(observed.name);
-      if (seen === undefined) continue;
-      // A column that only ever held null takes the first kind it is given.
-      if (recorded === undefined || widens(recorded, seen)) {
-        this.#columns.set(observed.name, seen);
-      } else if (!holds(recorded, seen)) {
-        const conflict = { column: observed.name, recorded, seen };
-        this.#conflicting.set(observed.name, conflict);
+      const kind = takeAll(this.#columns.get(observed.name) ?? 'untyped', observed.counts, (seen, values) => {
+        const conflict = addConflict(this.#conflicting, { column: observed.name, recorded: this.#columns.get(observed.name) ?? 'untyped', seen, values });
         drift.conflicting.push(conflict);
-      }
+      });
+      this.#columns.set(observed.name, kind);
+      if (!known && !this.first) drift.added.push({ name: observed.name, kind });
     }
     return drift;
   }
 
-  /** The recorded `double` columns among `fields`: a page of that operation would give them bigints. */
-  doubles(fields: readonly string[]): string[] {
-    return fields.filter((name) => this.#recorded.has(name) && this.#columns.get(name) === 'double');
-  }
-
-  /**
-   * The recorded `double` columns to which `records` give a bigint (an integer past 2^53), which a
-   * DOUBLE would round. A dataset refuses such a page (docs/guide/big-integers.md): its parts may hold
-   * that column's earlier values rounded already.
-   */
-  rounding(records: readonly unknown[]): { column: string; value: bigint }[] {
-    return bigintsIn(records, [...this.#recorded].filter((name) => this.#columns.get(name) === 'double'));
-  }
-
-  /** The schema to write with: recorded columns first; a column never given a value is text, as in the sinks. */
+  /** The schema to write with: recorded columns first; a column never given a value is `untyped`, and left out of the parts. */
   columns(): LeafColumn[] {
-    return [...this.#columns].map(([name, kind]) => ({ name, kind: kind ?? 'string' }));
+    return [...this.#columns].map(([name, kind]) => ({ name, kind }));
   }
 
   /** The whole run's drift (empty for the run that records the first schema). */
   drift(): SchemaDrift {
     if (this.first) return { added: [], missing: [], conflicting: [] };
+    const widened = [...this.#recorded].flatMap(([column, from]) => {
+      const to = this.#columns.get(column)!;
+      return to === from ? [] : [{ column, from, to }];
+    });
     return {
       // Added: every column this run brought that the recorded schema lacks, with the kind it settled on.
-      added: [...this.#columns].filter(([name]) => !this.#recorded.has(name)).map(([column, kind]) => ({ column, kind: kind ?? 'string' })),
-      missing: [...this.#recorded].filter((name) => !this.#seen.has(name)),
+      added: [...this.#columns].filter(([name]) => !this.#recorded.has(name)).map(([column, kind]) => ({ column, kind })),
+      missing: [...this.#recorded.keys()].filter((name) => !this.#seen.has(name)),
       conflicting: [...this.#conflicting.values()],
+      ...(widened.length === 0 ? {} : { widened }),
     };
   }
 }
@@ -160,21 +168,12 @@ export function caseless(name: string): string {
   return name.toLowerCase();
 }
 
-/** The first bigint `records` give each of `columns` (escaped dotted paths through objects). */
-export function bigintsIn(records: readonly unknown[], columns: readonly string[]): { column: string; value: bigint }[] {
-  const found: { column: string; value: bigint }[] = [];
-  for (const name of columns) {
-    const keys = splitColumnName(name);
-    for (const record of records) {
-      let value: unknown = record;
-      for (const key of keys) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-      if (typeof value === 'bigint') {
-        found.push({ column: name, value });
-        break;
-      }
-    }
-  }
-  return found;
+/** Adds `conflict` to a run's conflicts, one per column and kind, counting its values; returns it (as counted on this page). */
+export function addConflict(conflicts: Map<string, Conflict>, conflict: Conflict): Conflict {
+  const id = `${conflict.column}\u0000${conflict.seen}`;
+  const held = conflicts.get(id);
+  conflicts.set(id, held === undefined ? { ...conflict } : { ...held, values: held.values + conflict.values });
+  return conflict;
 }
 
 /** A flat dataset's columns, which are all leaves (`dataset-state.ts` refuses a schema file that says otherwise). */
@@ -186,9 +185,9 @@ export function leavesOf(columns: readonly SchemaColumn[]): LeafColumn[] {
 }
 
 /**
- * Columns of `recorded` (kept as they are, but an `integer` one `run` widened to `bigint`, and a
- * struct or list given the fields `run` added inside it), then those of `run` it lacks: another
- * writer may have added some meanwhile.
+ * Columns of `recorded` (widened where `run` widened them: `takes`; a struct or list given the
+ * fields `run` added inside it; an untyped one typed), then those of `run` it lacks: another writer
+ * may have added some meanwhile.
  */
 export function mergeSchemas(recorded: readonly SchemaColumn[], run: readonly SchemaColumn[]): SchemaColumn[] {
   const byName = new Map(run.map((column) => [column.name, column]));
@@ -198,10 +197,12 @@ export function mergeSchemas(recorded: readonly SchemaColumn[], run: readonly Sc
 }
 
 function mergeShape(recorded: ColumnShape, run: ColumnShape | undefined): ColumnShape {
-  if (run === undefined) return shapeOf(recorded);
+  if (run === undefined || run.kind === 'untyped') return shapeOf(recorded);
+  if (recorded.kind === 'untyped') return shapeOf(run);
   if (recorded.kind === 'struct') return run.kind === 'struct' ? { kind: 'struct', fields: mergeSchemas(recorded.fields, run.fields) } : shapeOf(recorded);
   if (recorded.kind === 'list') return run.kind === 'list' ? { kind: 'list', element: mergeShape(recorded.element, run.element) } : shapeOf(recorded);
-  return { kind: widens(recorded.kind, run.kind) ? 'bigint' : recorded.kind };
+  if (run.kind === 'struct' || run.kind === 'list') return shapeOf(recorded);
+  return { kind: takes(recorded.kind, run.kind) ?? recorded.kind };
 }
 
 /** A shape without the name a column carries beside it. */
@@ -219,16 +220,24 @@ export function typeName(shape: ColumnShape): string {
 }
 
 export function hasDrift(drift: PageDrift | SchemaDrift): boolean {
-  return drift.added.length > 0 || drift.conflicting.length > 0;
+  return drift.added.length > 0 || drift.conflicting.length > 0 || ('widened' in drift && (drift.widened?.length ?? 0) > 0);
 }
 
-/** One line for a summary: `2 new (views: integer), 1 missing (flair), 1 conflicting (score: integer ← string)`. */
+/**
+ * One line for a summary: `2 new (views: integer), 1 widened (score: integer → double), 1 missing
+ * (flair), 3 values to _extra (id: string ← struct, 3 values)`.
+ */
 export function describeDrift(drift: SchemaDrift): string {
   const parts: string[] = [];
+  const widened = drift.widened ?? [];
   if (drift.added.length > 0) parts.push(`${drift.added.length} new (${drift.added.map((a) => `${a.column}: ${a.kind}`).join(', ')})`);
+  if (widened.length > 0) parts.push(`${widened.length} widened (${widened.map((w) => `${w.column}: ${w.from} → ${w.to}`).join(', ')})`);
   if (drift.missing.length > 0) parts.push(`${drift.missing.length} missing (${drift.missing.join(', ')})`);
   if (drift.conflicting.length > 0) {
-    parts.push(`${drift.conflicting.length} conflicting (${drift.conflicting.map((c) => `${c.column}: ${c.recorded} ← ${c.seen}`).join(', ')})`);
+    const counted = drift.conflicting.every((c) => c.values !== undefined);
+    const total = drift.conflicting.reduce((sum, c) => sum + (c.values ?? 0), 0);
+    const each = drift.conflicting.map((c) => `${c.column}: ${c.recorded} ← ${c.seen}${c.values === undefined ? '' : `, ${c.values} ${c.values === 1 ? 'value' : 'values'}`}`);
+    parts.push(counted ? `${total} ${total === 1 ? 'value' : 'values'} to _extra (${each.join('; ')})` : `${drift.conflicting.length} conflicting (${each.join(', ')})`);
   }
   return parts.length === 0 ? 'no schema drift' : `schema drift: ${parts.join(', ')}`;
 }

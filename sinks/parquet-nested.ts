@@ -4,13 +4,14 @@
  * and `unnest(tags)`, Polars `pl.col('author').struct.field('nickname')`.
  *
  * - The shape comes from the sample (the first `sampleSize` records): each field's values settle
- *   as the flat layout's columns do (`rows.ts`: integers with doubles make DOUBLE, integers with
- *   bigints an exact INT64 `bigint` leaf, ISO instants TIMESTAMP only when all are), but a field
- *   whose values are of different kinds (a string here, a number there; an object here, an array
- *   there), an array whose elements are, a keyed collection (`{"0": …}`), an object that is always
- *   empty, or anything nested deeper than `maxDepth` objects and arrays (default
- *   `DEFAULT_NESTED_MAX_DEPTH`), is one value of JSON text in a string column.
- * - A field only ever null or only ever an empty array is VARCHAR (a LIST of VARCHAR).
+ *   on the type lattice the flat layout's columns use (`rows.ts` `joinKinds`: integers with doubles
+ *   make DOUBLE, integers with bigints an exact INT64 `bigint` leaf, numbers with text VARCHAR of
+ *   the digits, ISO instants TIMESTAMP only when all are). A field whose values are of kinds no
+ *   widening joins (a string here, an object there) takes its commonest kind, the others going to
+ *   `_extra`. A keyed collection (`{"0": …}`), or anything nested deeper than `maxDepth` objects and
+ *   arrays (default `DEFAULT_NESTED_MAX_DEPTH`), is one value of JSON text in a string column.
+ * - `null`, `[]` and `{}` type nothing: a field that held only those in the sample is no column
+ *   until a real value adds it (`addField`, at the top level), and reads NULL.
  * - A top-level field first seen after the sample is added as a field (`addField`), NULL before.
  * - No value is lost: a field the shape lacks inside a struct (or any, when `columns` chose the
  *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`,
@@ -36,6 +37,7 @@ import {
   isPlainObject,
   joinName,
   kindOf,
+  MAP_THRESHOLD,
   OVERFLOW_NAME,
   settleKind,
   timestampOf,
@@ -56,7 +58,9 @@ export const DEFAULT_NESTED_MAX_DEPTH = 6;
 export type Shape =
   | { readonly kind: ColumnKind }
   | { readonly struct: ReadonlyArray<{ readonly name: string; readonly shape: Shape }> }
-  | { readonly list: Shape };
+  | { readonly list: Shape }
+  | { readonly map: Shape };
+
 
 /** A top-level field of the layout and its shape. */
 export interface NestedField {
@@ -67,10 +71,12 @@ export interface NestedField {
 /** What the sample showed of one field (a dataset's schema observes its records so too: `sinks/dataset-nested.ts`). */
 export interface Seen {
   scalars: Map<ColumnKind, number>;
+  /** Objects with at least one key (`{}` decides nothing). */
   objects: number;
   /** An object that is a keyed collection, or one nested too deep: the field is JSON text. */
   opaque: boolean;
   fields: Map<string, Seen>;
+  /** Arrays with at least one element (`[]` decides nothing). */
   arrays: number;
   elements: Seen | undefined;
 }
@@ -82,14 +88,16 @@ function seen(): Seen {
 function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
+    if (value.length === 0) return;
     into.arrays++;
     if (depth > maxDepth) into.opaque = true;
     else for (const item of value) observe(item, (into.elements ??= seen()), path, depth + 1, maxDepth);
     return;
   }
   if (isPlainObject(value)) {
-    into.objects++;
     const keys = Object.keys(value);
+    if (keys.length === 0) return;
+    into.objects++;
     if (depth > maxDepth || isKeyedCollection(keys)) into.opaque = true;
     else observeFields(value, keys, into.fields, path, depth + 1, maxDepth);
     return;
@@ -106,37 +114,77 @@ export function observeFields(object: PlainObject, keys: readonly string[], fiel
   }
 }
 
-const JSON_SHAPE: Shape = { kind: 'json' };
-
-/** The one scalar kind of a field's values, or JSON when they vary. */
-function scalarKind(scalars: ReadonlyMap<ColumnKind, number>): ColumnKind {
-  const kinds = new Set(scalars.keys());
-  if (kinds.has('bigint')) {
-    // As a flat column settles (`rows.ts`): integers join bigints in an exact leaf; beside doubles the
-    // commoner kind wins and the other goes to `_extra`, so no bigint is rounded.
-    const numbers = new Map([...scalars].filter(([kind]) => kind === 'bigint' || kind === 'integer' || kind === 'double'));
-    for (const kind of numbers.keys()) kinds.delete(kind);
-    kinds.add(settleKind(numbers));
-  }
-  if (kinds.has('integer') && kinds.has('double')) kinds.delete('integer');
-  if (kinds.has('timestamp') && kinds.has('string')) kinds.delete('timestamp');
-  return kinds.size === 1 ? [...kinds][0] : 'json';
+/**
+ * Whether a value holds nothing that could type a field: null, `[]`, `{}`, or arrays and objects
+ * of those. In a field no value has typed yet it reads NULL (there is no column to hold it).
+ */
+export function holdsNothing(value: unknown, depth = 0): boolean {
+  if (value === null || value === undefined) return true;
+  if (depth > MAX_EMPTY_DEPTH || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.every((item) => holdsNothing(item, depth + 1));
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (!holdsNothing(value[key], depth + 1)) return false;
+  return true;
 }
 
-export function settle(field: Seen): Shape {
-  const kinds = (field.scalars.size > 0 ? 1 : 0) + (field.objects > 0 ? 1 : 0) + (field.arrays > 0 ? 1 : 0);
-  if (kinds === 0) return { kind: 'string' };
-  if (kinds > 1 || field.opaque) return JSON_SHAPE;
-  if (field.scalars.size > 0) return { kind: scalarKind(field.scalars) };
-  if (field.objects > 0) {
-    // A struct needs a field: an object that is always empty is `{}` as JSON text.
-    if (field.fields.size === 0) return JSON_SHAPE;
-    return { struct: [...field.fields].map(([name, child]) => ({ name, shape: settle(child) })) };
+const MAX_EMPTY_DEPTH = 64;
+
+/** Adds what `from` saw to `into`: the values of every key of a map, seen as one field. */
+function mergeSeen(into: Seen, from: Seen): void {
+  for (const [kind, count] of from.scalars) into.scalars.set(kind, (into.scalars.get(kind) ?? 0) + count);
+  into.objects += from.objects;
+  into.opaque ||= from.opaque;
+  for (const [key, child] of from.fields) {
+    let field = into.fields.get(key);
+    if (field === undefined) into.fields.set(key, (field = seen()));
+    mergeSeen(field, child);
   }
-  if (field.elements === undefined) return { list: { kind: 'string' } };
-  // Elements of varying kinds (or nested too deep) make the whole array one JSON value, not a list of JSON texts.
-  const element = settle(field.elements);
-  return 'kind' in element && element.kind === 'json' ? JSON_SHAPE : { list: element };
+  into.arrays += from.arrays;
+  if (from.elements !== undefined) mergeSeen((into.elements ??= seen()), from.elements);
+}
+
+const JSON_SHAPE: Shape = { kind: 'json' };
+
+/** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
+export function settledCategory(field: Seen): 'scalars' | 'objects' | 'arrays' | undefined {
+  let scalars = 0;
+  for (const count of field.scalars.values()) scalars += count;
+  const ranked = (
+    [
+      ['scalars', scalars],
+      ['objects', field.objects],
+      ['arrays', field.arrays],
+    ] as const
+  ).filter(([, count]) => count > 0);
+  if (ranked.length === 0) return undefined;
+  return [...ranked].sort((a, b) => b[1] - a[1])[0][0];
+}
+
+/**
+ * A field's shape from every value it was given, by the type lattice (`rows.ts` `joinKinds`), or
+ * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet.
+ */
+export function settle(field: Seen): Shape | undefined {
+  const category = settledCategory(field);
+  if (category === undefined) return undefined;
+  if (category === 'scalars') return { kind: settleKind(field.scalars)! };
+  if (category === 'objects') {
+    if (field.opaque) return JSON_SHAPE;
+    if (field.fields.size > MAP_THRESHOLD) {
+      const values = seen();
+      for (const child of field.fields.values()) mergeSeen(values, child);
+      const value = settle(values);
+      return value === undefined ? undefined : { map: value };
+    }
+    const struct = [...field.fields].flatMap(([name, child]) => {
+      const shape = settle(child);
+      return shape === undefined ? [] : [{ name, shape }];
+    });
+    return struct.length === 0 ? undefined : { struct };
+  }
+  if (field.opaque) return JSON_SHAPE;
+  const element = field.elements === undefined ? undefined : settle(field.elements);
+  return element === undefined ? undefined : { list: element };
 }
 
 /** Parquet physical type and converted type per leaf kind, for both layouts; a `bigint` leaf is an exact INT64 column. */
@@ -169,9 +217,10 @@ interface Node {
   fieldList: Node[];
   /** The visit at which this field was last written (so the missing ones are written NULL). */
   stamp: number;
-  /** Lists: the element, and the repetition level of an element after the first. */
+  /** Lists and maps: the element (a map's value; its key is column `first`), and the repetition level of an entry after the first. */
   element: Node | null;
   repetition: number;
+  map: boolean;
 }
 
 /** One leaf column: its path through the schema, its kind and levels. */
@@ -230,13 +279,14 @@ export class NestedLayout {
       const object = checkRecord(record);
       observeFields(object, Object.keys(object), fields, '', 1, maxDepth);
     }
-    const names = options.columns ?? [...fields.keys()];
-    return new NestedLayout(
-      names.map((name) => ({ name, shape: settle(fields.get(name) ?? seen()) })),
-      repairs,
-      options.columns === undefined,
-      maxDepth,
-    );
+    // A field no sampled value typed is no column yet: its first real value adds it (`addField`).
+    // One `columns` names is a column whatever the sample held (text, if nothing typed it).
+    const planned = (options.columns ?? [...fields.keys()]).flatMap((name): Array<{ name: string; shape: Shape }> => {
+      const shape = settle(fields.get(name) ?? seen());
+      if (shape !== undefined) return [{ name, shape }];
+      return options.columns === undefined ? [] : [{ name, shape: { kind: 'string' } }];
+    });
+    return new NestedLayout(planned, repairs, options.columns === undefined, maxDepth);
   }
 
   /** The schema elements (depth first) for the file's footer. */
@@ -275,7 +325,7 @@ export class NestedLayout {
 
   private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
-    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0 };
+    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0, map: false };
     if ('kind' in shape) {
       node.kind = shape.kind;
       this.columns.push({ path, kind: shape.kind, maxDefinition: definition, maxRepetition: repetition });
@@ -285,6 +335,12 @@ export class NestedLayout {
         this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
       );
       node.fields = new KeyIndex(shape.struct.map((field, i) => [field.name, node.fieldList[i]] as const));
+    } else if ('map' in shape) {
+      // The repeated group `key_value` adds a definition level; its `key` is required, its `value` optional.
+      node.map = true;
+      node.repetition = repetition + 1;
+      this.columns.push({ path: [...path, 'key_value', 'key'], kind: 'string', maxDefinition: definition + 1, maxRepetition: repetition + 1 });
+      node.element = this.compile(name, shape.map, definition + 2, repetition + 1, [...path, 'key_value', 'value']);
     } else {
       // The repeated group `list` and its optional `element` each add a definition level.
       node.repetition = repetition + 1;
@@ -312,6 +368,9 @@ export class NestedLayout {
     } else if (node.fields !== null) {
       if (isPlainObject(value)) this.writeStruct(node, value, repetition, inList);
       else this.mismatch(node, value, repetition);
+    } else if (node.map) {
+      if (!isPlainObject(value) || (!inList && !conforms(node, value))) this.mismatch(node, value, repetition);
+      else this.writeMap(node, value, repetition);
     } else if (!Array.isArray(value) || (!inList && !conforms(node, value))) {
       this.mismatch(node, value, repetition);
     } else if (value.length === 0) {
@@ -322,6 +381,20 @@ export class NestedLayout {
     }
   }
 
+  /** A map's entries, one `key_value` each: the key (column `first`, required), then the value. */
+  private writeMap(node: Node, object: PlainObject, repetition: number): void {
+    let entries = 0;
+    for (const key in object) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const at = entries++ === 0 ? repetition : node.repetition;
+      this.group.push(node.first, node.definition + 1, at, wellFormed(key, this.repairs));
+      this.write(node.element!, value, at, true);
+    }
+    // No entry: the map is there, empty.
+    if (entries === 0) for (let c = node.first; c < node.end; c++) this.group.push(c, node.definition, repetition);
+  }
+
   private writeStruct(node: Node, object: PlainObject, repetition: number, inList: boolean): void {
     const stamp = ++this.visit;
     const fields = node.fields!;
@@ -330,7 +403,8 @@ export class NestedLayout {
       const value = object[key];
       if (value === undefined) continue;
       let field = fields.find(key, at++);
-      if (field === undefined && node === this.root && this.evolves && value !== null && key !== this.overflowName) field = this.addField(key, value);
+      if (field === undefined && holdsNothing(value)) continue;
+      if (field === undefined && node === this.root && this.evolves && key !== this.overflowName) field = this.addField(key, value);
       if (field === undefined) {
         // Only outside a list: a list with a field its shape lacks went to `_extra` whole (`conforms`).
         const name = joinName(node.name, key);
@@ -353,7 +427,8 @@ export class NestedLayout {
   private addField(key: string, value: unknown): Node {
     const observed = seen();
     observe(value, observed, joinName('', key), 1, this.maxDepth);
-    const shape = settle(observed);
+    // `holdsNothing` was false, so the value types the field.
+    const shape = settle(observed)!;
     const first = this.columns.length;
     const node = this.compile(joinName('', key), shape, 1, 0, [key.toWellFormed()]);
     this.fields.push({ name: wellFormed(key, this.repairs), shape: repairShape(shape, this.repairs) });
@@ -395,8 +470,13 @@ function conforms(node: Node, value: unknown): boolean {
     for (const key in value) {
       const field = node.fields.get(key);
       const item = value[key];
-      if (field === undefined ? item !== undefined : !conforms(field, item)) return false;
+      if (field === undefined ? !holdsNothing(item) : !conforms(field, item)) return false;
     }
+    return true;
+  }
+  if (node.map) {
+    if (!isPlainObject(value)) return false;
+    for (const key in value) if (!conforms(node.element!, value[key])) return false;
     return true;
   }
   if (!Array.isArray(value)) return false;
@@ -406,6 +486,7 @@ function conforms(node: Node, value: unknown): boolean {
 
 function repairShape(shape: Shape, repairs: Repairs): Shape {
   if ('kind' in shape) return shape;
+  if ('map' in shape) return { map: repairShape(shape.map, repairs) };
   if ('list' in shape) return { list: repairShape(shape.list, repairs) };
   return { struct: shape.struct.map(({ name, shape: child }) => ({ name: wellFormed(name, repairs), shape: repairShape(child, repairs) })) };
 }
@@ -427,6 +508,13 @@ function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = 
   } else if ('struct' in shape) {
     elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: shape.struct.length }));
     for (const field of shape.struct) schemaOf(field.name, field.shape, elements);
+  } else if ('map' in shape) {
+    // The MAP form of the Parquet specification: `optional group f (MAP) { repeated group key_value { required binary key (UTF8); optional … value } }`.
+    const logicalType = new parquetTypes.LogicalType({ MAP: new parquetTypes.MapType() });
+    elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: 1, converted_type: ConvertedType.MAP, logicalType }));
+    elements.push(new parquetTypes.SchemaElement({ name: 'key_value', repetition_type: FieldRepetitionType.REPEATED, num_children: 2 }));
+    elements.push(new parquetTypes.SchemaElement({ name: 'key', type: Type.BYTE_ARRAY, repetition_type: FieldRepetitionType.REQUIRED, converted_type: ConvertedType.UTF8 }));
+    schemaOf('value', shape.map, elements);
   } else {
     elements.push(new parquetTypes.SchemaElement({ name, repetition_type: repetition, num_children: 1, converted_type: ConvertedType.LIST }));
     elements.push(new parquetTypes.SchemaElement({ name: 'list', repetition_type: FieldRepetitionType.REPEATED, num_children: 1 }));

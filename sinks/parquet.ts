@@ -8,8 +8,8 @@
  * Leaves are typed so DuckDB reads them naturally — integers BIGINT (INT64; a `bigint` column keeps
  * integers past 2^53 exact, and one past int64 is JSON text: `rows.ts`), other numbers DOUBLE,
  * booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when every
- * sampled value is one), mixed values JSON text. A value that does not fit its column's type goes to
- * the overflow column. Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
+ * sampled value is one); mixed kinds meet on the type lattice (`rows.ts` `joinKinds`, docs/types.md).
+ * A value that does not fit its column's type goes to the overflow column. Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
  * The file's key-value metadata `socialstream.columns` describes the layout, each column's kind and
  * the overflow name.
  */

@@ -10,10 +10,11 @@
  * - Columns come from a sample of the first records (or the `columns` option). A value with no
  *   column — a field first seen after the sample — goes into the overflow column (`_extra`), a JSON
  *   object keyed by column name, so no value is ever lost.
- * - Typed layouts (Parquet) give each column a kind from the sample; a later value of another kind
- *   also goes to `_extra` (the column is NULL in that row). Untyped layouts (CSV) take any value.
+ * - Typed layouts (Parquet) give each column a kind from the sample, on the type lattice
+ *   (`joinKinds`, docs/types.md); a value the kind cannot hold also goes to `_extra` (the column is
+ *   NULL in that row), never as quoted JSON text in the column. Untyped layouts (CSV) take any value.
  * - A `bigint` (an integer past 2^53, docs/guide/big-integers.md) keeps its digits: a `bigint` column
- *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is JSON text.
+ *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is text.
  * - NULL and an absent field read the same: both are an empty cell.
  * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
  *   (`strings.ts`), so CSV and Parquet write what NDJSON writes and say so.
@@ -60,6 +61,12 @@ export interface RowOptions {
 }
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
+/**
+ * An object with more distinct keys than this is keyed by data (dates, ids), not by field names:
+ * nested Parquet makes it a MAP, the flat layout one value of JSON text, never a column per key.
+ * DuckDB's `read_json` draws the line at 200 too (its `map_inference_threshold`).
+ */
+export const MAP_THRESHOLD = 200;
 export const DEFAULT_MAX_DEPTH = 3;
 export const OVERFLOW_NAME = '_extra';
 
@@ -161,8 +168,8 @@ export function kindOf(value: unknown, path: string): ColumnKind {
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
     case 'bigint':
-      // Past int64 no integer column holds it: its digits are JSON text (docs/guide/big-integers.md).
-      return isInt64(value) ? 'bigint' : 'json';
+      // Past int64 no integer holds it: it is the text of its digits (docs/guide/big-integers.md).
+      return isInt64(value) ? 'bigint' : 'string';
     case 'string':
       return timestampOf(value) === undefined ? 'string' : 'timestamp';
     default:
@@ -174,9 +181,11 @@ export function kindOf(value: unknown, path: string): ColumnKind {
 export function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): boolean {
   switch (kind) {
     case 'json':
-      return true;
+      // Only arrays and objects are JSON text: a string is never stored quoted.
+      return value !== null && typeof value === 'object';
     case 'string':
-      return typeof value === 'string';
+      // A string column holds numbers as their digits (`joinKinds`).
+      return typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint';
     case 'double':
       return typeof value === 'number';
     case 'integer':
@@ -191,7 +200,8 @@ export function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): bo
 /** The cell for a value that fits a column of `kind` other than timestamp. */
 export function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
   if (kind === 'json') return isEmptyObject(value) ? '{}' : wellFormedJson(stringifyExact(value)!, repairs);
-  return kind === 'string' ? wellFormed(value as string, repairs) : (value as Cell);
+  if (kind !== 'string') return value as Cell;
+  return typeof value === 'string' ? wellFormed(value, repairs) : String(value);
 }
 
 /**
@@ -209,34 +219,34 @@ function untypedCell(value: unknown, repairs: Repairs): Cell {
 }
 
 /**
- * Numbers share a DOUBLE column, unless bigints are among them: integers then share an exact
- * `bigint` column and a double is the odd one out. Every timestamp is a string; otherwise the
- * commonest kind wins.
+ * The type lattice every layout and the dataset schema share (docs/types.md): the narrowest
+ * kind that holds values of both `a` and `b`, or `undefined` when no widening holds both (then the
+ * values of the other kind go to `_extra`). Integers join bigints in an exact `bigint` (INT64);
+ * integers and doubles make `double` (a bigint then does not fit and goes to `_extra` with its
+ * digits); numbers and text make `string` (the digits); ISO instants and other text make `string`.
+ * Booleans and JSON text join nothing but themselves.
  */
-export function settleKind(counts: Map<ColumnKind, number>): ColumnKind {
-  if (counts.size === 0) return 'string';
-  if (counts.has('json')) return 'json';
-  const merged = new Map(counts);
-  if (merged.has('bigint') && merged.has('integer')) {
-    merged.set('bigint', (merged.get('bigint') ?? 0) + (merged.get('integer') ?? 0));
-    merged.delete('integer');
-  }
-  if (merged.has('integer') && merged.has('double')) {
-    merged.set('double', (merged.get('double') ?? 0) + (merged.get('integer') ?? 0));
-    merged.delete('integer');
-  }
-  if (merged.has('timestamp') && merged.has('string')) {
-    merged.set('string', (merged.get('string') ?? 0) + (merged.get('timestamp') ?? 0));
-    merged.delete('timestamp');
-  }
-  const preference: ColumnKind[] = ['string', 'double', 'integer', 'bigint', 'timestamp', 'boolean'];
-  let best: ColumnKind = 'string';
-  let bestCount = -1;
-  for (const kind of preference) {
-    const count = merged.get(kind) ?? 0;
-    if (count > bestCount) [best, bestCount] = [kind, count];
-  }
-  return best;
+export function joinKinds(a: ColumnKind, b: ColumnKind): ColumnKind | undefined {
+  if (a === b) return a;
+  const pair = new Set([a, b]);
+  const numeric = (kind: ColumnKind) => kind === 'integer' || kind === 'bigint' || kind === 'double';
+  if (numeric(a) && numeric(b)) return pair.has('double') ? 'double' : 'bigint';
+  const textual = (kind: ColumnKind) => kind === 'string' || kind === 'timestamp';
+  if ((textual(a) || numeric(a)) && (textual(b) || numeric(b))) return 'string';
+  return undefined;
+}
+
+/**
+ * The kind of a column from how many values of each kind it received: the commonest kind, widened
+ * by every other kind the lattice joins it with (`joinKinds`); values of a kind it cannot join go
+ * to `_extra`. `undefined` when there is no value at all: absence decides nothing.
+ */
+export function settleKind(counts: ReadonlyMap<ColumnKind, number>): ColumnKind | undefined {
+  // Commonest first; ties broken by the order of COLUMN_KINDS, so the result never depends on arrival.
+  const ordered = [...counts].sort(([a, m], [b, n]) => n - m || COLUMN_KINDS.indexOf(a) - COLUMN_KINDS.indexOf(b));
+  let kind: ColumnKind | undefined;
+  for (const [each] of ordered) kind = kind === undefined ? each : (joinKinds(kind, each) ?? kind);
+  return kind;
 }
 
 /**
@@ -271,18 +281,18 @@ export class RowLayout {
     const pinned = (name: string): boolean => kinds !== undefined && Object.hasOwn(kinds, name);
     // A dataset pins every column: then the sample need not be counted.
     const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names);
-    const kindOfColumn = (name: string, i: number) => (pinned(name) ? kinds![name] : settleKind(counts[i]));
+    const kindOfColumn = (name: string, i: number) => (pinned(name) ? kinds![name] : (settleKind(counts[i]) ?? 'string'));
     return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })));
   }
 
   /**
-   * The columns a sample's records fill and the kind each would get; `undefined` for a column that
-   * only ever holds null (so a caller can tell "no evidence" from "text").
+   * The columns a sample's records fill, the kind each would get and how many values of each kind
+   * it received; `undefined` for a column that only ever holds null (absence decides nothing).
    */
-  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): Column[] {
+  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): Array<Column & { counts: ReadonlyMap<ColumnKind, number> }> {
     const names = discoverColumns(sample, maxDepth);
     const counts = RowLayout.tally(sample, names);
-    return names.map((name, i) => ({ name, kind: counts[i].size === 0 ? undefined : settleKind(counts[i]) }));
+    return names.map((name, i) => ({ name, kind: settleKind(counts[i]), counts: counts[i] }));
   }
 
   /** How many values of each kind every column receives from the sample. */
@@ -329,6 +339,8 @@ export class RowLayout {
       if (value === undefined) continue;
       const node = children.find(key, at++);
       if (node === undefined) {
+        // NULL and an absent field read the same: a null needs no column.
+        if (value === null) continue;
         // Not a column and no column beneath it: the name is only built for what overflows.
         const name = joinName(prefix, key);
         if (value !== null) checkJsonValue(value, name);
@@ -460,7 +472,8 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number): string[]
       const name = joinName(prefix, key);
       if (isPlainObject(value) && depth < maxDepth) {
         const keys = Object.keys(value);
-        if (keys.length > 0 && !isKeyedCollection(keys)) {
+        // An object keyed by data is one value (JSON text), not a column per key (docs/types.md).
+        if (keys.length > 0 && keys.length <= MAP_THRESHOLD && !isKeyedCollection(keys)) {
           visit(value, name, depth + 1);
           continue;
         }

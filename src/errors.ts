@@ -136,8 +136,14 @@ export interface SchemaDrift {
   readonly added: readonly { readonly column: string; readonly kind: string }[];
   /** Recorded columns that no record of the run carried. */
   readonly missing: readonly string[];
-  /** Columns that received values of a kind they cannot hold; those values went to `_extra`. */
-  readonly conflicting: readonly { readonly column: string; readonly recorded: string; readonly seen: string }[];
+  /** Columns that received values of a kind they cannot hold; those values (`values` of them, by path) went to `_extra`. */
+  readonly conflicting: readonly { readonly column: string; readonly recorded: string; readonly seen: string; readonly values?: number }[];
+  /**
+   * Recorded columns whose type the run widened (docs/types.md: integer → double, integer →
+   * string, untyped → a type …): the schema records the wider type, and the parts written before
+   * hold the narrower one, which the documented reads widen.
+   */
+  readonly widened?: readonly { readonly column: string; readonly from: string; readonly to: string }[];
 }
 
 /**
@@ -160,8 +166,7 @@ export class SchemaDriftError extends SinkError {
 
 /**
  * A dataset directory could not be used as asked: another live run holds its lock, it holds part
- * files of another format, a part file it must merge into cannot be read back, or a column it
- * recorded as double would round an integer past 2^53 (docs/guide/big-integers.md). (An interrupted run
+ * files of another format, or a part file it must merge into cannot be read back. (An interrupted run
  * waiting for `--resume` is the CLI's usage error.)
  */
 export class DatasetError extends SinkError {

@@ -6,7 +6,7 @@ declare module 'parquetjs-lite/gen-nodejs/parquet_types.js' {
   const types: {
     Type: Record<'BOOLEAN' | 'INT64' | 'DOUBLE' | 'BYTE_ARRAY', number>;
     ConvertedType: Record<string, number>;
-    FieldRepetitionType: { OPTIONAL: number; REPEATED: number };
+    FieldRepetitionType: { REQUIRED: number; OPTIONAL: number; REPEATED: number };
     Encoding: { PLAIN: number; PLAIN_DICTIONARY: number; RLE: number; DELTA_BINARY_PACKED: number };
     CompressionCodec: Record<string, number>;
     PageType: { DATA_PAGE: number; DICTIONARY_PAGE: number };
@@ -18,6 +18,8 @@ declare module 'parquetjs-lite/gen-nodejs/parquet_types.js' {
     ColumnChunk: Struct;
     RowGroup: Struct;
     SchemaElement: Struct;
+    LogicalType: Struct;
+    MapType: Struct;
     KeyValue: Struct;
     ColumnOrder: Struct;
     TypeDefinedOrder: Struct;

@@ -34,6 +34,8 @@ import { checkParts } from './dataset-state.ts';
 import { atLeastAsCoarse, type PartitionBy } from './partition-by.ts';
 import { recordedLayout } from './dataset-nesting.ts';
 import { lockOutput, type OutputLock } from './lock.ts';
+import { partHoldsSchema } from '../../sinks/dataset-part-types.ts';
+import type { RecordedSchema, ScannedPart } from './dataset-scan.ts';
 
 /** Options of `compactDataset`: a coarser partitioning, or the other Parquet layout. */
 export interface CompactOptions {
@@ -150,8 +152,16 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, layout, writers };
   // Bucket parts at the recorded partitioning and layout, each key in one of them, are what a rewrite would write again.
   const bucketed = operation.schema !== undefined && (await isCurrentLayout(operation.paths, operation.schema)) && writers.length === 0 && !(await indexesShareAKey(operation.paths.keyIndexes));
-  if ((by === from.by && layout.after === layout.before && bucketed) || operation.schema === undefined) {
+  // Parts written before a run widened a column hold the narrower type: compaction gives every part the recorded one.
+  const typed = operation.schema === undefined || (await everyPartHolds(parts, operation.schema));
+  if ((by === from.by && layout.after === layout.before && bucketed && typed) || operation.schema === undefined) {
     return { ...unchanged, parts: { before: parts.length, after: parts.length }, bytes: { before: bytes, after: bytes }, rows: 0 };
   }
   return { ...unchanged, ...(await rewriteIntoBuckets(spec, operation, by, finish, layout.after)) };
+}
+
+/** Whether every part was written with the recorded schema's types (`dataset-part-types.ts`). */
+async function everyPartHolds(parts: readonly ScannedPart[], schema: RecordedSchema): Promise<boolean> {
+  for (const part of parts) if (!(await partHoldsSchema(part.path, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) }))) return false;
+  return true;
 }

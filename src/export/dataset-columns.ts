@@ -1,5 +1,5 @@
 /**
- * The columns a dataset adds to its records' own (README § 8 "Columns the dataset adds"): the fetch
+ * The columns a dataset adds to its records' own (docs/datasets.md): the fetch
  * time (`_fetched_at`), the stand-in key (`_key`, and `_stand_in` while staged), the overflow
  * column (`_extra`) and the Hive key (`_date`). A record's own field of one of these names would
  * be overwritten, dropped or would give `_extra` another type in some parts, so a page that

@@ -144,7 +144,7 @@ const PARTITION_COLUMNS = [PARTITION_COLUMN, LEGACY_PARTITIONING.column];
 
 const NEWER_REMEDY = 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup';
 /** A leaf's kind (`COLUMN_KINDS`), or a nested dataset's STRUCT and LIST (`sinks/dataset-nested.ts`). */
-const COLUMN_KIND = oneOf([...COLUMN_KINDS, 'struct', 'list'], NEWER_REMEDY);
+const COLUMN_KIND = oneOf([...COLUMN_KINDS, 'struct', 'list', 'untyped'], NEWER_REMEDY);
 /** Deeper than any `maxDepth` a run would type: a file nested so deep is damage, and checking it would exhaust the stack. */
 const MAX_NESTING = 1_000;
 
@@ -281,7 +281,8 @@ const EXPORT_STATE = shape({
 const DRIFT = shape({
   added: listOf(shape({ column: anyText, kind: text })),
   missing: listOf(anyText),
-  conflicting: listOf(shape({ column: anyText, recorded: text, seen: text })),
+  conflicting: listOf(shape({ column: anyText, recorded: text, seen: text, values: optional(number) })),
+  widened: optional(listOf(shape({ column: anyText, from: text, to: text }))),
 });
 
 /** `_dataset/<op>/drift-<writer>.json`: the last run's drift, a report for people and machines. */

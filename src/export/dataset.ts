@@ -178,8 +178,6 @@ export class DatasetDestination implements Destination {
     }
     if (schema === undefined) await checkOtherSchemas(this.paths);
     await this.#adopt(schema);
-    const [rounding] = this.#tracker.doubles(this.op.bigIntegers ?? []);
-    if (rounding !== undefined) throw this.#roundingError(rounding, 'integers past 2^53, which this operation sends there');
     // Before any request: a part this run would merge into must read back.
     await this.#checkParts(schema, this.#format, this.#partitioning);
     // The latest fetch any writer published: this process's stamps come after it (`fetch-clock.ts`).
@@ -358,7 +356,6 @@ export class DatasetDestination implements Destination {
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
     if (records.length > 0) {
       checkOwnFields(this.paths, this.#partitioning, records);
-      this.#checkExact(records);
       this.#checkFrozen(records);
     }
     const newestFirst = isNewestFirst(this.op, walk.params);
@@ -439,22 +436,6 @@ export class DatasetDestination implements Destination {
     this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));
     if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
     return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
-  }
-
-  /** Refuses a page whose bigints a column recorded as double would round (docs/guide/big-integers.md). */
-  #checkExact(records: readonly unknown[]): void {
-    const [first] = this.#tracker.rounding(records);
-    if (first !== undefined) throw this.#roundingError(first.column, `integers past 2^53 such as ${first.value} from this page`);
-  }
-
-  #roundingError(column: string, what: string): DatasetError {
-    return new DatasetError(
-      `${this.op.id}: ${this.output} recorded ${column} as double, which rounds ${what}; ` +
-        `its parts may hold earlier values of ${column} rounded, and their digits cannot be recovered. ` +
-        `Export into a new dataset directory (or move ${this.output} aside first): it records ${column} as an exact integer. Nothing of this run was published.`,
-      this.output,
-      { endpoint: this.op.id },
-    );
   }
 
   #checkFrozen(records: readonly unknown[]): void {

@@ -1,5 +1,5 @@
 /**
- * The whole table of a Parquet dataset as one file (README § 8 "One table"): the recorded schema
+ * The whole table of a Parquet dataset as one file (docs/guide/datasets.md): the recorded schema
  * written as a Parquet file of no rows, `_dataset/<op>/schema.parquet-schema`, the very columns
  * and types every part is written with, and `_extra`. Parts disagree by design (an older part lacks
  * a field a later run added, and two writers publishing different partitions at once each add only

@@ -2,14 +2,15 @@
  * docs/guide/big-integers.md: the short-video platform sends `music.id` as a 19-digit JSON number with
  * `id_str` beside it. Walked from the sandbox over loopback, exported through the engine's spool, it
  * keeps every digit in NDJSON, in CSV read by python3's csv module, in Parquet read by DuckDB (a
- * BIGINT) and in a dataset; a dataset that recorded the column as double is refused, not rounded.
+ * BIGINT) and in a dataset; in a dataset that recorded the column as double they go to `_extra`
+ * with every digit, never rounded.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, DatasetError, type Client } from '../../src/index.ts';
+import { createClient, type Client } from '../../src/index.ts';
 import { exportTo, toDataset } from '../../src/export/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
@@ -22,7 +23,6 @@ const fresh = (name: string) => join(root, `${++counter}-${name}`);
 
 let sandbox: Sandbox;
 let client: Client;
-const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
@@ -120,15 +120,13 @@ describe('a 19-digit music.id from the sandbox', () => {
 describe('a dataset written before integers were exact', () => {
   let server: Server;
   let old: Client;
-  /** The raw `music.id` and `score` literals the old service below sends, and how many requests it answered. */
+  /** The raw `music.id` and `score` literals the old service below sends. */
   let literal = '';
   let score = '0';
-  let answered = 0;
 
   beforeAll(async () => {
     // One page of one video, its music.id written as `literal`: the body text a test wants, byte for byte.
     server = createServer((_request, response) => {
-      answered++;
       response.setHeader('content-type', 'application/json');
       response.end(
         `{"success":true,"data":{"aweme_list":[{"aweme_id":"7300000000000000001","desc":"old","create_time":1700000000,"score":${score},` +
@@ -143,7 +141,7 @@ describe('a dataset written before integers were exact', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  it.each(LAYOUTS)('is refused before any request when it recorded a field the operation sends big as double (%s)', async (layout) => {
+  it.each(LAYOUTS)('keeps every digit of integers past 2^53 that a column recorded as double cannot hold, in _extra, and publishes the run (%s)', async (layout) => {
     const dir = fresh('old-double');
     score = '0';
     // Earlier versions recorded a 19-digit id as double (they parsed it to a rounded number); a
@@ -151,33 +149,28 @@ describe('a dataset written before integers were exact', () => {
     literal = '7471.5';
     await toDataset(old.shortvideo.videos({ handle: 'old' }), dir, { layout });
     const id = leaf(layout, 'music', 'id');
-    const before = await query(`SELECT typeof(${id}) AS type FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
-    expect(before).toEqual([{ type: 'DOUBLE' }]);
-
-    const spent = charged();
-    const error = await toDataset(client.shortvideo.videos({ handle: 'big-refused-n40' }), dir).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(DatasetError);
-    expect((error as DatasetError).code).toBe('DATASET');
-    expect((error as Error).message).toMatch(/recorded music\.id as double, which rounds integers past 2\^53, which this operation sends there/);
-    expect((error as Error).message).toMatch(/Export into a new dataset directory/);
-    expect(charged() - spent).toBe(0);
-    const after = await query(`SELECT typeof(${id}) AS type, count(*) AS n FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}) GROUP BY 1`);
-    expect(after).toEqual([{ type: 'DOUBLE', n: 1 }]);
+    const summary = await toDataset(client.shortvideo.videos({ handle: 'big-kept-n40' }), dir);
+    expect(summary.dataset?.drift.conflicting).toEqual([{ column: 'music.id', recorded: 'double', seen: 'bigint', values: 40 }]);
+    const rows = await query(`SELECT typeof(${id}) AS type, ${id} AS id, _extra FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, union_by_name = true)`);
+    expect(rows).toHaveLength(41);
+    expect(new Set(rows.map((row) => row.type))).toEqual(new Set(['DOUBLE']));
+    expect(rows.filter((row) => row.id === 7471.5)).toHaveLength(1);
+    const kept = rows.filter((row) => row.id === null).map((row) => String(row._extra).match(/"music\.id":(\d+)/)?.[1]);
+    expect(kept).toHaveLength(40);
+    for (const digits of kept) expect(digits).toMatch(/^\d{19}$/);
+    expect(recordedKind(dir, layout, 'music', 'id')).toBe('double');
   });
 
-  it('is refused at the first page that gives a bigint to any other column recorded as double', async () => {
+  it('keeps a bigint given to any other column recorded as double in _extra with every digit, the column as it was', async () => {
     const dir = fresh('old-double-score');
     literal = '1';
     score = '2.5';
     await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
-    score = '12345678901234567890';
-    const before = answered;
-    const error = await toDataset(old.shortvideo.videos({ handle: 'old' }), dir).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(DatasetError);
-    expect((error as Error).message).toMatch(/recorded score as double, which rounds integers past 2\^53 such as 12345678901234567890 from this page/);
-    expect(answered - before).toBe(1);
-    const rows = await query(`SELECT typeof(score) AS type, score FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
-    expect(rows).toEqual([{ type: 'DOUBLE', score: 2.5 }]);
+    score = '1234567890123456789';
+    const summary = await toDataset(old.shortvideo.videos({ handle: 'old' }), dir);
+    expect(summary.dataset?.drift.conflicting).toEqual([{ column: 'score', recorded: 'double', seen: 'bigint', values: 1 }]);
+    const rows = await query(`SELECT typeof(score) AS type, score, _extra FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)})`);
+    expect(rows).toEqual([{ type: 'DOUBLE', score: null, _extra: '{"score":1234567890123456789}' }]);
   });
 
   it.each(LAYOUTS)('widens a column recorded as integer to exact integers, its old values kept (%s)', async (layout) => {

@@ -1,5 +1,5 @@
 /**
- * A dataset gives back exactly what went in, as one table (issue 39 items 2–4; README § 8 "Merges
+ * A dataset gives back exactly what went in, as one table (docs/datasets.md "Merges
  * give back what went in", "Columns the dataset adds", "One table"): a merge reads a part back and
  * writes every record again unchanged; a record's own field named like a column the dataset adds is
  * refused by name; a compaction to the other layout and back keeps every column; and Polars reads
@@ -43,7 +43,7 @@ function parts(dir: string): string[] {
   return (readdirSync(folder, { recursive: true }) as string[]).filter((name) => name.endsWith('.parquet')).map((name) => join(folder, name)).sort();
 }
 
-/** The recipe of README § 8 "One table", as written there for Node: the schema from the dataset's schema file. */
+/** The recipe of docs/guide/datasets.md, as written there for Node: the schema from the dataset's schema file. */
 function polarsTable(dir: string): pl.DataFrame {
   const schema = pl.readParquet(readFileSync(join(dir, '_dataset/forum__subforum/schema.parquet-schema'))).schema;
   return pl

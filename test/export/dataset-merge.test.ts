@@ -45,10 +45,22 @@ interface Column {
   element?: Omit<Column, 'name'>;
 }
 
-/** The DuckDB type of a recorded column: a STRUCT of its fields' types, a list of its element's, or its leaf kind's. */
-function duckdbType(column: Omit<Column, 'name'>): string {
-  if (column.kind === 'struct') return `STRUCT(${column.fields!.map((field) => `${field.name} ${duckdbType(field)}`).join(', ')})`;
-  if (column.kind === 'list') return `${duckdbType(column.element!)}[]`;
+/**
+ * The DuckDB type of a recorded column: a STRUCT of its fields' types, a list of its element's, or
+ * its leaf kind's; undefined for an untyped one, which no part holds (nor a struct of untyped fields).
+ */
+function duckdbType(column: Omit<Column, 'name'>): string | undefined {
+  if (column.kind === 'struct') {
+    const fields = column.fields!.flatMap((field) => {
+      const type = duckdbType(field);
+      return type === undefined ? [] : [`${field.name} ${type}`];
+    });
+    return fields.length === 0 ? undefined : `STRUCT(${fields.join(', ')})`;
+  }
+  if (column.kind === 'list') {
+    const element = duckdbType(column.element!);
+    return element === undefined ? undefined : `${element}[]`;
+  }
   return DUCKDB_TYPE[column.kind];
 }
 

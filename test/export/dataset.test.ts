@@ -193,7 +193,7 @@ describe('toDataset record times', () => {
 describe('toDataset schema drift', () => {
   const post = (id: string, fields: Record<string, unknown>) => ({ id, created_utc: 1_763_700_000, title: `post ${id}`, ...fields });
 
-  it('reports a field added and a type changed between runs, in the summary and in a file', async () => {
+  it('reports a field added and a type widened between runs, in the summary and in a file', async () => {
     const dir = freshDir();
     const options = { operation: 'forum/subforum', params: { subforum: 'drift' } } as const;
     await recordsIntoDataset([post('a', { score: 1 }), post('b', { score: 2 })], dir, options);
@@ -201,7 +201,8 @@ describe('toDataset schema drift', () => {
     expect(summary.drift).toEqual({
       added: [{ column: 'flair', kind: 'string' }],
       missing: [],
-      conflicting: [{ column: 'score', recorded: 'integer', seen: 'string' }],
+      conflicting: [],
+      widened: [{ column: 'score', from: 'integer', to: 'string' }],
     });
     const file = JSON.parse(readFileSync(join(dir, '_dataset/forum__subforum/drift-all.json'), 'utf8')) as { drift: unknown };
     expect(file.drift).toEqual(summary.drift);
@@ -212,11 +213,11 @@ describe('toDataset schema drift', () => {
     const options = { operation: 'forum/subforum', params: { subforum: 'drift' } } as const;
     await recordsIntoDataset([post('a', { score: 1 })], dir, options);
     // Another day: another part file, written with the recorded schema.
-    await recordsIntoDataset([{ ...post('c', { score: 'high' }), created_utc: 1_763_000_000 }], dir, options);
+    await recordsIntoDataset([{ ...post('c', { score: true }), created_utc: 1_763_000_000 }], dir, options);
     const rows = await query(`SELECT id, score, _extra FROM ${table(dir)} ORDER BY id`);
     expect(rows).toEqual([
       { id: 'a', score: 1, _extra: null },
-      { id: 'c', score: null, _extra: '{"score":"high"}' },
+      { id: 'c', score: null, _extra: '{"score":true}' },
     ]);
     expect([...(await typesPerPart(dir)).get('score')!]).toEqual(['INT64/null']);
   });

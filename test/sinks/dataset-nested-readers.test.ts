@@ -64,13 +64,29 @@ function parts(dir: string): string[] {
   return execFileSync('find', [dir, '-name', 'part-*.parquet'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
 }
 
-/** The schema file's columns as the shapes a nested part's metadata describes. */
+/**
+ * The schema file's columns as the shapes a nested part's metadata describes: an `untyped` column
+ * (no value typed it yet), a struct of only such fields and a list of such elements are in no part.
+ */
 function recordedFields(dir: string, op: OperationSpec): { layout: string | undefined; fields: Field[] } {
   type Column = { name: string; kind: string; fields?: Column[]; element?: Column };
-  const shapeOf = (column: Column): Shape =>
-    column.kind === 'struct' ? { struct: column.fields!.map((field) => ({ name: field.name, shape: shapeOf(field) })) } : column.kind === 'list' ? { list: shapeOf(column.element!) } : { kind: column.kind };
+  const fieldsOf = (columns: Column[]): Field[] =>
+    columns.flatMap((column) => {
+      const shape = shapeOf(column);
+      return shape === undefined ? [] : [{ name: column.name, shape }];
+    });
+  const shapeOf = (column: Column): Shape | undefined => {
+    if (column.kind === 'untyped') return undefined;
+    if (column.kind === 'struct') {
+      const struct = fieldsOf(column.fields!);
+      return struct.length === 0 ? undefined : { struct };
+    }
+    if (column.kind !== 'list') return { kind: column.kind };
+    const element = shapeOf(column.element!);
+    return element === undefined ? undefined : { list: element };
+  };
   const schema = JSON.parse(readFileSync(join(dir, '_dataset', op.id.replaceAll('/', '__'), 'schema.json'), 'utf8')) as { parquetLayout?: string; columns: Column[] };
-  return { layout: schema.parquetLayout, fields: schema.columns.map((column) => ({ name: column.name, shape: shapeOf(column) })) };
+  return { layout: schema.parquetLayout, fields: fieldsOf(schema.columns) };
 }
 
 /** Rows in one order, whatever order a reader gave them in. */
@@ -154,14 +170,19 @@ async function expectReadersAgree(dir: string, op: OperationSpec, rows: number):
   expect(arrow.values).toEqual(duck.values);
 }
 
-/** Every part's records as DuckDB reads them (either layout), rebuilt, with NULL leaves and objects left empty dropped: what both layouts agree a record is. */
+/**
+ * Every part's records as DuckDB reads them (either layout), rebuilt, with NULL leaves, objects left
+ * empty and empty lists dropped: what both layouts agree a record is (a field only ever `[]` types
+ * nothing, so the nested layout reads it NULL: docs/types.md).
+ */
 async function heldRecords(dir: string): Promise<string[]> {
   const prune = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map((item) => prune(item) ?? null);
     if (!isPlainObject(value)) return value ?? undefined;
+    const empty = (pruned: unknown) => (isPlainObject(pruned) && Object.keys(pruned).length === 0) || (Array.isArray(pruned) && pruned.length === 0);
     const kept = Object.entries(value).flatMap(([key, item]) => {
       const pruned = prune(item);
-      return pruned === undefined || (isPlainObject(pruned) && Object.keys(pruned).length === 0) ? [] : [[key, pruned] as const];
+      return pruned === undefined || empty(pruned) ? [] : [[key, pruned] as const];
     });
     return Object.fromEntries(kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   };

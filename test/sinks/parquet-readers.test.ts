@@ -130,7 +130,9 @@ describe.each(operations.map((op) => op.id))('nested Parquet of %s', (id) => {
     const described = await parquetColumns(path);
     expect(described.layout).toBe('nested');
     const back = nestedRecords((await readWithDuckDB(path, [])).raw, described);
-    const differences = records.flatMap((record, i) => leafDifferences(leaves(record, { structs: true }), leaves(back[i], { structs: true })));
+    // A field only ever `[]` or `{}` (or objects of nulls) types nothing: it is no column, and reads NULL (docs/types.md).
+    const typedNothing = (difference: string) => /^missing .* = "(\{\}|\[\])"$/.test(difference);
+    const differences = records.flatMap((record, i) => leafDifferences(leaves(record, { structs: true }), leaves(back[i], { structs: true })).filter((d) => !typedNothing(d)));
     expect(differences.slice(0, 5)).toEqual([]);
   });
 });

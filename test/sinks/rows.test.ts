@@ -32,9 +32,17 @@ describe('the record to row mapping', () => {
     expect(layout.toRow(record)).toEqual([1, null]);
   });
 
-  it('gives a column the commonest kind in the sample and widens integers mixed with doubles', () => {
+  it('widens integers mixed with doubles to double and numbers mixed with text to string', () => {
     const layout = plan([{ n: 1, x: 1 }, { n: 2, x: 1.5 }, { n: 'three', x: 2 }]);
-    expect(kinds(layout)).toEqual({ n: 'integer', x: 'double' });
+    expect(kinds(layout)).toEqual({ n: 'string', x: 'double' });
+    expect(layout.toRow({ n: 2, x: 2 })).toEqual(['2', 2, null]);
+  });
+
+  it('gives a column whose kinds no widening joins its commonest kind, the rest going to the overflow cell as they were', () => {
+    const layout = plan([{ id: 'p0' }, { id: 'p1' }, { id: true }]);
+    expect(kinds(layout)).toEqual({ id: 'string' });
+    expect(layout.toRow({ id: 'p2' })).toEqual(['p2', null]);
+    expect(layout.toRow({ id: false })).toEqual([null, '{"id":false}']);
   });
 
   it('sends a value that does not fit its typed column to the overflow cell', () => {

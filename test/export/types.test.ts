@@ -1,0 +1,229 @@
+/**
+ * Types decided by every value seen (docs/types.md, § 8 "Stable schema"): null, `[]`
+ * and `{}` type nothing, the first real value does, in whichever run it comes; integers and doubles
+ * make a double, numbers and text a string of the digits; a value no widening holds goes to `_extra`
+ * by path, and strings are never JSON text. Each case is written as a Parquet file (its first value
+ * after the sample) and as a dataset over several runs (served over HTTP, through the engine), and
+ * read back by DuckDB, Polars and arrow-rs.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import pl from 'nodejs-polars';
+import { readParquet } from 'parquet-wasm/node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseExact } from '../../src/exact-json.ts';
+import { toParquet } from '../../sinks/index.ts';
+import { compactDataset } from '../../src/export/index.ts';
+import { stageCompaction } from '../../src/export/compact.ts';
+import { describeDrift } from '../../sinks/dataset-schema.ts';
+import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { scratchDir } from '../sinks/helpers/files.ts';
+import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
+
+const root = scratchDir();
+let counter = 0;
+const fresh = (name: string) => join(root, `${++counter}-${name}`);
+
+afterAll(closeServed);
+
+/** Plain JSON values: bigints as their digits, so three readers' rows compare alike. */
+function plain(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value, (_, each: unknown) => (typeof each === 'bigint' ? (Number.isSafeInteger(Number(each)) ? Number(each) : String(each)) : each))) as unknown;
+}
+
+function partsOf(target: string): string[] {
+  if (target.endsWith('.parquet')) return [target];
+  return execFileSync('find', [target, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
+}
+
+/**
+ * `columns` of every row, by `id`, as DuckDB (the documented read, `union_by_name`), Polars (every
+ * part, concatenated diagonally) and arrow-rs (part by part) give them back.
+ */
+async function readThree(target: string, columns: readonly string[]): Promise<Array<Array<Record<string, unknown>>>> {
+  const glob = target.endsWith('.parquet') ? target : `${target}/**/*.parquet`;
+  const pick = (row: Record<string, unknown>) => plain(Object.fromEntries(['id', ...columns].map((name) => [name, row[name] ?? null]))) as Record<string, unknown>;
+  const byId = (rows: Array<Record<string, unknown>>) => rows.map(pick).sort((a, b) => String(a.id).localeCompare(String(b.id)));
+  const duck = await queryJS(`SELECT * FROM read_parquet(${sqlPath(glob)}, hive_partitioning = true, union_by_name = true)`);
+  const frames = partsOf(target).map((part) => pl.readParquet(part));
+  const polars = parseExact(String(pl.concat(frames, { how: 'diagonalRelaxed' }).writeJSON({ format: 'json' }))) as Array<Record<string, unknown>>;
+  const arrow = partsOf(target).flatMap((part) =>
+    tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream())
+      .toArray()
+      .map((row) => (row as { toJSON(): Record<string, unknown> }).toJSON()),
+  );
+  return [byId(duck), byId(polars), byId(arrow.map((row) => plain(row) as Record<string, unknown>))];
+}
+
+/** DuckDB's type of `column` over the dataset or file. */
+async function duckType(target: string, column: string): Promise<string | undefined> {
+  const glob = target.endsWith('.parquet') ? target : `${target}/**/*.parquet`;
+  const rows = await queryJS(`DESCRIBE SELECT * FROM read_parquet(${sqlPath(glob)}, hive_partitioning = true, union_by_name = true)`);
+  return rows.find((row) => row.column_name === column)?.column_type as string | undefined;
+}
+
+/** The records as one Parquet file; `sampleSize` 1: its sample holds only the first run's first record. */
+async function asFile(runs: ReadonlyArray<ReadonlyArray<Record<string, unknown>>>, sampleSize?: number): Promise<string> {
+  const path = join(fresh('file'), 'records.parquet');
+  await toParquet(runs.flat(), path, { sampleSize });
+  return path;
+}
+
+/** The records as a dataset, one run each, one partition (every run merges into the part). */
+async function asDataset(runs: ReadonlyArray<ReadonlyArray<Record<string, unknown>>>): Promise<{ dir: string; summaries: FlatSummary[] }> {
+  const dir = fresh('dataset');
+  const summaries: FlatSummary[] = [];
+  for (const [i, records] of runs.entries()) summaries.push(await recordsIntoDataset(records, dir, { params: { subforum: `run${i}` }, partition: 'none' }));
+  return { dir, summaries };
+}
+
+interface Case {
+  name: string;
+  runs: Array<Array<Record<string, unknown>>>;
+  column: string;
+  type: string;
+  /** The column's values by id, as every reader must give them back. */
+  values: unknown[];
+  /**
+   * The file's sample: 1 where the first real value comes after it (a field no value typed is added
+   * by its first real one); the default where a widening must be in the sample (a file does not
+   * rewrite the row groups it wrote: docs/types.md).
+   */
+  sampleSize?: number;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'a field null at first, then an object, is a STRUCT of the object',
+    runs: [[{ id: 'a', avatar: null }], [{ id: 'b', avatar: { url: 'https://x/b.png' } }]],
+    column: 'avatar',
+    sampleSize: 1,
+    type: 'STRUCT(url VARCHAR)',
+    values: [null, { url: 'https://x/b.png' }],
+  },
+  {
+    name: 'a field only [] at first, then a list of strings, is a list of strings',
+    runs: [[{ id: 'a', tags: [] }], [{ id: 'b', tags: ['x', 'y'] }]],
+    column: 'tags',
+    sampleSize: 1,
+    type: 'VARCHAR[]',
+    values: [null, ['x', 'y']],
+  },
+  {
+    name: 'a field only {} at first, then an object, is a STRUCT of the object',
+    runs: [[{ id: 'a', meta: {} }], [{ id: 'b', meta: { plays: 3 } }]],
+    column: 'meta',
+    sampleSize: 1,
+    type: 'STRUCT(plays BIGINT)',
+    values: [null, { plays: 3 }],
+  },
+  {
+    name: 'a ratio sent as 1.0, then 0.81, is a double',
+    runs: [[{ id: 'a', upvote_ratio: 1.0 }], [{ id: 'b', upvote_ratio: 0.81 }]],
+    column: 'upvote_ratio',
+    type: 'DOUBLE',
+    values: [1, 0.81],
+  },
+  {
+    name: 'ids sent as numbers, then as strings, are strings of the digits',
+    runs: [[{ id: 'a', ref: 17 }], [{ id: 'b', ref: 'r18' }]],
+    column: 'ref',
+    type: 'VARCHAR',
+    values: ['17', 'r18'],
+  },
+];
+
+describe.each(CASES)('$name', ({ runs, column, type, values, sampleSize }) => {
+  it('in a file, as DuckDB, Polars and arrow-rs read it', async () => {
+    const path = await asFile(runs, sampleSize);
+    expect(await duckType(path, column)).toBe(type);
+    for (const rows of await readThree(path, [column])) expect(rows.map((row) => row[column])).toEqual(values);
+  });
+
+  it('in a dataset over two runs, as DuckDB, Polars and arrow-rs read it', async () => {
+    const { dir } = await asDataset(runs);
+    expect(await duckType(dir, column)).toBe(type);
+    for (const rows of await readThree(dir, [column])) expect(rows.map((row) => row[column])).toEqual(values);
+  });
+});
+
+describe('one object id among string ids', () => {
+  const runs = [[{ id: 'a', ref: 'p0' }, { id: 'b', ref: 'p1' }], [{ id: 'c', ref: { nested: 1 } }]];
+
+  it('keeps the column text, unquoted, and puts the object in _extra by its path, in a file', async () => {
+    const path = await asFile(runs);
+    expect(await duckType(path, 'ref')).toBe('VARCHAR');
+    for (const rows of await readThree(path, ['ref', '_extra'])) {
+      expect(rows.map((row) => row.ref)).toEqual(['p0', 'p1', null]);
+      expect(JSON.parse(String(rows[2]._extra))).toEqual({ ref: { nested: 1 } });
+    }
+    expect(await queryJS(`SELECT id FROM ${sqlPath(path)} WHERE ref = 'p0'`)).toEqual([{ id: 'a' }]);
+  });
+
+  it('keeps the column text in a dataset, and the drift line says one value went to _extra', async () => {
+    const { dir, summaries } = await asDataset(runs);
+    expect(summaries[1].drift.conflicting).toEqual([{ column: 'ref', recorded: 'string', seen: 'struct', values: 1 }]);
+    for (const rows of await readThree(dir, ['ref', '_extra'])) {
+      expect(rows.map((row) => row.ref)).toEqual(['p0', 'p1', null]);
+      expect(JSON.parse(String(rows[2]._extra))).toEqual({ ref: { nested: 1 } });
+    }
+  });
+});
+
+describe('a dataset column a later run widens', () => {
+  it('records the wider type and says so in the drift line', async () => {
+    const { dir, summaries } = await asDataset([[{ id: 'a', score: 1 }], [{ id: 'b', score: 2.5 }], [{ id: 'c', score: 'n/a' }]]);
+    expect(summaries[1].drift.widened).toEqual([{ column: 'score', from: 'integer', to: 'double' }]);
+    expect(summaries[2].drift.widened).toEqual([{ column: 'score', from: 'double', to: 'string' }]);
+    for (const rows of await readThree(dir, ['score'])) expect(rows.map((row) => row.score)).toEqual(['1', '2.5', 'n/a']);
+  });
+
+  it('never narrows or flips a kind when a later run brings fewer values of it', async () => {
+    const { dir, summaries } = await asDataset([[{ id: 'a', flag: 'yes' }], [{ id: 'b', flag: true }, { id: 'c', flag: false }]]);
+    expect(summaries[1].drift.conflicting).toEqual([{ column: 'flag', recorded: 'string', seen: 'boolean', values: 2 }]);
+    expect(await duckType(dir, 'flag')).toBe('VARCHAR');
+  });
+
+  it('has a drift line that says what widened and how many values went to _extra, by path', async () => {
+    const { summaries } = await asDataset([[{ id: 'a', score: 1, flag: 'yes' }], [{ id: 'b', score: 2.5, flag: true }, { id: 'c', score: 3, flag: false }]]);
+    expect(describeDrift(summaries[1].drift)).toBe('schema drift: 1 widened (score: integer → double), 2 values to _extra (flag: string ← boolean, 2 values)');
+  });
+});
+
+describe('parts written before a widening', () => {
+  /** Each part's physical type of `column`, as arrow-rs reads the part alone. */
+  const partTypes = (dir: string, column: string) =>
+    partsOf(dir).map((part) => String(tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).schema.fields.find((field) => field.name === column)?.type));
+
+  /** A dataset of two months whose second run widened `ratio`: it writes its own partition and leaves the first month's part as it was. */
+  async function widened(name: string): Promise<{ dir: string; summary: FlatSummary }> {
+    const dir = fresh(name);
+    await recordsIntoDataset([{ id: 'a', created_utc: 1_760_000_000, ratio: 1 }], dir, { params: { subforum: 'w1' } });
+    const summary = await recordsIntoDataset([{ id: 'b', created_utc: 1_763_700_000, ratio: 0.81 }], dir, { params: { subforum: 'w2' } });
+    return { dir, summary };
+  }
+
+  it('are rewritten to the recorded type by dataset compact, which then reads as one type in DuckDB, Polars and arrow-rs', async () => {
+    const { dir, summary } = await widened('widened-parts');
+    expect(summary.drift.widened).toEqual([{ column: 'ratio', from: 'integer', to: 'double' }]);
+    expect(new Set(partTypes(dir, 'ratio'))).toEqual(new Set(['Int64', 'Float64']));
+    const compaction = await compactDataset(dir);
+    expect(compaction.operations[0].rows).toBe(2);
+    expect(partTypes(dir, 'ratio')).toEqual(['Float64', 'Float64']);
+    for (const rows of await readThree(dir, ['ratio'])) expect(rows.map((row) => row.ratio)).toEqual([1, 0.81]);
+    const [{ average }] = await queryJS(`SELECT avg(ratio) AS average FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
+    expect(average).toBeCloseTo(0.905);
+  });
+
+  it('are rewritten by the next run when a rewrite was killed after its journal, and hold the recorded type', async () => {
+    const { dir } = await widened('widened-killed');
+    // What a kill right after the journal leaves: the new parts staged, nothing renamed.
+    await stageCompaction(dir);
+    expect(new Set(partTypes(dir, 'ratio'))).toEqual(new Set(['Int64', 'Float64']));
+    await recordsIntoDataset([{ id: 'c', created_utc: 1_763_700_000, ratio: 0.5 }], dir, { params: { subforum: 'w3' } });
+    expect(partTypes(dir, 'ratio')).toEqual(['Float64', 'Float64']);
+    for (const rows of await readThree(dir, ['ratio'])) expect(rows.map((row) => row.ratio)).toEqual([1, 0.81, 0.5]);
+  });
+});
