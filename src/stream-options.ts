@@ -4,6 +4,7 @@
  */
 import { refuseUnknownOptions, type KnownOptions } from './known-options.ts';
 
+/** What a caller may ask of one walk: a limit on its records or pages, a signal, and how its pages are fetched. */
 export interface StreamOptions {
   /** Yield at most this many records (pages stop being read once it is reached). */
   limit?: number;

@@ -18,11 +18,12 @@ export interface DedupeOptions {
   maxKeys?: number;
 }
 
+const DEDUPE_OPTIONS = { maxKeys: true } as const satisfies KnownOptions<DedupeOptions>;
+
 /**
  * `key` is a dotted path into the record (`'author.id'`) or a function of it, read and compared by
  * the record-key rule (`record-key.ts`): records without a key always pass.
  */
-const DEDUPE_OPTIONS = { maxKeys: true } as const satisfies KnownOptions<DedupeOptions>;
 
 export function dedupe<T>(key: string | ((record: T) => unknown), options: DedupeOptions = {}): Operator<T, T> {
   const keyOf = keyReader<T>(key);

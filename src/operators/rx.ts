@@ -58,8 +58,9 @@ export interface FromObservableOptions {
   bufferSize?: number;
 }
 
-/** A stream of the Observable's values; it subscribes when iterated and unsubscribes when the consumer stops. */
 const FROM_OBSERVABLE_OPTIONS = { bufferSize: true } as const satisfies KnownOptions<FromObservableOptions>;
+
+/** A stream of the Observable's values; it subscribes when iterated and unsubscribes when the consumer stops. */
 
 export function fromObservable<T>(observable: Observable<T>, options: FromObservableOptions = {}): AsyncIterable<T> {
   if (!(observable instanceof Observable)) {
