@@ -157,14 +157,15 @@ function announce(url: string, apiKey: string): string {
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
 export async function runSandboxCommand(argv: string[]): Promise<void> {
-  const options = parseSandboxArgs(argv);
+  // `advance` is the command's own (records a SIGUSR2 adds), not the server's.
+  const { advance: perSignal, ...options } = parseSandboxArgs(argv);
   const sandbox = await startSandbox(options).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new Error(`port ${options.port} is already in use; pass --port 0 to pick a free one`);
     }
     throw error;
   });
-  const step = options.advance ?? DEFAULT_ADVANCE;
+  const step = perSignal ?? DEFAULT_ADVANCE;
   let added = 0;
   const advance = () => {
     sandbox.advance({ records: step });

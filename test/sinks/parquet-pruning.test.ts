@@ -172,7 +172,8 @@ describe('toParquet string statistics', () => {
 
   it('has only a null count for a column that is always NULL', async () => {
     const path = join(dir, 'all-null.parquet');
-    await toParquet([{ a: 1, gone: null }, { a: 2, gone: null }], path);
+    // The flat layout gives every field of its sample a column; the nested one types nothing by absence (docs/types.md).
+    await toParquet([{ a: 1, gone: null }, { a: 2, gone: null }], path, { layout: 'flat' });
     const [gone] = await chunksOf(path, 'gone');
     expect(gone).toMatchObject({ min: null, max: null, nulls: 2, dictionary_page_offset: null });
   });
