@@ -204,6 +204,14 @@ export interface DatasetChanges {
   stoppedAtMark: number;
   /** Records without a usable key that the operation's `stableKey` could not key either: not written. */
   setAside: number;
+  /** The parts of a narrower type this writer rewrote after its publish, when a column widened (`dataset-widen.ts`). */
+  widening?: WideningRewrite;
+}
+
+/** The widening rewrite a writer did after its publish: the partitions it rewrote, and how long it took. */
+export interface WideningRewrite {
+  partitions: number;
+  seconds: number;
 }
 
 /** How an export ended; one type for both destinations. */
