@@ -210,7 +210,9 @@ export interface DatasetChanges {
 
 /** The widening rewrite a writer did after its publish: the partitions it rewrote, and how long it took. */
 export interface WideningRewrite {
+  /** Partitions whose parts were rewritten to the widened types. */
   partitions: number;
+  /** Seconds from the start of the rewrite to its end, the commits published between partitions included. */
   seconds: number;
 }
 
