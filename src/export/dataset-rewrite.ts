@@ -126,13 +126,14 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
  */
 async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: DatasetLocks): Promise<void> {
   await replace(paths.dir, journal.renames, journal.removes);
-  // Before any receipt: a writer reading its receipt finds the widening waiting (`dataset-widen.ts`).
-  if ((journal.drift.widened ?? []).length > 0) await writeJsonAtomic(paths.widening, { id: randomUUID() });
   const recordNow = async (recorded: RecordedSchema | undefined) => schemaChanges(recorded, journal.schema) || (await lacksTableSchema(paths, recorded));
   if (await recordNow(await readSchemaFile(paths))) {
     await locks.run(paths.metaLock, async () => {
       const recorded = await readSchemaFile(paths);
-      if (await recordNow(recorded)) await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
+      if (!(await recordNow(recorded))) return;
+      // Before the schema and any receipt, under the lock the widening writer removes it under (`dataset-widen.ts`).
+      if ((journal.drift.widened ?? []).length > 0) await writeJsonAtomic(paths.widening, { id: randomUUID() });
+      await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
     });
   }
   if (journal.fetched !== undefined) await recordClock(paths, journal.fetched, locks);
