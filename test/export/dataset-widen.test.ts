@@ -98,3 +98,25 @@ describe.each(['flat', 'nested'] as const)('a %s dataset whose second run widens
     expect(describeSummary(summary)).toMatch(/\n {2}rewrote 2 partitions to the widened types in \d+\.\d s/);
   });
 });
+
+describe('two writers at once, one of whose runs widens a column', () => {
+  it('leave the rewrite to one of them, and every part ends with the widened type and every value', async () => {
+    const dir = join(root, `widen-${++counter}`);
+    await recordsIntoDataset(
+      [
+        { id: 'a1', created_utc: SEPTEMBER, score: 3 },
+        { id: 'b1', created_utc: OCTOBER, score: 5 },
+      ],
+      dir,
+      { params: { subforum: 'first' } },
+    );
+    const summaries = await Promise.all([
+      recordsIntoDataset([{ id: 'c1', created_utc: NOVEMBER, score: 0.5 }], dir, { params: { subforum: 'widens' }, writer: 'w1' }),
+      recordsIntoDataset([{ id: 'a2', created_utc: SEPTEMBER + 60, score: 4 }], dir, { params: { subforum: 'narrow' }, writer: 'w2' }),
+    ]);
+    expect(summaries.filter((summary) => summary.widening !== undefined)).toHaveLength(1);
+    expect(arrowParts(dir).map((part) => part.type)).toEqual(['Float64', 'Float64', 'Float64']);
+    const glob = sqlPath(`${dir}/forum/subforum/**/*.parquet`);
+    expect(await queryJS(`SELECT id, score FROM read_parquet(${glob}, hive_partitioning = true, union_by_name = true) ORDER BY id`)).toEqual(EXPECTED);
+  });
+});
