@@ -12,11 +12,16 @@
  *   walks in the dataset, measured on the same 20 walks;
  * - per round: median walk time, median setup, credits (at most the new pages + 1 a walk), CPU;
  * - per fill stage, this process's CPU a walk (walks, publishes and the sandbox): it would grow with
- *   the dataset if publishing rewrote it once per few walks.
+ *   the dataset if publishing rewrote it once per few walks;
+ * - after the fill, a schema widening: one post whose `score` is a double, served by a tiny service
+ *   of this bench's own, widens the column, and its run rewrites every partition's parts to DOUBLE
+ *   (`dataset-widen.ts`) before it reports: the seconds that takes.
  *
  *   npx tsx bench/fleet.ts [walks] [posts a walk]      (default 2000 300)
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -117,6 +122,9 @@ try {
   }
   console.log(`per-walk setup (median, the same ${PROBE} walks): ${probes.map((probe) => `${probe.walks} walks ${probe.setup.toFixed(2)} ms`).join(', ')}; ` + `×${(probes[probes.length - 1].setup / probes[0].setup).toFixed(2)} from ${probes[0].walks} to ${probes[probes.length - 1].walks}`);
 
+  const widening = await widen();
+  console.log(`schema widening (score: integer → double, one post): the run rewrote ${widening.partitions} partitions to the widened types in ${widening.seconds.toFixed(1)} s`);
+
   const rounds: { round: number; walk: number; setup: number; credits: number; ms: number; cpuMs: number }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     sandbox.advance({ records: NEW_PER_ROUND });
@@ -151,6 +159,24 @@ try {
   await client.close();
   await sandbox.close();
   rmSync(root, { recursive: true, force: true });
+}
+
+/** One post whose `score` is a double, published by a run of its own: the widening of a column every part holds. */
+async function widen(): Promise<{ partitions: number; seconds: number }> {
+  const post = { id: 'widened-score', name: 't3_widened', title: 'a score past the integers', created_utc: Date.UTC(2024, 5, 1) / 1000, score: 0.5 };
+  const server = createServer((_, response) => {
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify({ success: true, data: { posts: [post] } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const own = createClient({ apiKey: 'sk_test_bench_widening', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  try {
+    const summary = await toDataset(own.forum.subforum({ subforum: 'widening' }), dir, { writer: 'widening' });
+    return summary.dataset?.widening ?? { partitions: 0, seconds: 0 };
+  } finally {
+    await own.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 }
 
 function median(values: number[]): number {

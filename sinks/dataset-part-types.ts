@@ -1,22 +1,66 @@
 /**
  * Whether a dataset's part holds the types its schema records: a part written before a run widened
  * a column (or typed an untyped one, or added a field) holds the narrower shape, which the
- * documented reads widen but which `dataset compact` rewrites, so every part holds the one type
- * (docs/types.md). Read from the part's footer (`socialstream.columns`), not its rows.
+ * documented reads widen but which the widening rewrite (`src/export/dataset-widen.ts`) and
+ * `dataset compact` rewrite, so every part holds the one type (docs/types.md). Read from the part's
+ * footer (`socialstream.columns`), not its rows.
  */
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { nestedFields } from './dataset-nested.ts';
+import type { NestedField } from './parquet-nested.ts';
 import { leavesOf } from './dataset-schema.ts';
 import type { PartSchema } from './dataset-parts.ts';
 import { COLUMNS_METADATA_KEY } from './parquet.ts';
 
+interface Described {
+  fields?: unknown;
+  columns?: unknown;
+}
+
 /** True when the Parquet part at `path` was written with `schema`'s types (other formats are text: always). */
 export async function partHoldsSchema(path: string, schema: PartSchema): Promise<boolean> {
   if (schema.format !== 'parquet') return true;
+  const described = await describedColumns(path);
+  if (schema.parquetLayout === 'nested') return JSON.stringify(described.fields) === JSON.stringify(nestedFields(schema.columns));
+  return JSON.stringify(described.columns) === JSON.stringify(typedLeaves(schema));
+}
+
+/**
+ * True when the Parquet part at `path` holds a column (or a nested field) of another type than
+ * `schema` records: one a later run widened. A column the part lacks is not a type: the documented
+ * reads give it as NULL, so a field added later does not make every part be rewritten.
+ */
+export async function partHoldsNarrowerType(path: string, schema: PartSchema): Promise<boolean> {
+  if (schema.format !== 'parquet') return false;
+  const described = await describedColumns(path);
+  const [held, recorded] =
+    schema.parquetLayout === 'nested'
+      ? [leafKinds((described.fields ?? []) as NestedField[]), leafKinds(nestedFields(schema.columns))]
+      : [new Map(((described.columns ?? []) as { name: string; kind: string }[]).map(({ name, kind }) => [name, kind])), new Map(typedLeaves(schema).map(({ name, kind }) => [name, kind]))];
+  for (const [path, kind] of held) if (recorded.has(path) && recorded.get(path) !== kind) return true;
+  return false;
+}
+
+async function describedColumns(path: string): Promise<Described> {
   const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path));
   const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
-  const described = JSON.parse(entry?.value ?? '{}') as { fields?: unknown; columns?: unknown };
-  if (schema.parquetLayout === 'nested') return JSON.stringify(described.fields) === JSON.stringify(nestedFields(schema.columns));
-  const leaves = leavesOf(schema.columns).flatMap(({ name, kind }) => (kind === 'untyped' ? [] : [{ name, kind }]));
-  return JSON.stringify(described.columns) === JSON.stringify(leaves);
+  return JSON.parse(entry?.value ?? '{}') as Described;
+}
+
+/** The flat layout's columns as its footer lists them: untyped ones are left out of parts. */
+function typedLeaves(schema: PartSchema): { name: string; kind: string }[] {
+  return leavesOf(schema.columns).flatMap(({ name, kind }) => (kind === 'untyped' ? [] : [{ name, kind }]));
+}
+
+/** Each scalar of nested fields by its path (`a.b`, a list's element as `a[]`, a map's value as `a{}`), with its kind. */
+function leafKinds(fields: readonly NestedField[], prefix = ''): Map<string, string> {
+  const kinds = new Map<string, string>();
+  const walk = (path: string, shape: NestedField['shape']): void => {
+    if ('struct' in shape) for (const [inner, kind] of leafKinds(shape.struct, `${path}.`)) kinds.set(inner, kind);
+    else if ('list' in shape) walk(`${path}[]`, shape.list);
+    else if ('map' in shape) walk(`${path}{}`, shape.map);
+    else kinds.set(path, shape.kind);
+  };
+  for (const field of fields) walk(`${prefix}${field.name}`, field.shape);
+  return kinds;
 }

@@ -372,6 +372,14 @@ export class GroupCommit {
     return receipt;
   }
 
+  /**
+   * Publishes the commits waiting while the publish lock is free: a writer at work between two
+   * steps of a long task (the widening rewrite, `dataset-widen.ts`) lets no other wait for all of it.
+   */
+  async publishWaiting(): Promise<void> {
+    await this.#lead(new Set(), false);
+  }
+
   /** Runs `fn` holding the publish lock with no pass live (`exclusively`): a migration or a kill's leftovers are settled so. */
   exclusive<T>(fn: (recovered: boolean) => Promise<T>): Promise<T> {
     return exclusively(this.paths, this.locks, fn);

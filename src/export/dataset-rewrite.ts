@@ -10,6 +10,7 @@
  * compaction or a migration replaces several files with others: renames first, then removals, so
  * for that moment a reader may see a row in an old part and a new one, never miss one (docs/datasets.md).
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { DatasetError, type SchemaDrift } from '../errors.ts';
@@ -118,7 +119,7 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
 }
 
 /**
- * Carries out a publish journal: renames, removals, the schema merged into the one recorded (under
+ * Carries out a publish journal: renames, removals, the sign of a widening, the schema merged into the one recorded (under
  * the meta lock, when the pass's records changed it), the walk states (the pass holds its walks'
  * locks), then each member's files. Every step is idempotent, so a journal is replayed from the
  * start by whoever finds it.
@@ -129,7 +130,10 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
   if (await recordNow(await readSchemaFile(paths))) {
     await locks.run(paths.metaLock, async () => {
       const recorded = await readSchemaFile(paths);
-      if (await recordNow(recorded)) await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
+      if (!(await recordNow(recorded))) return;
+      // Before the schema and any receipt, under the lock the widening writer removes it under (`dataset-widen.ts`).
+      if ((journal.drift.widened ?? []).length > 0) await writeJsonAtomic(paths.widening, { id: randomUUID() });
+      await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
     });
   }
   if (journal.fetched !== undefined) await recordClock(paths, journal.fetched, locks);
@@ -298,13 +302,15 @@ export interface Rewritten {
  * last, a row without `_fetched_at` counting as fetched when its part was last written. The
  * caller holds the publish lock and has finished any publish. Old marks of writers become walk
  * state files. `finish: false` stops after the journal (for tests of recovery). `parquetLayout`, when
- * another than the recorded one, converts the parts to it (`dataset-nesting.ts`).
+ * another than the recorded one, converts the parts to it (`dataset-nesting.ts`). `only`, a partition
+ * of the recorded partitioning, rewrites that partition's parts alone (the widening, `dataset-widen.ts`).
  */
-export async function rewriteIntoBuckets(spec: OperationSpec, operation: ScannedOperation, by: PartitionBy, finish: boolean, parquetLayout?: ParquetLayout): Promise<Rewritten> {
+export async function rewriteIntoBuckets(spec: OperationSpec, operation: ScannedOperation, by: PartitionBy, finish: boolean, parquetLayout?: ParquetLayout, only?: string): Promise<Rewritten> {
   const { paths } = operation;
   const dir = paths.dir;
   const from = operation.partitioning;
-  const parts = await scanParts(dir, operation);
+  const groups = inPartition(groupsOf(await scanParts(dir, operation), by), only);
+  const parts = [...groups.values()].flat();
   const converting = parquetLayout !== undefined && parquetLayout !== recordedLayout(operation.schema!);
   const schema = converting ? await convertedSchema(operation.schema!, parts, parquetLayout) : operation.schema!;
   const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
@@ -321,7 +327,6 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   };
   const staging = compactionStaging(paths);
   const targets = new Set<string>();
-  const groups = groupsOf(parts, by);
   // A key kept in several partitions, or under its stand-in beside its own, keeps its later fetch alone.
   const outranked = await outrankedVersions(spec, paths, operation.format, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
   let rows = 0;
@@ -365,10 +370,10 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
     }
   }
   for (const part of parts) if (!targets.has(part.path)) journal.removes.push(relative(dir, part.path));
-  for (const index of await keyIndexFiles(paths)) if (!targets.has(index)) journal.removes.push(relative(dir, index));
+  for (const index of await keyIndexFiles(paths, only)) if (!targets.has(index)) journal.removes.push(relative(dir, index));
   await writeCompactionJournal(paths, journal);
   if (finish) await finishCompaction(paths);
-  const after = await scanParts(dir, { ...operation, partitioning: { by, column: from.column } });
+  const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }), by), only).values()].flat();
   return {
     parts: { before: parts.length, after: finish ? after.length : journal.renames.length },
     bytes: { before: bytes, after: after.reduce((sum, part) => sum + part.bytes, 0) },
@@ -376,10 +381,11 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   };
 }
 
-/** The key index files of an operation's parts. */
-async function keyIndexFiles(paths: DatasetPaths): Promise<string[]> {
+/** The key index files of an operation's parts (of partition `only`, when given). */
+async function keyIndexFiles(paths: DatasetPaths, only?: string): Promise<string[]> {
   const files: string[] = [];
-  for (const partition of await readdir(paths.keyIndexes).catch(() => [] as string[])) {
+  const partitions = only === undefined ? await readdir(paths.keyIndexes).catch(() => [] as string[]) : [only];
+  for (const partition of partitions) {
     for (const name of await readdir(join(paths.keyIndexes, partition)).catch(() => [] as string[])) files.push(join(paths.keyIndexes, partition, name));
   }
   return files;
@@ -412,7 +418,7 @@ const PREFIX: Record<Exclude<PartitionBy, 'none'>, number> = { day: 10, month: 7
  * (Hive's default, `undated` from before it, or `+057425-04` from before out-of-range years were
  * undated) holds undated rows.
  */
-function groupsOf(parts: readonly ScannedPart[], by: PartitionBy): Map<string, ScannedPart[]> {
+export function groupsOf(parts: readonly ScannedPart[], by: PartitionBy): Map<string, ScannedPart[]> {
   const groups = new Map<string, ScannedPart[]>();
   for (const part of parts) {
     const dated = /^\d{4}(?:-\d{2}){0,2}$/.test(part.partition);
@@ -422,4 +428,11 @@ function groupsOf(parts: readonly ScannedPart[], by: PartitionBy): Map<string, S
     else group.push(part);
   }
   return groups;
+}
+
+/** The groups of partition `only` alone (none when it holds no part), or all of them. */
+function inPartition(groups: Map<string, ScannedPart[]>, only: string | undefined): Map<string, ScannedPart[]> {
+  if (only === undefined) return groups;
+  const group = groups.get(only);
+  return new Map(group === undefined ? [] : [[only, group]]);
 }

@@ -335,6 +335,9 @@ const COMMIT_FILE = shape({ writer: text, id: optional(text), partitions: option
 /** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-passes.ts`). */
 const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })), partitions: optional(listOf(text)) });
 
+/** `_dataset/<op>/widening.json`: parts of a narrower type wait for the widening rewrite (`dataset-widen.ts`); a new id each widening. */
+const WIDENING_FILE = shape({ id: text });
+
 /** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */
 const RECEIPT_FILE = shape({ changes: CHANGES, repaired: number });
 
@@ -458,6 +461,13 @@ export async function readGroupJournal(path: string, remedy: string): Promise<Ch
 export async function readClaimFile(path: string, remedy: string): Promise<CheckedClaim | undefined> {
   const value = await readJsonFile(path, remedy);
   return value === undefined ? undefined : checked(path, value, CLAIM_FILE, remedy);
+}
+
+/** The sign that a widening rewrite waits, checked; undefined when none waits. */
+export async function readWideningFile(paths: DatasetPaths): Promise<Infer<typeof WIDENING_FILE> | undefined> {
+  const remedy = 'delete it and run `dataset compact`, which rewrites every part of a narrower type';
+  const value = await readJsonFile(paths.widening, remedy);
+  return value === undefined ? undefined : checked(paths.widening, value, WIDENING_FILE, remedy);
 }
 
 /** The commit of `writer` waiting for a publish, at `path`, checked; undefined when it was taken meanwhile. */

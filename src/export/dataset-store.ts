@@ -170,6 +170,18 @@ export class DatasetPaths {
   walkLock(walk: string): string {
     return join(this.meta, 'locks', `walk-${walk}`);
   }
+  /**
+   * Left by the publish that widened a column (`dataset-widen.ts`): parts of the narrower type wait
+   * to be rewritten. It stays until a writer has rewritten them all, so one killed midway is
+   * followed by the next writer's.
+   */
+  get widening(): string {
+    return join(this.meta, 'widening.json');
+  }
+  /** Held by the writer that rewrites parts to widened types: another finding it held leaves the work to it. */
+  get widenLock(): string {
+    return join(this.meta, 'locks', 'widen');
+  }
   /** Held while a pass records a schema its records changed: passes at once may each add columns. */
   get metaLock(): string {
     return join(this.meta, 'locks', 'meta');

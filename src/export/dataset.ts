@@ -36,6 +36,7 @@ import { bindSettings, withdrawSettings, type Binding } from './dataset-settings
 import { checkOtherSchemas, checkParts, readClaimFile, readClockFile, readCommitFile, readGroupJournal, readMarksFile, readSchemaFile } from './dataset-state.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, partitionOf, partitioningFor, passFolders, writerName, type PartitionBy, type Partitioning } from './dataset-store.ts';
 import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts';
+import { widenParts } from './dataset-widen.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './dataset-nesting.ts';
 import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
 import { fileSize, writeJsonAtomic } from './durable.ts';
@@ -414,7 +415,8 @@ export class DatasetDestination implements Destination {
   /**
    * Publishes the spool with every other writer's waiting (group commit, `dataset-commit.ts`): leaves
    * this writer's commit, then leads the publish or is taken by another's. With `handOff`, a
-   * publish in progress takes the commit and this returns at once, without `dataset` changes.
+   * publish in progress takes the commit and this returns at once, without `dataset` changes. A
+   * publish that widened a column is followed by the rewrite of the parts of the narrower type.
    */
   async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
     const commit: Commit = {
@@ -432,10 +434,13 @@ export class DatasetDestination implements Destination {
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
     // A complete run's pages are published and its receipt read: the state the publish kept for a resume goes.
     if (complete && receipt !== undefined) await this.discard();
+    // Before it reports: the parts of a type its publish (or a killed writer's) widened are rewritten (`dataset-widen.ts`).
+    const widening = await widenParts(this.op, this.paths, this.#group);
     const recorded = await this.#recordedSchema();
     this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));
     if (complete && this.#runId !== undefined) this.#completedRun = this.#runId;
-    return { ...(receipt === undefined ? {} : { dataset: receipt.changes }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
+    const dataset = receipt === undefined ? undefined : { ...receipt.changes, ...(widening === undefined || widening.partitions === 0 ? {} : { widening }) };
+    return { ...(dataset === undefined ? {} : { dataset }), repaired: receipt?.repaired ?? 0, spoolTaken: true };
   }
 
   #checkFrozen(records: readonly unknown[]): void {

@@ -15,7 +15,7 @@ export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';
 export { datasetInfo, describeDatasetInfo, type DatasetInfo, type DatasetInfoData, type ExtraCount, type MarkInfo, type OperationInfo, type PartitionInfo, type StagedInfo, type WriterInfo } from './info.ts';
 export { compactDataset, type CompactionSummary, type CompactOptions, type OperationCompaction } from './compact.ts';
-export type { DatasetChanges, ExportLocks, ExportOptions, HeldLocks, ExportProgress, ExportSummary, FileFormat, PublishFence, SchemaPolicy, StopReason } from './types.ts';
+export type { DatasetChanges, ExportLocks, ExportOptions, HeldLocks, ExportProgress, ExportSummary, FileFormat, PublishFence, SchemaPolicy, StopReason, WideningRewrite } from './types.ts';
 export {
   DatasetLayoutError,
   DiskFullError,

@@ -35,6 +35,8 @@ export function describeSummary(summary: ExportSummary, names: OptionNames = LIB
     const { added, updated, partitions, drift, stoppedAtMark } = summary.dataset;
     lines.push(`  ${counted(added, 'new row')}, ${updated} updated, ${counted(partitions.length, 'partition')} rewritten; ${stoppedAtMark} of ${counted(summary.walks.total, 'walk')} stopped at the high-water mark`);
     lines.push(`  ${describeDrift(drift)}`);
+    const widening = summary.dataset.widening;
+    if (widening !== undefined) lines.push(`  rewrote ${counted(widening.partitions, 'partition')} to the widened types in ${widening.seconds.toFixed(1)} s`);
     if (summary.dataset.setAside > 0) lines.push(`  ${counted(summary.dataset.setAside, 'record')} without a usable key set aside (not written)`);
   }
   if (!summary.complete && summary.remaining > 0) lines.push(`  ${counted(summary.remaining, 'walk')} not finished: a resume continues ${summary.remaining === 1 ? 'it' : 'them'}`);

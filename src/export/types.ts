@@ -204,6 +204,16 @@ export interface DatasetChanges {
   stoppedAtMark: number;
   /** Records without a usable key that the operation's `stableKey` could not key either: not written. */
   setAside: number;
+  /** The parts of a narrower type this writer rewrote after its publish, when a column widened (`dataset-widen.ts`). */
+  widening?: WideningRewrite;
+}
+
+/** The widening rewrite a writer did after its publish: the partitions it rewrote, and how long it took. */
+export interface WideningRewrite {
+  /** Partitions whose parts were rewritten to the widened types. */
+  partitions: number;
+  /** Seconds from the start of the rewrite to its end, the commits published between partitions included. */
+  seconds: number;
 }
 
 /** How an export ended; one type for both destinations. */
