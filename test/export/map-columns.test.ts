@@ -125,4 +125,18 @@ describe('an object keyed by date in a nested dataset', () => {
     expect(partTypes(dir)).toEqual([expect.stringMatching(/^Map<\{?key/i)]);
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId([...first.slice(0, 3), ...again]));
   });
+
+  it('is one column of JSON text after compaction to the flat layout, never a column per date, and a MAP again back in the nested one', async () => {
+    const dir = fresh('map-flat');
+    const posts = postsOf(0, 5, 50, 0);
+    await recordsIntoDataset(posts, dir, { params: { subforum: 'flat' } });
+    await compactDataset(dir, { layout: 'flat' });
+    const columns = await queryJS(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true))`);
+    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'VARCHAR' }]);
+    const texts = await queryJS(`SELECT id, views_by_day AS text FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true)`);
+    expect(Object.fromEntries(texts.map((row) => [row.id, JSON.parse(String(row.text)) as Daily]))).toEqual(byId(posts));
+    await compactDataset(dir, { layout: 'nested' });
+    for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
+    for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
+  });
 });
