@@ -121,12 +121,13 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
       if (field.objects === 0) return draft;
       // A keyed collection or an object nested too deep is JSON text; a struct never becomes JSON text, nor JSON text a struct.
       if (draft.kind === 'json' || (draft.kind === 'untyped' && field.opaque)) return JSON_TEXT;
+      // An object whose keys are data is a map (`ColumnShape`), which holds a keyed collection's keys too.
+      if (draft.kind === 'map') return { kind: 'map', value: this.#merge(draft.value, mapValuesSeen(field), name) };
       if (field.opaque) {
         this.#conflict(name, recorded, 'json', field.objects);
         return draft;
       }
-      // An object whose keys are data is a map (`ColumnShape`), and a struct whose keys pass the threshold becomes one.
-      if (draft.kind === 'map') return { kind: 'map', value: this.#merge(draft.value, mapValuesSeen(field), name) };
+      // A struct whose keys pass the threshold becomes a map.
       const known = draft.kind === 'struct' ? draft.fields : [];
       if (distinctKeys(known, field.fields) > MAP_THRESHOLD) return { kind: 'map', value: this.#merge(mapOf(known).value, mapValuesSeen(field), name) };
       const fields = this.#mergeFields(known, field.fields, name);

@@ -11,7 +11,7 @@ import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compactDataset } from '../../src/export/index.ts';
+import { compactDataset, datasetInfo, describeDatasetInfo } from '../../src/export/index.ts';
 import { DatasetPaths } from '../../src/export/dataset-store.ts';
 import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
@@ -88,6 +88,7 @@ describe('an object keyed by date in a nested dataset', () => {
     // The schema as a Parquet file of no rows, which a reader that takes its schema from one file reads (`table-schema.ts`).
     const [described] = await queryJS(`SELECT column_type FROM (DESCRIBE SELECT * FROM read_parquet(${sqlPath(paths.tableSchema)})) WHERE column_name = 'views_by_day'`);
     expect(described.column_type).toBe('MAP(VARCHAR, BIGINT)');
+    expect(describeDatasetInfo(await datasetInfo(dir))).toContain('views_by_day map<string, integer>');
     expect(summaries[2].drift.added).toEqual([]);
     expect(partTypes(dir)).toHaveLength(3);
     for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
