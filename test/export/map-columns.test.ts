@@ -13,6 +13,7 @@ import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactDataset, datasetInfo, describeDatasetInfo } from '../../src/export/index.ts';
 import { DatasetPaths } from '../../src/export/dataset-store.ts';
+import { mergeSchemas, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -114,6 +115,14 @@ describe('an object keyed by date in a nested dataset', () => {
     expect(partTypes(dir)).toHaveLength(2);
     for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId([...early, ...late]));
+  });
+
+  it('is a MAP when two writers each add a share of its keys and together pass the threshold', () => {
+    const struct = (from: number, kind: 'integer' | 'double'): SchemaColumn[] => [
+      { name: 'views_by_day', kind: 'struct', fields: Array.from({ length: 150 }, (_, d) => ({ name: day(from + d), kind })) },
+    ];
+    // What a publish does under the lock: the recorded schema (another writer's) merged with this run's.
+    expect(mergeSchemas(struct(0, 'integer'), struct(150, 'double'))).toEqual([{ name: 'views_by_day', kind: 'map', value: { kind: 'double' } }]);
   });
 
   it('keeps every key and value when a later run merges into a part that holds the MAP', async () => {
