@@ -17,6 +17,8 @@
  * (median of three runs each): file sizes (both snappy, each tool's default), speed, and
  * which columns carry statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
  *
+ * Last, publishing into a nested dataset over 25 runs of an object keyed by date (`_map-publish.ts`).
+ *
  *   npx tsx bench/sinks.ts [records]     (default 1,000,000)
  */
 import { execFileSync } from 'node:child_process';
@@ -30,6 +32,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { toNdjson } from '../sinks/index.ts';
 import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
+import { benchMapPublish } from './_map-publish.ts';
 
 /** How many sandbox subforum posts the Parquet size comparison walks (issue 13's figure). */
 const SANDBOX_POSTS = 100_000;
@@ -246,6 +249,7 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
     await benchSandboxParquet(dir, 'forum/subforum posts', SANDBOX_POSTS, (client, n) => client.forum.subforum({ subforum: `typescript-n${n}` }));
     await benchSandboxParquet(dir, 'shortvideo/videos', SANDBOX_VIDEOS, (client, n) => client.shortvideo.videos({ handle: `creator-n${n}` }));
+    await benchMapPublish();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

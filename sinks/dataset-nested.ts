@@ -16,6 +16,7 @@ import type { SchemaDrift } from '../src/errors.ts';
 import {
   addConflict,
   caseless,
+  mapOf,
   takeAll,
   type ColumnShape,
   type Conflict,
@@ -24,8 +25,8 @@ import {
   type PageDrift,
   type SchemaColumn,
 } from './dataset-schema.ts';
-import { DEFAULT_NESTED_MAX_DEPTH, observeFields, settledCategory, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
-import { checkRecord, joinName } from './rows.ts';
+import { DEFAULT_NESTED_MAX_DEPTH, mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
+import { checkRecord, joinName, MAP_THRESHOLD } from './rows.ts';
 
 type Draft = ColumnShape;
 type DraftColumn = SchemaColumn;
@@ -105,7 +106,7 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
    */
   #merge(draft: Draft, field: Seen, name: string): Draft {
     const scalars = [...field.scalars.values()].reduce((sum, count) => sum + count, 0);
-    const category = draft.kind === 'untyped' ? settledCategory(field) : draft.kind === 'struct' || draft.kind === 'json' ? 'objects' : draft.kind === 'list' ? 'arrays' : 'scalars';
+    const category = draft.kind === 'untyped' ? settledCategory(field) : draft.kind === 'struct' || draft.kind === 'map' || draft.kind === 'json' ? 'objects' : draft.kind === 'list' ? 'arrays' : 'scalars';
     if (category === undefined) return draft;
     const recorded = draft.kind === 'untyped' ? 'untyped' : shapeName(draft);
     if (category !== 'scalars') for (const [seen, values] of field.scalars) this.#conflict(name, recorded, seen, values);
@@ -113,18 +114,23 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
     if (category !== 'arrays' && field.arrays > 0) this.#conflict(name, recorded, 'list', field.arrays);
     if (category === 'scalars') {
       if (scalars === 0) return draft;
-      const kind: DatasetKind = draft.kind === 'struct' || draft.kind === 'list' ? 'untyped' : draft.kind;
+      const kind: DatasetKind = draft.kind === 'struct' || draft.kind === 'list' || draft.kind === 'map' ? 'untyped' : draft.kind;
       return { kind: takeAll(kind, field.scalars, (seen, values) => this.#conflict(name, recorded, seen, values)) };
     }
     if (category === 'objects') {
       if (field.objects === 0) return draft;
       // A keyed collection or an object nested too deep is JSON text; a struct never becomes JSON text, nor JSON text a struct.
       if (draft.kind === 'json' || (draft.kind === 'untyped' && field.opaque)) return JSON_TEXT;
+      // An object whose keys are data is a map (`ColumnShape`), which holds a keyed collection's keys too.
+      if (draft.kind === 'map') return { kind: 'map', value: this.#merge(draft.value, mapValuesSeen(field), name) };
       if (field.opaque) {
         this.#conflict(name, recorded, 'json', field.objects);
         return draft;
       }
-      const fields = this.#mergeFields(draft.kind === 'struct' ? draft.fields : [], field.fields, name);
+      // A struct whose keys pass the threshold becomes a map.
+      const known = draft.kind === 'struct' ? draft.fields : [];
+      if (distinctKeys(known, field.fields) > MAP_THRESHOLD) return { kind: 'map', value: this.#merge(mapOf(known).value, mapValuesSeen(field), name) };
+      const fields = this.#mergeFields(known, field.fields, name);
       return { kind: 'struct', fields };
     }
     if (field.arrays === 0 || field.elements === undefined) return draft;
@@ -136,7 +142,14 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
   }
 }
 
-/** A shape's kind in words, for drift: a leaf's kind, `struct` or `list`. */
+/** How many distinct keys an object field has: the struct's recorded fields and those a page showed. */
+function distinctKeys(recorded: readonly SchemaColumn[], seen: ReadonlyMap<string, Seen>): number {
+  let count = seen.size;
+  for (const { name } of recorded) if (!seen.has(name)) count += 1;
+  return count;
+}
+
+/** A shape's kind in words, for drift: a leaf's kind, `struct`, `list` or `map`. */
 function shapeName(shape: ColumnShape): string {
   return shape.kind;
 }
@@ -153,6 +166,7 @@ function widenedPaths(before: readonly SchemaColumn[], after: readonly SchemaCol
 function widenedInside(before: ColumnShape, after: ColumnShape, name: string): { column: string; from: string; to: string }[] {
   if (before.kind === 'struct' && after.kind === 'struct') return widenedPaths(before.fields, after.fields, name);
   if (before.kind === 'list' && after.kind === 'list') return widenedInside(before.element, after.element, name);
+  if (before.kind === 'map' && after.kind === 'map') return widenedInside(before.value, after.value, name);
   if (before.kind === after.kind) return [];
   return [{ column: name, from: before.kind, to: after.kind }];
 }
@@ -173,6 +187,7 @@ function addedPaths(before: readonly DraftColumn[], after: readonly DraftColumn[
 function addedInside(before: Draft, after: Draft, name: string): { name: string; kind: string }[] {
   if (before.kind === 'struct' && after.kind === 'struct') return addedPaths(before.fields, after.fields, name);
   if (before.kind === 'list' && after.kind === 'list') return addedInside(before.element, after.element, name);
+  if (before.kind === 'map' && after.kind === 'map') return addedInside(before.value, after.value, name);
   return [];
 }
 
@@ -198,6 +213,10 @@ function layoutShape(shape: ColumnShape): Shape | undefined {
   if (shape.kind === 'list') {
     const element = layoutShape(shape.element);
     return element === undefined ? undefined : { list: element };
+  }
+  if (shape.kind === 'map') {
+    const value = layoutShape(shape.value);
+    return value === undefined ? undefined : { map: value };
   }
   return { kind: shape.kind };
 }

@@ -7,7 +7,7 @@
  * stop at the first drifting page, before another is bought.
  */
 import type { SchemaDrift } from '../src/errors.ts';
-import { DEFAULT_MAX_DEPTH, joinKinds, RowLayout, type ColumnKind } from './rows.ts';
+import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, RowLayout, type ColumnKind } from './rows.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
@@ -24,8 +24,20 @@ export type SchemaColumn = { name: string } & ColumnShape;
  */
 export type DatasetKind = ColumnKind | 'untyped';
 
-/** A column's shape: a leaf's kind, a STRUCT's fields (in order) or a LIST's element. */
-export type ColumnShape = { kind: DatasetKind } | { kind: 'struct'; fields: SchemaColumn[] } | { kind: 'list'; element: ColumnShape };
+/**
+ * A column's shape: a leaf's kind, a STRUCT's fields (in order), a LIST's element, or a MAP's
+ * value: an object whose keys are data (dates, ids), from string keys to one shape of value. An
+ * object field is a MAP once it has more distinct keys than `MAP_THRESHOLD` over every record the
+ * dataset has seen (`mapOf`), so its type stays the same however many keys later runs bring.
+ */
+export type ColumnShape =
+  | { kind: DatasetKind }
+  | { kind: 'struct'; fields: SchemaColumn[] }
+  | { kind: 'list'; element: ColumnShape }
+  | MapShape;
+
+/** A MAP from string keys to values of one shape. */
+export type MapShape = { kind: 'map'; value: ColumnShape };
 
 /** A leaf column: every column of a flat dataset. */
 export interface LeafColumn {
@@ -179,7 +191,7 @@ export function addConflict(conflicts: Map<string, Conflict>, conflict: Conflict
 /** A flat dataset's columns, which are all leaves (`dataset-state.ts` refuses a schema file that says otherwise). */
 export function leavesOf(columns: readonly SchemaColumn[]): LeafColumn[] {
   return columns.map((column) => {
-    if (column.kind === 'struct' || column.kind === 'list') throw new TypeError(`the flat column ${column.name} cannot be a ${column.kind}`);
+    if (column.kind === 'struct' || column.kind === 'list' || column.kind === 'map') throw new TypeError(`the flat column ${column.name} cannot be a ${column.kind}`);
     return column;
   });
 }
@@ -196,26 +208,54 @@ export function mergeSchemas(recorded: readonly SchemaColumn[], run: readonly Sc
   return [...kept, ...run.filter((column) => !names.has(column.name))];
 }
 
-function mergeShape(recorded: ColumnShape, run: ColumnShape | undefined): ColumnShape {
+/**
+ * `recorded` with what `run` holds merged in. Objects merge as objects: two structs whose fields
+ * together pass `MAP_THRESHOLD`, or a struct and a map, make a map (two writers may each have added
+ * a share of one object's keys).
+ */
+export function mergeShape(recorded: ColumnShape, run: ColumnShape | undefined): ColumnShape {
   if (run === undefined || run.kind === 'untyped') return shapeOf(recorded);
   if (recorded.kind === 'untyped') return shapeOf(run);
-  if (recorded.kind === 'struct') return run.kind === 'struct' ? { kind: 'struct', fields: mergeSchemas(recorded.fields, run.fields) } : shapeOf(recorded);
+  if (recorded.kind === 'struct' || recorded.kind === 'map') {
+    if (run.kind !== 'struct' && run.kind !== 'map') return shapeOf(recorded);
+    if (recorded.kind === 'struct' && run.kind === 'struct') {
+      const fields = mergeSchemas(recorded.fields, run.fields);
+      return fields.length > MAP_THRESHOLD ? mapOf(fields) : { kind: 'struct', fields };
+    }
+    return { kind: 'map', value: mergeShape(mapValue(recorded), mapValue(run)) };
+  }
   if (recorded.kind === 'list') return run.kind === 'list' ? { kind: 'list', element: mergeShape(recorded.element, run.element) } : shapeOf(recorded);
-  if (run.kind === 'struct' || run.kind === 'list') return shapeOf(recorded);
+  if (run.kind === 'struct' || run.kind === 'list' || run.kind === 'map') return shapeOf(recorded);
   return { kind: takes(recorded.kind, run.kind) ?? recorded.kind };
+}
+
+/**
+ * The map a struct's fields become once they pass `MAP_THRESHOLD`: its value holds every field's
+ * shape, merged in order (`mergeShape`: leaves widen on the lattice; a field of a shape the others
+ * cannot hold leaves the value as the earlier fields made it, and its values go to `_extra`).
+ */
+export function mapOf(fields: readonly ColumnShape[]): MapShape {
+  return { kind: 'map', value: fields.reduce<ColumnShape>((value, field) => mergeShape(value, field), { kind: 'untyped' }) };
+}
+
+/** The shape of a map's values, or of every field of a struct taken as one. */
+function mapValue(shape: ColumnShape & { kind: 'struct' | 'map' }): ColumnShape {
+  return shape.kind === 'map' ? shape.value : mapOf(shape.fields).value;
 }
 
 /** A shape without the name a column carries beside it. */
 function shapeOf(shape: ColumnShape): ColumnShape {
   if (shape.kind === 'struct') return { kind: 'struct', fields: shape.fields };
   if (shape.kind === 'list') return { kind: 'list', element: shape.element };
+  if (shape.kind === 'map') return { kind: 'map', value: shape.value };
   return { kind: shape.kind };
 }
 
-/** A column's type in words, as `dataset info` shows it: `integer`, `list<string>`, `struct<nickname: string, stats: struct<plays: integer>>`. */
+/** A column's type in words, as `dataset info` shows it: `integer`, `list<string>`, `map<string, integer>`, `struct<nickname: string, stats: struct<plays: integer>>`. */
 export function typeName(shape: ColumnShape): string {
   if (shape.kind === 'struct') return `struct<${shape.fields.map((field) => `${field.name}: ${typeName(field)}`).join(', ')}>`;
   if (shape.kind === 'list') return `list<${typeName(shape.element)}>`;
+  if (shape.kind === 'map') return `map<string, ${typeName(shape.value)}>`;
   return shape.kind;
 }
 

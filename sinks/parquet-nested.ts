@@ -143,6 +143,13 @@ function mergeSeen(into: Seen, from: Seen): void {
   if (from.elements !== undefined) mergeSeen((into.elements ??= seen()), from.elements);
 }
 
+/** What an object field's values showed, every key's taken as one: the values of a map. */
+export function mapValuesSeen(field: Seen): Seen {
+  const values = seen();
+  for (const child of field.fields.values()) mergeSeen(values, child);
+  return values;
+}
+
 const JSON_SHAPE: Shape = { kind: 'json' };
 
 /** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
@@ -171,9 +178,7 @@ export function settle(field: Seen): Shape | undefined {
   if (category === 'objects') {
     if (field.opaque) return JSON_SHAPE;
     if (field.fields.size > MAP_THRESHOLD) {
-      const values = seen();
-      for (const child of field.fields.values()) mergeSeen(values, child);
-      const value = settle(values);
+      const value = settle(mapValuesSeen(field));
       return value === undefined ? undefined : { map: value };
     }
     const struct = [...field.fields].flatMap(([name, child]) => {

@@ -2,8 +2,9 @@
  * The one record → row mapping that CSV and Parquet share.
  *
  * - Nested plain objects flatten into dotted columns (`author.name`) down to `maxDepth` segments.
- *   Arrays, empty objects, keyed collections (`{"0": …, "1": …}`) and objects below `maxDepth` are
- *   one value each, kept as JSON text.
+ *   Arrays, empty objects, keyed collections (`{"0": …, "1": …}`), objects keyed by data (more
+ *   than `MAP_THRESHOLD` distinct keys over the sample) and objects below `maxDepth` are one value
+ *   each, kept as JSON text.
  * - A key that holds `.` or `\` is escaped (`\.`, `\\`) inside a column name, so `{"a.b": 1}` is
  *   column `a\.b` and `{a: {b: 1}}` is column `a.b`: every name maps back to exactly one path.
  *   (`__proto__` becomes `\__proto__`, which splits back the same way.)
@@ -464,6 +465,7 @@ export function checkRecord(record: unknown): PlainObject {
 
 /** Every leaf path of the sample, in order of first appearance; a path seen only as null still gets a column. */
 function discoverColumns(sample: readonly unknown[], maxDepth: number): string[] {
+  const keyed = keyedByData(sample, maxDepth);
   const seen = new Map<string, boolean>();
   const visit = (object: PlainObject, prefix: string, depth: number): void => {
     for (const key of Object.keys(object)) {
@@ -473,7 +475,7 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number): string[]
       if (isPlainObject(value) && depth < maxDepth) {
         const keys = Object.keys(value);
         // An object keyed by data is one value (JSON text), not a column per key (docs/types.md).
-        if (keys.length > 0 && keys.length <= MAP_THRESHOLD && !isKeyedCollection(keys)) {
+        if (keys.length > 0 && !keyed.has(name) && !isKeyedCollection(keys)) {
           visit(value, name, depth + 1);
           continue;
         }
@@ -484,6 +486,31 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number): string[]
   for (const record of sample) visit(checkRecord(record), '', 1);
   const parents = parentsOf([...seen.keys()]);
   return [...seen.keys()].filter((name) => seen.get(name) || !parents.has(name));
+}
+
+/**
+ * The paths of the sample's objects keyed by data: more than `MAP_THRESHOLD` distinct keys over
+ * all its records (dates spread over many records, a few each), as the nested layout counts them.
+ */
+function keyedByData(sample: readonly unknown[], maxDepth: number): Set<string> {
+  const keys = new Map<string, Set<string>>();
+  const keyed = new Set<string>();
+  const visit = (object: PlainObject, prefix: string, depth: number): void => {
+    for (const key of Object.keys(object)) {
+      const value = object[key];
+      if (!isPlainObject(value) || depth >= maxDepth) continue;
+      const name = joinName(prefix, key);
+      if (keyed.has(name)) continue;
+      let distinct = keys.get(name);
+      if (distinct === undefined) keys.set(name, (distinct = new Set()));
+      for (const each of Object.keys(value)) distinct.add(each);
+      // Past the threshold its keys are no longer counted (nor what lies beneath them).
+      if (distinct.size > MAP_THRESHOLD) keyed.add(name);
+      else visit(value, name, depth + 1);
+    }
+  };
+  for (const record of sample) visit(checkRecord(record), '', 1);
+  return keyed;
 }
 
 function parentsOf(names: readonly string[]): Set<string> {

@@ -80,7 +80,7 @@ export async function convertedSchema(schema: RecordedSchema, parts: readonly Sc
 
 /**
  * Recorded columns as `to` holds them: a nested dataset's structs as dotted leaves and its lists
- * as JSON text in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
+ * and maps as JSON text in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
  * (a leaf that a shorter one already holds as a leaf is left to what the rows say).
  */
 function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: ParquetLayout): SchemaColumn[] {
@@ -88,7 +88,7 @@ function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: Par
   if (to === 'flat') return flattened(columns, '');
   const root: SchemaColumn[] = [];
   for (const column of columns) {
-    if (column.kind === 'struct' || column.kind === 'list') continue;
+    if (column.kind === 'struct' || column.kind === 'list' || column.kind === 'map') continue;
     const keys = splitColumnName(column.name);
     let fields: SchemaColumn[] | undefined = root;
     for (const key of keys.slice(0, -1)) {
@@ -107,7 +107,8 @@ function flattened(columns: readonly SchemaColumn[], prefix: string): SchemaColu
   return columns.flatMap((column): SchemaColumn[] => {
     const name = joinName(prefix, column.name);
     if (column.kind === 'struct') return flattened(column.fields, name);
-    return [{ name, kind: column.kind === 'list' ? 'json' : column.kind }];
+    // A flat dataset keeps lists and maps as JSON text (`rows.ts`: an object keyed by data is one value).
+    return [{ name, kind: column.kind === 'list' || column.kind === 'map' ? 'json' : column.kind }];
   });
 }
 

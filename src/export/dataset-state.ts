@@ -143,14 +143,14 @@ function listOf<T>(each: Rule<T>, unique?: { field: keyof T & string; noun: stri
 const PARTITION_COLUMNS = [PARTITION_COLUMN, LEGACY_PARTITIONING.column];
 
 const NEWER_REMEDY = 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup';
-/** A leaf's kind (`COLUMN_KINDS`), or a nested dataset's STRUCT and LIST (`sinks/dataset-nested.ts`). */
-const COLUMN_KIND = oneOf([...COLUMN_KINDS, 'struct', 'list', 'untyped'], NEWER_REMEDY);
+/** A leaf's kind (`COLUMN_KINDS`), or a nested dataset's STRUCT, LIST and MAP (`sinks/dataset-nested.ts`). */
+const COLUMN_KIND = oneOf([...COLUMN_KINDS, 'struct', 'list', 'map', 'untyped'], NEWER_REMEDY);
 /** Deeper than any `maxDepth` a run would type: a file nested so deep is damage, and checking it would exhaust the stack. */
 const MAX_NESTING = 1_000;
 
 /**
  * A column of the schema: its name and its shape: a leaf kind, a STRUCT with its (named, distinct, at
- * least one) fields, or a LIST with its element's shape.
+ * least one) fields, a LIST with its element's shape, or a MAP with its values' shape.
  */
 function column(depth: number): Rule<SchemaColumn> {
   return {
@@ -170,6 +170,7 @@ function shapeProblem(value: unknown, at: string, depth: number): Problem | unde
   const problem = COLUMN_KIND.problem(value.kind, `${at}.kind`);
   if (problem !== undefined) return problem;
   if (value.kind === 'list') return shapeProblem(value.element, `${at}.element`, depth + 1);
+  if (value.kind === 'map') return shapeProblem(value.value, `${at}.value`, depth + 1);
   if (value.kind !== 'struct') return undefined;
   if (Array.isArray(value.fields) && value.fields.length === 0) return { what: `${at}.fields is [], and a struct needs a field` };
   return columnList(depth + 1).problem(value.fields, `${at}.fields`);
@@ -181,8 +182,8 @@ function columnList(depth: number): Rule<SchemaColumn[]> {
 }
 
 /**
- * The schema file's fields that must agree: a Parquet layout only for Parquet parts, and STRUCT and
- * LIST columns only in a nested dataset (a flat one's parts have dotted leaf columns).
+ * The schema file's fields that must agree: a Parquet layout only for Parquet parts, and STRUCT,
+ * LIST and MAP columns only in a nested dataset (a flat one's parts have dotted leaf columns).
  */
 function agreeing<T extends { format: DatasetFormat; columns: SchemaColumn[]; parquetLayout?: ParquetLayout }>(inner: Rule<T>): Rule<T> {
   return {
@@ -195,7 +196,7 @@ function agreeing<T extends { format: DatasetFormat; columns: SchemaColumn[]; pa
       if (parquetLayout !== undefined && format !== 'parquet') {
         return { what: `${prefix}parquetLayout is ${shown(parquetLayout)}, and the parts are ${format}, which has none`, remedy: 'remove parquetLayout' };
       }
-      const nested = columns.findIndex((each) => each.kind === 'struct' || each.kind === 'list');
+      const nested = columns.findIndex((each) => each.kind === 'struct' || each.kind === 'list' || each.kind === 'map');
       if (parquetLayout !== 'nested' && nested !== -1) {
         return {
           what: `${prefix}columns[${nested}] is a ${columns[nested].kind}, and the parts are ${format === 'parquet' ? 'flat (parquetLayout is not "nested")' : format}`,

@@ -129,7 +129,7 @@ describe('dataset state checked on open', () => {
     }
   });
 
-  it('knows the struct and list columns and the Parquet layout a nested dataset records', async () => {
+  it('knows the struct, list and map columns and the Parquet layout a nested dataset records', async () => {
     const dir = fresh('nested-kinds');
     const paths = new DatasetPaths(dir, 'forum/subforum', 'all');
     mkdirSync(paths.meta, { recursive: true });
@@ -138,6 +138,7 @@ describe('dataset state checked on open', () => {
       { name: 'author', kind: 'struct', fields: [{ name: 'name', kind: 'string' }, { name: 'stats', kind: 'struct', fields: [{ name: 'karma', kind: 'integer' }] }] },
       { name: 'media', kind: 'list', element: { kind: 'struct', fields: [{ name: 'url', kind: 'string' }] } },
       { name: 'tags', kind: 'list', element: { kind: 'list', element: { kind: 'json' } } },
+      { name: 'views_by_day', kind: 'map', value: { kind: 'struct', fields: [{ name: 'views', kind: 'integer' }] } },
     ];
     writeFileSync(paths.schema, JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, parquetLayout: 'nested' }));
     expect(await readSchemaFile(paths)).toMatchObject({ columns, parquetLayout: 'nested' });
@@ -149,7 +150,9 @@ describe('dataset state checked on open', () => {
     ['a struct without fields', { parquetLayout: 'nested', columns: [{ name: 'author', kind: 'struct', fields: [] }] }, /columns\[0\]\.fields is \[\], and a struct needs a field/],
     ['a struct field listed twice', { parquetLayout: 'nested', columns: [{ name: 'a', kind: 'struct', fields: [{ name: 'x', kind: 'string' }, { name: 'x', kind: 'integer' }] }] }, /columns\[0\]\.fields lists the column "x" twice/],
     ['a list without an element', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list' }] }, /columns\[0\]\.element is missing, not an object/],
-    ['an element of an unknown kind', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list', element: { kind: 'map' } }] }, /columns\[0\]\.element\.kind is "map", not one of .*struct, list/],
+    ['an element of an unknown kind', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list', element: { kind: 'set' } }] }, /columns\[0\]\.element\.kind is "set", not one of .*struct, list, map/],
+    ['a map without a value', { parquetLayout: 'nested', columns: [{ name: 'views_by_day', kind: 'map' }] }, /columns\[0\]\.value is missing, not an object/],
+    ['a map in a flat dataset', { parquetLayout: 'flat', columns: [{ name: 'views_by_day', kind: 'map', value: { kind: 'integer' } }] }, /columns\[0\] is a map, and the parts are flat/],
     ['a layout for NDJSON parts', { format: 'ndjson', parquetLayout: 'nested' }, /parquetLayout is "nested", and the parts are ndjson, which has none; remove parquetLayout/],
   ])('refuses a schema file with %s, naming the file, before any request', async (_, change, message) => {
     const dir = copy('nested-damage');

@@ -197,6 +197,16 @@ describe('nested Parquet', () => {
     expect(JSON.parse(String(text))).toEqual(daily);
   });
 
+  it('keeps an object whose distinct keys pass MAP_THRESHOLD only over many records as one value of JSON text in the flat layout', async () => {
+    const path = join(dir, 'keyed-spread-flat.parquet');
+    // Ten keys a record, 300 distinct over the file: no one object passes the threshold.
+    const records = Array.from({ length: 30 }, (_, i) => ({ id: i, daily: Object.fromEntries(Array.from({ length: 10 }, (_, d) => [`k${i * 10 + d}`, d])) }));
+    await toParquet(records, path, { layout: 'flat' });
+    expect(Object.keys(await columnTypes(path))).toEqual(['id', 'daily', '_extra']);
+    const rows = await query(`SELECT daily AS text FROM ${sqlPath(path)} ORDER BY id`);
+    expect(rows.map((row) => JSON.parse(String(row.text)) as unknown)).toEqual(records.map((record) => record.daily));
+  });
+
   it('writes objects and arrays nested deeper than maxDepth as JSON text', async () => {
     const path = join(dir, 'deep.parquet');
     await toParquet([{ a: { b: { c: { d: 1 } } } }], path, { maxDepth: 2 });
