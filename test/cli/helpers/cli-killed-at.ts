@@ -8,22 +8,10 @@
  * the claim, the journal, the parts, the walk states, the writer's own files), so each step of it can
  * be named; a kill at a random moment rarely lands in a window of microseconds, this one always does.
  */
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { killAtRename } from '../../helpers/kill-at-rename.ts';
 
 const [when, pattern, nth] = process.argv.splice(2, 3);
-const target = new RegExp(pattern);
-const require = createRequire(import.meta.url);
-const fsPromises = require('node:fs/promises') as typeof import('node:fs/promises');
-const rename = fsPromises.rename;
-let met = 0;
-fsPromises.rename = async (from, to) => {
-  const kill = target.test(String(to)) && ++met === Number(nth);
-  if (kill && when === 'before') process.kill(process.pid, 'SIGKILL');
-  await rename(from, to);
-  if (kill) process.kill(process.pid, 'SIGKILL');
-};
-// The engine imports `rename` by name: its binding follows the module object only once synced.
-syncBuiltinESMExports();
+killAtRename(when, pattern, nth);
 
 // What is left of the arguments is the CLI's own (it reads `process.argv.slice(2)`).
 await import('../../../src/cli/main.ts');

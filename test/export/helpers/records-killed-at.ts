@@ -9,22 +9,10 @@
  * records no sandbox resource serves.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { killAtRename } from '../../helpers/kill-at-rename.ts';
 
 const [when, pattern, nth, recordsFile, dir, optionsFile] = process.argv.slice(2);
-const target = new RegExp(pattern);
-const require = createRequire(import.meta.url);
-const fsPromises = require('node:fs/promises') as typeof import('node:fs/promises');
-const rename = fsPromises.rename;
-let met = 0;
-fsPromises.rename = async (from, to) => {
-  const kill = target.test(String(to)) && ++met === Number(nth);
-  if (kill && when === 'before') process.kill(process.pid, 'SIGKILL');
-  await rename(from, to);
-  if (kill) process.kill(process.pid, 'SIGKILL');
-};
-// The engine imports `rename` by name: its binding follows the module object only once synced.
-syncBuiltinESMExports();
+killAtRename(when, pattern, nth);
 
 const { recordsIntoDataset, closeServed } = await import('./served-records.ts');
 await recordsIntoDataset(JSON.parse(readFileSync(recordsFile, 'utf8')) as object[], dir, JSON.parse(readFileSync(optionsFile, 'utf8')) as Parameters<typeof recordsIntoDataset>[2]);
