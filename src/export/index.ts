@@ -33,5 +33,5 @@ export {
 } from '../errors.ts';
 export type { PartitionBy } from './dataset-store.ts';
 export type { DatasetFormat } from '../../sinks/dataset-parts.ts';
-export type { ColumnShape, DatasetKind, SchemaColumn } from '../../sinks/dataset-schema.ts';
+export type { ColumnShape, DatasetKind, MapShape, SchemaColumn } from '../../sinks/dataset-schema.ts';
 export type { ColumnKind } from '../../sinks/rows.ts';
