@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createClient, type RecordStream } from '../src/index.ts';
 import { toDataset } from '../src/export/index.ts';
-import { DatasetDestination } from '../src/export/dataset.ts';
+import { DatasetDestination } from '../src/dataset/destination.ts';
 
 const POSTS_PER_RUN = 300;
 const NEW_DATES_PER_RUN = 100;

@@ -1,5 +1,5 @@
 /**
- * What checking a dataset's state on open costs (`src/export/dataset-state.ts`, docs/datasets.md): a
+ * What checking a dataset's state on open costs (`src/dataset/state.ts`, docs/datasets.md): a
  * subforum of 5,000 posts exported by day (about 1,800 part files) and by month, then incremental
  * runs that find nothing new (one page bought). Per run: the whole run, its open
  * (`DatasetDestination.recover`: schema, marks, the part check, the keys a walk may meet again) and
@@ -14,10 +14,10 @@ import { join } from 'node:path';
 import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { toDataset } from '../src/export/index.ts';
-import { DatasetDestination } from '../src/export/dataset.ts';
-import { scanOperations, scanParts } from '../src/export/dataset-scan.ts';
-import { checkParts } from '../src/export/dataset-state.ts';
-import type { PartitionBy } from '../src/export/dataset-store.ts';
+import { DatasetDestination } from '../src/dataset/destination.ts';
+import { scanOperations, scanParts } from '../src/dataset/scan.ts';
+import { checkParts } from '../src/dataset/state.ts';
+import type { PartitionBy } from '../src/dataset/store.ts';
 
 const RUNS = 5;
 const openMs: number[] = [];

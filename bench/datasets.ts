@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { compactDataset, datasetInfo, toDataset } from '../src/export/index.ts';
-import { DatasetDestination } from '../src/export/dataset.ts';
+import { DatasetDestination } from '../src/dataset/destination.ts';
 
 const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [2_000, 20_000];
 const RUNS = 10;

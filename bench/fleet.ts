@@ -28,7 +28,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { toDataset } from '../src/export/index.ts';
-import { DatasetDestination } from '../src/export/dataset.ts';
+import { DatasetDestination } from '../src/dataset/destination.ts';
 import { walkName } from '../src/operations/walk-name.ts';
 
 const WALKS = Number(process.argv[2] ?? 2_000);

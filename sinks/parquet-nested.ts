@@ -68,7 +68,7 @@ export interface NestedField {
   readonly shape: Shape;
 }
 
-/** What the sample showed of one field (a dataset's schema observes its records so too: `sinks/dataset-nested.ts`). */
+/** What the sample showed of one field (a dataset's schema observes its records so too: `src/dataset/schema-nested.ts`). */
 export interface Seen {
   scalars: Map<ColumnKind, number>;
   /** Objects with at least one key (`{}` decides nothing). */

@@ -1,7 +1,7 @@
 /**
  * The time the service said it answered a page (its `Date` response header, whole seconds), carried
  * with the page's parsed body from the transport to whoever stages its records: a dataset orders the
- * versions of a record by it (`src/export/fetch-clock.ts`), so that writers whose clocks disagree
+ * versions of a record by it (`src/dataset/fetch-clock.ts`), so that writers whose clocks disagree
  * still agree which fetch came later. It rides on the body as a symbol, invisible to JSON and to
  * every reader of the body's fields, so the layers between (retries, pages bought ahead) pass it on
  * untouched.

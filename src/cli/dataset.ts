@@ -2,7 +2,7 @@
  * `socialstream dataset info DIR [--json]` and `socialstream dataset compact DIR [--partition P] [--layout L] [--json]`:
  * the library's `datasetInfo` and `compactDataset`, their results as text or one JSON object.
  */
-import type { CompactionSummary, CompactOptions } from '../export/compact.ts';
+import type { CompactionSummary, CompactOptions } from '../dataset/compact.ts';
 import { PARTITION_BYS } from '../export/partition-by.ts';
 import { PARQUET_LAYOUTS } from '../../sinks/parquet.ts';
 import { counted } from '../export/progress.ts';
@@ -80,7 +80,7 @@ function directory(command: string, positionals: readonly string[], params: Reco
 async function info(argv: string[]): Promise<number> {
   const args = parseArgs(argv, INFO_FLAGS);
   // The dataset code is loaded only when it runs: `help` reads this module for its help alone.
-  const { datasetInfo, describeDatasetInfo } = await import('../export/info.ts');
+  const { datasetInfo, describeDatasetInfo } = await import('../dataset/info.ts');
   const held = await datasetInfo(directory('info', args.positionals, args.params));
   process.stdout.write((args.flags.json ? JSON.stringify(held) : describeDatasetInfo(held)) + '\n');
   return 0;
@@ -90,7 +90,7 @@ async function compact(argv: string[]): Promise<number> {
   const args = parseArgs(argv, COMPACT_FLAGS);
   const dir = directory('compact', args.positionals, args.params);
   // The options are compactDataset's to check; its errors name the flags.
-  const { compactDataset } = await import('../export/compact.ts');
+  const { compactDataset } = await import('../dataset/compact.ts');
   const summary = await compactDataset(dir, optionsOf(args.flags, COMPACT_FLAGS) as CompactOptions).catch((error: unknown) => {
     throw asFlags(error, COMPACT_FLAGS);
   });

@@ -5,7 +5,7 @@
  * with `--json`) and an exit code. `--out -` streams NDJSON to stdout instead: nothing is staged.
  */
 import { existsSync } from 'node:fs';
-import { exportTo } from '../export/engine.ts';
+import { exportTo } from '../export-to.ts';
 import { counted, terminalLine } from '../export/progress.ts';
 import { ParamSets } from '../export/sources.ts';
 import { describeSummary } from '../export/summary.ts';

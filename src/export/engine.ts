@@ -1,6 +1,6 @@
 /**
- * `exportTo`: one engine for every export, from the CLI, a script or a notebook, into a file or a
- * dataset. Its stages, as dlt names them:
+ * `exportInto`: one engine for every export, from the CLI, a script or a notebook, into a file or a
+ * dataset (`exportTo`, `src/export-to.ts`, picks which and hands it over). Its stages, as dlt names them:
  *
  * - open: check the options, refuse an output that cannot be written (before any request), take the
  *   output's lock, finish what a killed run left half done, and load (or refuse) what it staged;
@@ -11,62 +11,31 @@
  * does not end it, so its resume continues the same caps. Every failure is a `SocialstreamError`
  * with a stable `code`; the output written so far stays valid and resumable.
  */
-import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { InsufficientCreditsError, HeldStateError, SchemaDriftError, StateDamagedError } from '../errors.ts';
-import { walkName } from '../operations/walk-name.ts';
 import type { SeenKeys } from '../operators/record-key.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
-import { DatasetDestination } from './dataset.ts';
 import type { CompleteOutput, Destination, Published, SpoolPrefix } from './destination.ts';
 import { diskFailure, ensureWritableFolder } from './disk.ts';
 import { checkSpool, fileSize, lineEnd, linesIn, removeIfPresent, Spool } from './durable.ts';
 import { duplicateKeys, extract, type ExtractOutcome } from './extract.ts';
-import { FileDestination, formatOf } from './file.ts';
 import { HeldPageFile } from './held.ts';
 import { freshRun, freshState, loadState, matchWalks, StateJournal, writeState, type ExportState } from './journal.ts';
 import { lockOutput } from './lock.ts';
-import { exportRecord } from './output-record.ts';
-import { checkOptions, checkOptionsFor, EXPORT_OPTIONS, type ExportSettings } from './options.ts';
-import { refuseUnknownOptions } from '../known-options.ts';
+import type { ExportSettings } from './options.ts';
 import { progressReporter } from './progress.ts';
 import { displayed } from './summary.ts';
-import { walksOf, type ExportWalks } from './sources.ts';
-import type { ExportOptions, ExportSummary, StopReason } from './types.ts';
+import type { ExportWalks } from './sources.ts';
+import type { ExportSummary, StopReason } from './types.ts';
 
 /**
- * Exports `source` (a client stream that has not been iterated, or an array of them: one operation,
- * several parameter sets) into `options.out` (a file) or `options.dataset` (a growing dataset), and
- * resolves with what it did. See docs/architecture.md, "One export, from argv to the published file".
+ * Runs the export of `walks` into `destination` (a file or a dataset, chosen by `exportTo`): locks the
+ * output, opens or resumes its state, walks, stages and publishes. See docs/architecture.md, "One
+ * export, from argv to the published file".
  */
-export async function exportTo(source: unknown, options: ExportOptions): Promise<ExportSummary> {
-  const settings = checkOptions(options);
-  const walks = walksOf(source, settings.shard);
-  checkOptionsFor(walks.op, options);
-  const destination: Destination =
-    settings.out !== undefined
-      ? fileDestination(settings.out, walks, settings)
-      : new DatasetDestination(settings.dataset!, walks.op, {
-          format: settings.format,
-          schema: settings.schema,
-          shard: settings.shard,
-          writer: settings.writer,
-          runId: runOf(settings.runId, walks),
-          publishLock: settings.locks?.publish.bind(settings.locks),
-          tryPublishLock: settings.locks?.tryPublish?.bind(settings.locks),
-          tryHoldLocks: settings.locks?.tryHold?.bind(settings.locks),
-          handOff: settings.handOff,
-          incremental: settings.incremental,
-          maxDepth: settings.maxDepth,
-          partition: settings.partition,
-          layout: settings.bucketing,
-          parquetLayout: settings.parquetLayout,
-          walks: walks.params,
-          since: settings.since,
-          until: settings.until,
-        });
+export async function exportInto(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<ExportSummary> {
   const onDisk = (error: unknown): unknown => diskFailure(error, destination.folder, destination.output);
   await ensureWritableFolder(destination.folder, destination.output);
   let lock;
@@ -83,28 +52,6 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   } finally {
     await lock.release();
   }
-}
-
-/** A file as the output of the export `walks` is: its format, and the record a complete one carries. */
-function fileDestination(out: string, walks: ExportWalks, settings: ExportSettings): FileDestination {
-  const format = formatOf(out, settings.format);
-  return new FileDestination(out, format, exportRecord(walks.op.id, walks.params, format), settings.escapeFormulae, settings.parquetLayout);
-}
-
-/**
- * A scheduler's run as a dataset records it: its `runId` and the walks it was given, so an id handed
- * out again with other parameters is another run, walked as such, never taken as done.
- */
-function runOf(runId: string | undefined, walks: ExportWalks): string | undefined {
-  if (runId === undefined) return undefined;
-  const names = walks.params.map((params) => walkName(params)).sort();
-  return `${runId}#${createHash('sha256').update(`${walks.op.id}\n${names.join('\n')}`).digest('hex').slice(0, 16)}`;
-}
-
-/** `exportTo(source, { dataset: dir, …options })`. */
-export function toDataset(source: unknown, dir: string, options: Omit<ExportOptions, 'out' | 'dataset'> = {}): Promise<ExportSummary> {
-  refuseUnknownOptions(options, EXPORT_OPTIONS, 'toDataset');
-  return exportTo(source, { ...options, dataset: dir });
 }
 
 async function run(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<ExportSummary> {

@@ -10,11 +10,11 @@ import { attachNotebookViews } from '../notebook/export-views.ts';
 // The package's entry, not the engine: summaries, dataset infos and progress render as notebook views.
 attachNotebookViews();
 
-export { exportTo, toDataset } from './engine.ts';
+export { exportTo, toDataset } from '../export-to.ts';
 export { describeSummary, type OptionNames } from './summary.ts';
 export { describeProgress } from './progress.ts';
-export { datasetInfo, describeDatasetInfo, type DatasetInfo, type DatasetInfoData, type ExtraCount, type MarkInfo, type OperationInfo, type PartitionInfo, type StagedInfo, type WriterInfo } from './info.ts';
-export { compactDataset, type CompactionSummary, type CompactOptions, type OperationCompaction } from './compact.ts';
+export { datasetInfo, describeDatasetInfo, type DatasetInfo, type DatasetInfoData, type ExtraCount, type MarkInfo, type OperationInfo, type PartitionInfo, type StagedInfo, type WriterInfo } from '../dataset/info.ts';
+export { compactDataset, type CompactionSummary, type CompactOptions, type OperationCompaction } from '../dataset/compact.ts';
 export type { DatasetChanges, ExportLocks, ExportOptions, HeldLocks, ExportProgress, ExportSummary, FileFormat, PublishFence, SchemaPolicy, StopReason, WideningRewrite } from './types.ts';
 export {
   DatasetLayoutError,
@@ -31,7 +31,7 @@ export {
   StreamUsedError,
   TransformError,
 } from '../errors.ts';
-export type { PartitionBy } from './dataset-store.ts';
-export type { DatasetFormat } from '../../sinks/dataset-parts.ts';
-export type { ColumnShape, DatasetKind, MapShape, SchemaColumn } from '../../sinks/dataset-schema.ts';
+export type { PartitionBy } from './partition-by.ts';
+export type { DatasetFormat } from '../dataset/parts.ts';
+export type { ColumnShape, DatasetKind, MapShape, SchemaColumn } from '../dataset/schema.ts';
 export type { ColumnKind } from '../../sinks/rows.ts';

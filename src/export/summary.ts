@@ -4,7 +4,7 @@
  * or notebook reads it the same way.
  */
 import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
-import { describeDrift } from '../../sinks/dataset-schema.ts';
+import type { SchemaDrift } from '../errors.ts';
 import { counted } from './progress.ts';
 import type { ExportSummary, StopReason } from './types.ts';
 
@@ -77,4 +77,23 @@ export function attachSummaryView(view: (summary: ExportSummary) => MediaBundle)
 export function displayed(summary: ExportSummary): ExportSummary {
   Object.defineProperty(summary, JUPYTER_DISPLAY, { value: (): MediaBundle => summaryView?.(summary) ?? textBundle(describeSummary(summary)), enumerable: false });
   return summary;
+}
+
+/**
+ * One line for a summary: `2 new (views: integer), 1 widened (score: integer → double), 1 missing
+ * (flair), 3 values to _extra (id: string ← struct, 3 values)`.
+ */
+export function describeDrift(drift: SchemaDrift): string {
+  const parts: string[] = [];
+  const widened = drift.widened ?? [];
+  if (drift.added.length > 0) parts.push(`${drift.added.length} new (${drift.added.map((a) => `${a.column}: ${a.kind}`).join(', ')})`);
+  if (widened.length > 0) parts.push(`${widened.length} widened (${widened.map((w) => `${w.column}: ${w.from} → ${w.to}`).join(', ')})`);
+  if (drift.missing.length > 0) parts.push(`${drift.missing.length} missing (${drift.missing.join(', ')})`);
+  if (drift.conflicting.length > 0) {
+    const counted = drift.conflicting.every((c) => c.values !== undefined);
+    const total = drift.conflicting.reduce((sum, c) => sum + (c.values ?? 0), 0);
+    const each = drift.conflicting.map((c) => `${c.column}: ${c.recorded} ← ${c.seen}${c.values === undefined ? '' : `, ${c.values} ${c.values === 1 ? 'value' : 'values'}`}`);
+    parts.push(counted ? `${total} ${total === 1 ? 'value' : 'values'} to _extra (${each.join('; ')})` : `${drift.conflicting.length} conflicting (${each.join(', ')})`);
+  }
+  return parts.length === 0 ? 'no schema drift' : `schema drift: ${parts.join(', ')}`;
 }

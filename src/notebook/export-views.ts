@@ -5,8 +5,8 @@
  * `attachInfoView`, `attachProgressView`) by the package's entry points, `socialstream` and
  * `socialstream/export`, when they load, so no module of the engine imports this folder.
  */
-import { describeDrift } from '../../sinks/dataset-schema.ts';
-import { attachInfoView, operationLines, partitionGrid, schemaGrid, size, describeDatasetInfo, type DatasetInfoData } from '../export/info.ts';
+import { describeDrift } from '../export/summary.ts';
+import { attachInfoView, operationLines, partitionGrid, schemaGrid, size, describeDatasetInfo, type DatasetInfoData } from '../dataset/info.ts';
 import { attachProgressView, counted } from '../export/progress.ts';
 import { attachSummaryView, describeSummary } from '../export/summary.ts';
 import type { ExportSummary } from '../export/types.ts';

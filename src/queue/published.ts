@@ -4,9 +4,9 @@
  * the truth a walk's end is counted by: a walk whose run is published is done, whoever published it
  * and whatever error a worker met after; only one whose run is not in the dataset can fail.
  */
-import { readMarksFile } from '../export/dataset-state.ts';
-import { DatasetPaths } from '../export/dataset-store.ts';
-import type { RunTotals } from '../export/marks.ts';
+import { readMarksFile } from '../dataset/state.ts';
+import { DatasetPaths } from '../dataset/store.ts';
+import type { RunTotals } from '../dataset/marks.ts';
 import { runIdOf, type WalkJob } from './runs.ts';
 
 export interface PublishedWalk {

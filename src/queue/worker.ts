@@ -29,8 +29,8 @@ import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from
 import type { Redis } from 'ioredis';
 import { createClient } from '../client.ts';
 import { AuthError, InsufficientCreditsError, LockedError } from '../errors.ts';
-import { commitWaits } from '../export/dataset-commit.ts';
-import { exportTo } from '../export/engine.ts';
+import { commitWaits } from '../dataset/commit.ts';
+import { exportTo } from '../export-to.ts';
 import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
 import type { OperationId } from '../operations/table.ts';

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatasetLayoutError, OptionError } from '../../src/errors.ts';
-import { compactDataset } from '../../src/export/compact.ts';
+import { compactDataset } from '../../src/dataset/compact.ts';
 import { exportTo } from '../../src/export/index.ts';
 import type { ExportOptions } from '../../src/export/types.ts';
 import { createClient, type Client } from '../../src/index.ts';

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { DatasetPaths } from '../../src/export/dataset-store.ts';
+import { DatasetPaths } from '../../src/dataset/store.ts';
 import { PREFIX, QUEUE_NAME } from '../../src/queue/connection.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { lockKey } from '../../src/queue/lease-lock.ts';

@@ -12,7 +12,7 @@ import { startSandbox, type Sandbox, type SandboxDialect, type SandboxFaults } f
 import { parseSandboxArgs, SANDBOX_HELP } from '../../src/sandbox/cli.ts';
 import { renderHelp } from '../../src/cli/help.ts';
 import { toDataset } from '../../src/export/index.ts';
-import { DatasetDestination } from '../../src/export/dataset.ts';
+import { DatasetDestination } from '../../src/dataset/destination.ts';
 import { stableKeyOf } from '../../src/operations/record-meta.ts';
 import type { OperationSpec } from '../../src/operations/spec.ts';
 import { findOperation, OPERATIONS, type OperationId } from '../../src/operations/table.ts';

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactDataset, type ExportOptions } from '../../src/export/index.ts';
-import { writeKeyIndex } from '../../src/export/dataset-key-index.ts';
+import { writeKeyIndex } from '../../src/dataset/key-index.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';

@@ -10,8 +10,8 @@ import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { DatasetError } from '../../src/errors.ts';
 import { compactDataset, datasetInfo, LockedError, toDataset } from '../../src/export/index.ts';
-import { stageCompaction } from '../../src/export/compact.ts';
-import type { CompactionJournal } from '../../src/export/compaction-journal.ts';
+import { stageCompaction } from '../../src/dataset/compact.ts';
+import type { CompactionJournal } from '../../src/dataset/compaction-journal.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 

@@ -1,9 +1,9 @@
 /**
- * The fetch clock's rule (`src/export/fetch-clock.ts`, docs/datasets.md "One row per record"): stamps of
+ * The fetch clock's rule (`src/dataset/fetch-clock.ts`, docs/datasets.md "One row per record"): stamps of
  * the service's second, a microsecond apart within it, and older versions' stamps below them all.
  */
 import { describe, expect, it } from 'vitest';
-import { compareFetchTimes, FetchClock } from '../../src/export/fetch-clock.ts';
+import { compareFetchTimes, FetchClock } from '../../src/dataset/fetch-clock.ts';
 
 const SECOND = Date.parse('2026-11-29T03:12:29Z');
 

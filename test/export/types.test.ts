@@ -15,7 +15,7 @@ import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseExact } from '../../src/exact-json.ts';
 import { toParquet } from '../../sinks/index.ts';
-import { describeDrift } from '../../sinks/dataset-schema.ts';
+import { describeDrift } from '../../src/export/summary.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';

@@ -1,7 +1,7 @@
-/** A dataset's part files read back as a merge reads them (sinks/dataset-parts.ts). */
+/** A dataset's part files read back as a merge reads them (src/dataset/parts.ts). */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readPart, writePart } from '../../sinks/dataset-parts.ts';
+import { readPart, writePart } from '../../src/dataset/parts.ts';
 import { scratchDir } from './helpers/files.ts';
 
 const dir = scratchDir();

@@ -12,7 +12,7 @@
  * list whole), counted. A field seen only as null, `[]` or `{}` is `untyped`, recorded but in no
  * part (`nestedFields`), until a real value types it, in whichever run.
  */
-import type { SchemaDrift } from '../src/errors.ts';
+import type { SchemaDrift } from '../errors.ts';
 import {
   addConflict,
   caseless,
@@ -24,9 +24,9 @@ import {
   type DatasetSchemaTracker,
   type PageDrift,
   type SchemaColumn,
-} from './dataset-schema.ts';
-import { DEFAULT_NESTED_MAX_DEPTH, mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
-import { checkRecord, joinName, MAP_THRESHOLD } from './rows.ts';
+} from './schema.ts';
+import { DEFAULT_NESTED_MAX_DEPTH, mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from '../../sinks/parquet-nested.ts';
+import { checkRecord, joinName, MAP_THRESHOLD } from '../../sinks/rows.ts';
 
 type Draft = ColumnShape;
 type DraftColumn = SchemaColumn;

@@ -14,14 +14,14 @@ import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parquetMetadataAsync } from 'hyparquet';
 import { StateDamagedError } from '../errors.ts';
-import { DATASET_FORMATS, PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { DATASET_FORMATS, PART_EXTENSION, type DatasetFormat } from './parts.ts';
+import type { SchemaColumn } from './schema.ts';
 import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
 import { COLUMN_KINDS } from '../../sinks/rows.ts';
-import { MAX_BUCKETS } from './dataset-buckets.ts';
+import { MAX_BUCKETS } from './buckets.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders } from './dataset-store.ts';
-import { fileSize, readJsonFile } from './durable.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders } from './store.ts';
+import { fileSize, readJsonFile } from '../export/durable.ts';
 
 /** What is wrong with a value, and when a fix of its own is known, that fix. */
 interface Problem {
@@ -143,7 +143,7 @@ function listOf<T>(each: Rule<T>, unique?: { field: keyof T & string; noun: stri
 const PARTITION_COLUMNS = [PARTITION_COLUMN, LEGACY_PARTITIONING.column];
 
 const NEWER_REMEDY = 'a newer socialstream may have written it: open the dataset with that version, or restore the file from a backup';
-/** A leaf's kind (`COLUMN_KINDS`), or a nested dataset's STRUCT, LIST and MAP (`sinks/dataset-nested.ts`). */
+/** A leaf's kind (`COLUMN_KINDS`), or a nested dataset's STRUCT, LIST and MAP (`src/dataset/schema-nested.ts`). */
 const COLUMN_KIND = oneOf([...COLUMN_KINDS, 'struct', 'list', 'map', 'untyped'], NEWER_REMEDY);
 /** Deeper than any `maxDepth` a run would type: a file nested so deep is damage, and checking it would exhaust the stack. */
 const MAX_NESTING = 1_000;

@@ -8,9 +8,9 @@
  * withdraws its binding (a key refused with 401 fixes nothing), unless a publish has replaced it.
  */
 import { link, open, rm, stat, unlink } from 'node:fs/promises';
-import type { RecordedSchema } from './dataset-scan.ts';
-import type { DatasetPaths } from './dataset-store.ts';
-import { OPEN, temporaryName } from './durable.ts';
+import type { RecordedSchema } from './scan.ts';
+import type { DatasetPaths } from './store.ts';
+import { OPEN, temporaryName } from '../export/durable.ts';
 
 /** A binding this run made: the schema file it linked into place, known by its inode (a publish renames another in). */
 export interface Binding {

@@ -14,7 +14,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { DatasetError } from '../errors.ts';
-import { isAlive } from './durable.ts';
+import { isAlive } from '../export/durable.ts';
 
 const LOCK_WAIT_MS = 50;
 const LOCK_TRIES = 2_400;

@@ -1,16 +1,16 @@
 /**
  * Whether a dataset's part holds the types its schema records: a part written before a run widened
  * a column (or typed an untyped one, or added a field) holds the narrower shape, which the
- * documented reads widen but which the widening rewrite (`src/export/dataset-widen.ts`) and
+ * documented reads widen but which the widening rewrite (`src/dataset/widen.ts`) and
  * `dataset compact` rewrite, so every part holds the one type (docs/types.md). Read from the part's
  * footer (`socialstream.columns`), not its rows.
  */
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
-import { nestedFields } from './dataset-nested.ts';
-import type { NestedField } from './parquet-nested.ts';
-import { leavesOf } from './dataset-schema.ts';
-import type { PartSchema } from './dataset-parts.ts';
-import { COLUMNS_METADATA_KEY } from './parquet.ts';
+import { nestedFields } from './schema-nested.ts';
+import type { NestedField } from '../../sinks/parquet-nested.ts';
+import { leavesOf } from './schema.ts';
+import type { PartSchema } from './parts.ts';
+import { COLUMNS_METADATA_KEY } from '../../sinks/parquet.ts';
 
 interface Described {
   fields?: unknown;

@@ -8,10 +8,10 @@
  */
 import { rm } from 'node:fs/promises';
 import { walkName } from '../operations/walk-name.ts';
-import { releaseAll, type DatasetLocks } from './dataset-locks.ts';
-import { finishPass, passJournalRemedy, type GroupJournal } from './dataset-rewrite.ts';
-import { readClaimFile, readGroupJournal } from './dataset-state.ts';
-import { passFolders, type DatasetPaths } from './dataset-store.ts';
+import { releaseAll, type DatasetLocks } from './locks.ts';
+import { finishPass, passJournalRemedy, type GroupJournal } from './rewrite.ts';
+import { readClaimFile, readGroupJournal } from './state.ts';
+import { passFolders, type DatasetPaths } from './store.ts';
 
 /** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
 const PASS_END_WAIT_MS = 1_000;

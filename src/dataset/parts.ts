@@ -16,18 +16,18 @@
 import { parse } from 'fast-csv';
 import { createReadStream } from 'node:fs';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type FileMetaData } from 'hyparquet';
-import type { AnyIterable } from '../src/operators/types.ts';
-import { csvWriter } from './csv.ts';
-import { nestedFields } from './dataset-nested.ts';
-import { leavesOf, type SchemaColumn } from './dataset-schema.ts';
-import { parseExact } from '../src/exact-json.ts';
-import { fromNdjson } from './from-ndjson.ts';
-import { ndjsonWriter } from './ndjson.ts';
-import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from './parquet.ts';
-import type { NestedField, Shape } from './parquet-nested.ts';
-import { splitColumnName, type ColumnKind } from './rows.ts';
-import { runSink, type SinkResult } from './run.ts';
-import { setField } from '../src/operations/unkey.ts';
+import type { AnyIterable } from '../operators/types.ts';
+import { csvWriter } from '../../sinks/csv.ts';
+import { nestedFields } from './schema-nested.ts';
+import { leavesOf, type SchemaColumn } from './schema.ts';
+import { parseExact } from '../exact-json.ts';
+import { fromNdjson } from '../../sinks/from-ndjson.ts';
+import { ndjsonWriter } from '../../sinks/ndjson.ts';
+import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from '../../sinks/parquet.ts';
+import type { NestedField, Shape } from '../../sinks/parquet-nested.ts';
+import { splitColumnName, type ColumnKind } from '../../sinks/rows.ts';
+import { runSink, type SinkResult } from '../../sinks/run.ts';
+import { setField } from '../operations/unkey.ts';
 
 /** The file format of a dataset's parts, fixed by its first run. */
 export type DatasetFormat = 'parquet' | 'ndjson' | 'csv';

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { FUTURE_SKEW_MS, keyOf, plausibleTimeOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import type { DatasetPaths } from './dataset-store.ts';
-import { readWalkMarkFile } from './dataset-state.ts';
-import type { WalkState } from './journal.ts';
+import type { DatasetPaths } from './store.ts';
+import { readWalkMarkFile } from './state.ts';
+import type { WalkState } from '../export/journal.ts';
 
 /** A key the walk met near its mark, and that record's believable time (null: none). */
 export type NearKey = [key: string, time: number | null];

@@ -12,15 +12,15 @@
  */
 import { rm } from 'node:fs/promises';
 import type { OperationSpec } from '../operations/spec.ts';
-import { partHoldsNarrowerType } from '../../sinks/dataset-part-types.ts';
-import type { GroupCommit } from './dataset-commit.ts';
-import type { DatasetLocks } from './dataset-locks.ts';
-import { recordedLayout } from './dataset-nesting.ts';
-import { groupsOf, rewriteIntoBuckets } from './dataset-rewrite.ts';
-import { scanParts, type ScannedOperation } from './dataset-scan.ts';
-import { readSchemaFile, readWideningFile } from './dataset-state.ts';
-import { LEGACY_PARTITIONING, type DatasetPaths } from './dataset-store.ts';
-import type { WideningRewrite } from './types.ts';
+import { partHoldsNarrowerType } from './part-types.ts';
+import type { GroupCommit } from './commit.ts';
+import type { DatasetLocks } from './locks.ts';
+import { recordedLayout } from './nesting.ts';
+import { groupsOf, rewriteIntoBuckets } from './rewrite.ts';
+import { scanParts, type ScannedOperation } from './scan.ts';
+import { readSchemaFile, readWideningFile } from './state.ts';
+import { LEGACY_PARTITIONING, type DatasetPaths } from './store.ts';
+import type { WideningRewrite } from '../export/types.ts';
 
 /**
  * Rewrites the parts of a narrower type than the schema records, one partition at a time, when a

@@ -10,18 +10,19 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
-import { overflowCounts, readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { describeDrift, typeName, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { overflowCounts, readPart, type DatasetFormat } from './parts.ts';
+import { typeName, type SchemaColumn } from './schema.ts';
+import { describeDrift } from '../export/summary.ts';
 import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
-import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './dataset-scan.ts';
-import { coarserThan, type PartitionBy } from './partition-by.ts';
-import { checkParts, readDriftFile, readMarksFile } from './dataset-state.ts';
-import { fileSize, isAlive } from './durable.ts';
+import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './scan.ts';
+import { coarserThan, type PartitionBy } from '../export/partition-by.ts';
+import { checkParts, readDriftFile, readMarksFile } from './state.ts';
+import { fileSize, isAlive } from '../export/durable.ts';
 import { allWalkMarks } from './marks.ts';
-import { loadState } from './journal.ts';
-import { counted } from './progress.ts';
+import { loadState } from '../export/journal.ts';
+import { counted } from '../export/progress.ts';
 
 /**
  * What `datasetInfo` reads from a dataset's files: per operation its rows, partitions, part files,

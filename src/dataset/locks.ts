@@ -21,7 +21,7 @@
  * caller's `tryHold`), after the publish lock and before the meta lock, never the other way round.
  */
 import { LockedError } from '../errors.ts';
-import type { ExportLocks, PublishFence } from './types.ts';
+import type { ExportLocks, PublishFence } from '../export/types.ts';
 import { tryLock, withLock } from './lock-folder.ts';
 
 /** The caller's locks, when not lock folders: a queue's Redis leases. */

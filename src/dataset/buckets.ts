@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareFetchTimes } from './fetch-clock.ts';
-import { PART_EXTENSION, writePart, type DatasetFormat, type PartSchema } from '../../sinks/dataset-parts.ts';
+import { PART_EXTENSION, writePart, type DatasetFormat, type PartSchema } from './parts.ts';
 
 /** How a dataset lays its rows into part files, recorded at creation in its schema file. */
 export interface Layout {

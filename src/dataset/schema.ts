@@ -6,8 +6,8 @@
  * `_extra`, as in every sink. Each page is compared with the schema as it stands, so `freeze` can
  * stop at the first drifting page, before another is bought.
  */
-import type { SchemaDrift } from '../src/errors.ts';
-import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, RowLayout, type ColumnKind } from './rows.ts';
+import type { SchemaDrift } from '../errors.ts';
+import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, RowLayout, type ColumnKind } from '../../sinks/rows.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
@@ -263,21 +263,3 @@ export function hasDrift(drift: PageDrift | SchemaDrift): boolean {
   return drift.added.length > 0 || drift.conflicting.length > 0 || ('widened' in drift && (drift.widened?.length ?? 0) > 0);
 }
 
-/**
- * One line for a summary: `2 new (views: integer), 1 widened (score: integer → double), 1 missing
- * (flair), 3 values to _extra (id: string ← struct, 3 values)`.
- */
-export function describeDrift(drift: SchemaDrift): string {
-  const parts: string[] = [];
-  const widened = drift.widened ?? [];
-  if (drift.added.length > 0) parts.push(`${drift.added.length} new (${drift.added.map((a) => `${a.column}: ${a.kind}`).join(', ')})`);
-  if (widened.length > 0) parts.push(`${widened.length} widened (${widened.map((w) => `${w.column}: ${w.from} → ${w.to}`).join(', ')})`);
-  if (drift.missing.length > 0) parts.push(`${drift.missing.length} missing (${drift.missing.join(', ')})`);
-  if (drift.conflicting.length > 0) {
-    const counted = drift.conflicting.every((c) => c.values !== undefined);
-    const total = drift.conflicting.reduce((sum, c) => sum + (c.values ?? 0), 0);
-    const each = drift.conflicting.map((c) => `${c.column}: ${c.recorded} ← ${c.seen}${c.values === undefined ? '' : `, ${c.values} ${c.values === 1 ? 'value' : 'values'}`}`);
-    parts.push(counted ? `${total} ${total === 1 ? 'value' : 'values'} to _extra (${each.join('; ')})` : `${drift.conflicting.length} conflicting (${each.join(', ')})`);
-  }
-  return parts.length === 0 ? 'no schema drift' : `schema drift: ${parts.join(', ')}`;
-}

@@ -20,22 +20,22 @@
 import { join } from 'node:path';
 import { DatasetError, DatasetLayoutError } from '../errors.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
-import { checkShape } from './options.ts';
+import { checkShape } from '../export/options.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../known-options.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { findOperation } from '../operations/table.ts';
 import { finishCompaction } from './compaction-journal.ts';
-import { finishLegacyGroup, finishLegacyPublishes, rewriteIntoBuckets } from './dataset-rewrite.ts';
-import { exclusively } from './dataset-passes.ts';
-import { DatasetLocks } from './dataset-locks.ts';
-import { indexesShareAKey } from './dataset-key-index.ts';
-import { isCurrentLayout, scanOperations, scanParts, scanWriters, type ScannedOperation } from './dataset-scan.ts';
-import { checkParts } from './dataset-state.ts';
-import { atLeastAsCoarse, type PartitionBy } from './partition-by.ts';
-import { recordedLayout } from './dataset-nesting.ts';
-import { lockOutput, type OutputLock } from './lock.ts';
-import { partHoldsSchema } from '../../sinks/dataset-part-types.ts';
-import type { RecordedSchema, ScannedPart } from './dataset-scan.ts';
+import { finishLegacyGroup, finishLegacyPublishes, rewriteIntoBuckets } from './rewrite.ts';
+import { exclusively } from './passes.ts';
+import { DatasetLocks } from './locks.ts';
+import { indexesShareAKey } from './key-index.ts';
+import { isCurrentLayout, scanOperations, scanParts, scanWriters, type ScannedOperation } from './scan.ts';
+import { checkParts } from './state.ts';
+import { atLeastAsCoarse, type PartitionBy } from '../export/partition-by.ts';
+import { recordedLayout } from './nesting.ts';
+import { lockOutput, type OutputLock } from '../export/lock.ts';
+import { partHoldsSchema } from './part-types.ts';
+import type { RecordedSchema, ScannedPart } from './scan.ts';
 
 /** Options of `compactDataset`: a coarser partitioning, or the other Parquet layout. */
 export interface CompactOptions {

@@ -13,10 +13,10 @@
  * publish replayed writes both again. A dataset from before it gets it at its next publish.
  */
 import { stat } from 'node:fs/promises';
-import { writePart } from '../../sinks/dataset-parts.ts';
-import type { RecordedSchema } from './dataset-scan.ts';
-import type { DatasetPaths } from './dataset-store.ts';
-import { writeJsonAtomic } from './durable.ts';
+import { writePart } from './parts.ts';
+import type { RecordedSchema } from './scan.ts';
+import type { DatasetPaths } from './store.ts';
+import { writeJsonAtomic } from '../export/durable.ts';
 
 /** Records `schema`: its Parquet schema file (Parquet datasets with columns), then `schema.json`. */
 export async function writeRecordedSchema(paths: DatasetPaths, schema: RecordedSchema): Promise<void> {

@@ -11,10 +11,10 @@
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { walkName } from '../operations/walk-name.ts';
-import { DatasetPaths } from './dataset-store.ts';
+import { DatasetPaths } from './store.ts';
 import type { MarksFile, WalkMark } from './marks.ts';
-import { readCompactionJournal } from './dataset-state.ts';
-import { fileSize, writeJsonAtomic } from './durable.ts';
+import { readCompactionJournal } from './state.ts';
+import { fileSize, writeJsonAtomic } from '../export/durable.ts';
 import { writeRecordedSchema } from './table-schema.ts';
 
 export interface CompactionJournal {

@@ -30,16 +30,16 @@ import { basename, join } from 'node:path';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { DatasetError, LockedError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
-import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from './dataset-locks.ts';
-import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPasses } from './dataset-passes.ts';
-import { finishLegacyGroup, finishPass, type GroupJournal } from './dataset-rewrite.ts';
-import { readCommitFile, readReceiptFile } from './dataset-state.ts';
-import { DatasetPaths, passFolders } from './dataset-store.ts';
+import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from './locks.ts';
+import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPasses } from './passes.ts';
+import { finishLegacyGroup, finishPass, type GroupJournal } from './rewrite.ts';
+import { readCommitFile, readReceiptFile } from './state.ts';
+import { DatasetPaths, passFolders } from './store.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { fileSize, writeJsonAtomic } from './durable.ts';
-import type { SpoolPrefix } from './destination.ts';
-import type { ExportState } from './journal.ts';
-import type { DatasetChanges } from './types.ts';
+import { fileSize, writeJsonAtomic } from '../export/durable.ts';
+import type { SpoolPrefix } from '../export/destination.ts';
+import type { ExportState } from '../export/journal.ts';
+import type { DatasetChanges } from '../export/types.ts';
 
 /** How often a waiting writer looks whether its pages were taken; every `TRY_EVERY`th look it tries the lock. */
 const POLL_MS = 20;

@@ -1,19 +1,19 @@
 /**
  * A Parquet dataset's layout (docs/datasets.md "Parquet layout"): `nested` (records keep their shape,
- * objects as STRUCT and arrays as LIST, `sinks/dataset-nested.ts`) or `flat` (dotted leaf columns).
+ * objects as STRUCT and arrays as LIST, `src/dataset/schema-nested.ts`) or `flat` (dotted leaf columns).
  * The first run records it in the schema file (`parquetLayout`; new datasets are nested), and every
  * later run, migration and compaction keeps it: a dataset recorded before layouts has none and is
  * flat. Only a compaction asked for another layout converts one (`convertedSchema`); a run asked
  * for another is refused before any request.
  */
 import { DatasetLayoutError } from '../errors.ts';
-import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { NestedSchemaTracker } from '../../sinks/dataset-nested.ts';
-import { mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { readPart, type DatasetFormat } from './parts.ts';
+import { NestedSchemaTracker } from './schema-nested.ts';
+import { mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from './schema.ts';
 import { joinName, splitColumnName } from '../../sinks/rows.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
-import type { RecordedSchema, ScannedPart } from './dataset-scan.ts';
-import type { DatasetPaths } from './dataset-store.ts';
+import type { RecordedSchema, ScannedPart } from './scan.ts';
+import type { DatasetPaths } from './store.ts';
 
 /** The layout a new Parquet dataset records. */
 export const DEFAULT_DATASET_LAYOUT: ParquetLayout = 'nested';

@@ -8,9 +8,9 @@
  */
 import { DatasetError } from '../errors.ts';
 import { OVERFLOW_NAME } from '../../sinks/rows.ts';
-import { FETCHED_AT } from './dataset-buckets.ts';
-import { STABLE_KEY, STAND_IN } from './dataset-keys.ts';
-import type { DatasetPaths, Partitioning } from './dataset-store.ts';
+import { FETCHED_AT } from './buckets.ts';
+import { STABLE_KEY, STAND_IN } from './keys.ts';
+import type { DatasetPaths, Partitioning } from './store.ts';
 
 /** What each added column is, for the refusal's message. */
 const ADDED: ReadonlyMap<string, string> = new Map([

@@ -6,12 +6,12 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
-import { PART_EXTENSION, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import type { SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { PART_EXTENSION, type DatasetFormat } from './parts.ts';
+import type { SchemaColumn } from './schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
-import { bucketOfName, type Layout } from './dataset-buckets.ts';
-import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './dataset-store.ts';
-import { readSchemaFile } from './dataset-state.ts';
+import { bucketOfName, type Layout } from './buckets.ts';
+import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './store.ts';
+import { readSchemaFile } from './state.ts';
 
 /** `schema.json` as the dataset destination records it. */
 export interface RecordedSchema {

@@ -10,11 +10,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OperationSpec } from '../operations/spec.ts';
-import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './dataset-buckets.ts';
-import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './dataset-key-index.ts';
-import { dropKey, keyOfRow } from './dataset-keys.ts';
-import type { DatasetPaths, Partitioning } from './dataset-store.ts';
+import { readPart, type DatasetFormat } from './parts.ts';
+import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './buckets.ts';
+import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './key-index.ts';
+import { dropKey, keyOfRow } from './keys.ts';
+import type { DatasetPaths, Partitioning } from './store.ts';
 
 /** What finding a key's versions goes by: the dataset as recorded (a pass's `PlanContext`). */
 interface Dataset {

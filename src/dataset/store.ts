@@ -30,9 +30,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
-import { KEY_INDEX_EXTENSION } from './dataset-key-index.ts';
-import { readJsonFile } from './durable.ts';
-import { DEFAULT_PARTITION_BY, type PartitionBy } from './partition-by.ts';
+import { KEY_INDEX_EXTENSION } from './key-index.ts';
+import { readJsonFile } from '../export/durable.ts';
+import { DEFAULT_PARTITION_BY, type PartitionBy } from '../export/partition-by.ts';
 
 /**
  * Where records without a usable time go: the operation table's `time` is null, the value does not
@@ -46,7 +46,7 @@ export const LEGACY_UNDATED = 'undated';
 export const UNPARTITIONED = 'all';
 
 // The partitionings are listed once, in partition-by.ts; re-exported for the modules that read them here.
-export { DEFAULT_PARTITION_BY, PARTITION_BYS, type PartitionBy } from './partition-by.ts';
+export { DEFAULT_PARTITION_BY, PARTITION_BYS, type PartitionBy } from '../export/partition-by.ts';
 
 /** A dataset operation's partitioning, recorded in its schema file so every run and writer keeps it. */
 export interface Partitioning {

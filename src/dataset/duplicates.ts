@@ -11,12 +11,12 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { keyOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
-import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
-import { FETCHED_AT, fetchedLater, keyHash } from './dataset-buckets.ts';
-import { dropKey, keyOfRow } from './dataset-keys.ts';
-import type { ScannedPart } from './dataset-scan.ts';
-import type { DatasetPaths } from './dataset-store.ts';
-import { readWalkMarkFile } from './dataset-state.ts';
+import { readPart, type DatasetFormat } from './parts.ts';
+import { FETCHED_AT, fetchedLater, keyHash } from './buckets.ts';
+import { dropKey, keyOfRow } from './keys.ts';
+import type { ScannedPart } from './scan.ts';
+import type { DatasetPaths } from './store.ts';
+import { readWalkMarkFile } from './state.ts';
 import { olderStamp } from './fetch-clock.ts';
 
 /** A part and the partition its rows go to in the rewrite. */
