@@ -15,7 +15,7 @@
  *   the dataset if publishing rewrote it once per few walks;
  * - after the fill, a schema widening: one post whose `score` is a double, served by a tiny service
  *   of this bench's own, widens the column, and its run rewrites every partition's parts to DOUBLE
- *   (`dataset-widen.ts`) before it reports: the seconds that takes.
+ *   (`src/dataset/widen.ts`) before it reports: the seconds that takes.
  *
  *   npx tsx bench/fleet.ts [walks] [posts a walk]      (default 2000 300)
  */

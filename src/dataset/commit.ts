@@ -2,7 +2,7 @@
  * Group commit (docs/datasets.md "Group commit"): how a dataset's writers publish together. A writer whose
  * pages are staged leaves a commit (`commits/<writer>.json`, durable before anything else happens)
  * and then either leads a publish pass or is taken by another's. A pass goes in two stages, under
- * the locks of `dataset-locks.ts`:
+ * the locks of `locks.ts`:
  *
  * - **Forming**, holding the publish lock: it finishes what kills left (a compaction, an older
  *   version's publish, passes that died), claims the commits waiting (its own first, then others'
@@ -11,7 +11,7 @@
  *   for a partition join it. Then it lets the publish lock go: the next pass forms while this one
  *   publishes.
  * - **Publishing**, holding its partitions' locks: it merges the records into the bucket parts they
- *   touch (`dataset-plan.ts`), writes its journal and carries it out (`finishPass`). Passes that
+ *   touch (`plan.ts`), writes its journal and carries it out (`finishPass`). Passes that
  *   touch other partitions publish at once; one that touches the same waits for it while forming
  *   and takes in everything that arrived meanwhile, so a partition's parts are rewritten once for
  *   all that waited, not once a writer: total rewriting stays about linear in the data.
@@ -48,7 +48,7 @@ const TRY_EVERY = 10;
 const PUBLISH_PATIENCE_MS = 10 * 60_000;
 /**
  * The spools one pass of a publish takes at most: they are sorted into partition files on disk
- * (`dataset-plan.ts`) and merged one partition at a time, so this bounds the pass's temporary disk
+ * (`plan.ts`) and merged one partition at a time, so this bounds the pass's temporary disk
  * and time, not its memory.
  */
 export const PASS_BYTES = 1024 * 1024 * 1024;
@@ -82,7 +82,7 @@ export interface Receipt {
   repaired: number;
 }
 
-/** A pass's plan (`PassPlan` of `dataset-plan.ts`): records sorted by partition as commits join, then merged into parts. */
+/** A pass's plan (`PassPlan` of `plan.ts`): records sorted by partition as commits join, then merged into parts. */
 export interface PassPlanning {
   readonly commits: readonly Commit[];
   /** Sorts the records of `commits` into the pass's partition files. */
@@ -374,7 +374,7 @@ export class GroupCommit {
 
   /**
    * Publishes the commits waiting while the publish lock is free: a writer at work between two
-   * steps of a long task (the widening rewrite, `dataset-widen.ts`) lets no other wait for all of it.
+   * steps of a long task (the widening rewrite, `widen.ts`) lets no other wait for all of it.
    */
   async publishWaiting(): Promise<void> {
     await this.#lead(new Set(), false);

@@ -1,13 +1,13 @@
 /**
  * `compactDataset`: rewrites a dataset's part files as few, in place, crash-safe
- * (`dataset-rewrite.ts` does the rewriting).
+ * (`rewrite.ts` does the rewriting).
  *
  * What merges: every part of the partitions that a coarser partitioning puts together (a dataset by
  * day becomes one bucket part a month, or a year, or one in all), and the parts writers kept apart
  * before the bucket layout (`part-<writer>`, `part-walk-…`, `part-shard-K-of-N`): a key in several
  * of them keeps the version fetched last. A dataset already in buckets at the partitioning and
  * Parquet layout asked for is left as it is; asked for the other layout, every part is rewritten
- * into it (`dataset-nesting.ts` types the new columns from every row first).
+ * into it (`nesting.ts` types the new columns from every row first).
  *
  * How it stays safe: it takes every writer's lock (`LOCKED` while an export runs; none can start
  * meanwhile), then the publish lock once no publish pass is at work (`exclusively`), finishes any
@@ -160,7 +160,7 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
   return { ...unchanged, ...(await rewriteIntoBuckets(spec, operation, by, finish, layout.after)) };
 }
 
-/** Whether every part was written with the recorded schema's types (`dataset-part-types.ts`). */
+/** Whether every part was written with the recorded schema's types (`part-types.ts`). */
 async function everyPartHolds(parts: readonly ScannedPart[], schema: RecordedSchema): Promise<boolean> {
   for (const part of parts) if (!(await partHoldsSchema(part.path, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) }))) return false;
   return true;

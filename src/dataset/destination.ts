@@ -1,14 +1,14 @@
 /**
  * A growing dataset as an export's destination (docs/datasets.md): part files per operation in a Hive
  * layout partitioned by the records' own time and laid into buckets by record key
- * (`dataset-buckets.ts`), one row per key in the whole dataset whoever fetched it, a schema kept
+ * (`buckets.ts`), one row per key in the whole dataset whoever fetched it, a schema kept
  * stable across runs, and per walk a high-water mark so a later run of a newest-first walk stops at
  * the first page that is wholly held (`inspect`).
  *
  * The engine stages pages in the writer's staging folder (`_dataset/<op>/staging-<writer>/`), out of
- * sight of readers. Publishing is a group commit (`dataset-commit.ts`): a writer whose pages are
+ * sight of readers. Publishing is a group commit (`commit.ts`): a writer whose pages are
  * staged leaves a commit, and a publish pass takes every commit waiting, holding the locks of the
- * partitions they touch. A pass merges the group's spools into new parts (`dataset-plan.ts`), writes
+ * partitions they touch. A pass merges the group's spools into new parts (`plan.ts`), writes
  * a journal naming them, the walk states and each writer's staging after it, then renames them into
  * place (`finishPass`): killed before the journal, the dataset is as it was and every staging
  * intact; killed after it, the next pass formed finishes it. Each record lives in one bucket part of
@@ -221,7 +221,7 @@ export class DatasetDestination implements Destination {
 
   /**
    * Just before the first request: a dataset that records no settings yet is bound to this run's
-   * (`dataset-settings.ts`), and one that another writer bound or published since `recover` read it
+   * (`settings.ts`), and one that another writer bound or published since `recover` read it
    * is taken as recorded, what this run asks agreeing with it. Either way nothing was bought yet.
    */
   async bind(): Promise<void> {
@@ -413,7 +413,7 @@ export class DatasetDestination implements Destination {
   }
 
   /**
-   * Publishes the spool with every other writer's waiting (group commit, `dataset-commit.ts`): leaves
+   * Publishes the spool with every other writer's waiting (group commit, `commit.ts`): leaves
    * this writer's commit, then leads the publish or is taken by another's. With `handOff`, a
    * publish in progress takes the commit and this returns at once, without `dataset` changes. A
    * publish that widened a column is followed by the rewrite of the parts of the narrower type.
@@ -434,7 +434,7 @@ export class DatasetDestination implements Destination {
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
     // A complete run's pages are published and its receipt read: the state the publish kept for a resume goes.
     if (complete && receipt !== undefined) await this.discard();
-    // Before it reports: the parts of a type its publish (or a killed writer's) widened are rewritten (`dataset-widen.ts`).
+    // Before it reports: the parts of a type its publish (or a killed writer's) widened are rewritten (`widen.ts`).
     const widening = await widenParts(this.op, this.paths, this.#group);
     const recorded = await this.#recordedSchema();
     this.#tracker = schemaTracker(recorded?.columns ?? [], recorded === undefined ? this.#parquetLayout : recordedLayout(recorded));

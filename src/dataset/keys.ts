@@ -8,7 +8,7 @@ import type { OperationSpec } from '../operations/spec.ts';
 export const STABLE_KEY = '_key';
 /**
  * A staged record that has a key of its own keeps here the stable key it would have had without
- * one: a version kept under that stand-in is the same record (`dataset-moves.ts`). Staging only:
+ * one: a version kept under that stand-in is the same record (`moves.ts`). Staging only:
  * a publish takes it off before the record reaches a part.
  */
 export const STAND_IN = '_stand_in';

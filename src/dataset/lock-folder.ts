@@ -1,6 +1,6 @@
 /**
  * The lock folders of a dataset on the local store (`_dataset/<op>/lock/` and `locks/*`,
- * `dataset-locks.ts`). A lock folder is born signed: its `owner.json` (pid, host and a token of its
+ * `locks.ts`). A lock folder is born signed: its `owner.json` (pid, host and a token of its
  * own) is written in a folder of the taker's and renamed into place, which fails when the name
  * holds a lock, so nobody ever sees a lock half made. A lock whose process died on this host is
  * stale: it is first renamed aside to a name made of its token (`<lock>.stale-<token>`), so of the

@@ -15,7 +15,7 @@
  * - The meta lock (`locks/meta`) is held for the moment a pass records a schema its records changed
  *   (passes at once may each add columns). Its holder waits for nothing else.
  * - The widen lock (`locks/widen`) is held by the writer rewriting parts to a widened type
- *   (`dataset-widen.ts`), before it takes the locks above; others only try it, and leave the work to its holder.
+ *   (`widen.ts`), before it takes the locks above; others only try it, and leave the work to its holder.
  *
  * A pass's own, partition and walk locks are taken together (`holdAll`: one round trip with the
  * caller's `tryHold`), after the publish lock and before the meta lock, never the other way round.

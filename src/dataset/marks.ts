@@ -43,7 +43,7 @@ export const MAX_NEAR = 1_000;
 /**
  * A writer's file (`_dataset/<op>/state-<writer>.json`): the last run it published complete. Its
  * `walks` held every walk's mark before walks kept their own (they are moved out when the dataset
- * is migrated, `dataset-rewrite.ts`); it is written empty now.
+ * is migrated, `rewrite.ts`); it is written empty now.
  */
 export interface MarksFile {
   version: 1;

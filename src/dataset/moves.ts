@@ -2,7 +2,7 @@
  * Records that change partition between versions (docs/datasets.md "One row per record"): a post
  * rescheduled, a time that appears, disappears or stops being believable, or a key that appears
  * where a stand-in key (`_key`) was used. A pass finds, through the parts' key indexes
- * (`dataset-key-index.ts`), the partitions other than a key's own that may hold a version of it,
+ * (`key-index.ts`), the partitions other than a key's own that may hold a version of it,
  * takes their locks with its own, and reads only the bucket parts there that would hold those keys.
  * Of all the versions of a key (in the dataset and in the pass) the one fetched later stays
  * (`fetchedLater`); every other goes in the pass's own journalled step.

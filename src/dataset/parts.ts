@@ -51,7 +51,7 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
   const { format, columns } = schema;
   if (format === 'ndjson') return runSink(records, path, ndjsonWriter);
   if (format === 'parquet' && schema.parquetLayout === 'nested') {
-    // Every part of a nested dataset has the recorded shapes (`dataset-nested.ts`), never its own sample's.
+    // Every part of a nested dataset has the recorded shapes (`schema-nested.ts`), never its own sample's.
     const shapes = columns.length === 0 ? {} : { shapes: nestedFields(columns) };
     return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested' }));
   }

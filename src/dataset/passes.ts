@@ -4,7 +4,7 @@
  * partitions it holds) and, once it publishes, its journal. What a pass forming reads of the others
  * (`claimsOfLivePasses`), how it waits for one to end (`passEnds`), and how the passes a kill left
  * are finished or dropped (`recoverPasses`, `exclusively`) live here; forming and publishing a pass
- * is `dataset-commit.ts`.
+ * is `commit.ts`.
  */
 import { rm } from 'node:fs/promises';
 import { walkName } from '../operations/walk-name.ts';

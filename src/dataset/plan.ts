@@ -3,7 +3,7 @@
  * staged records of every commit the pass took, sorted by partition in the pass's own folder under
  * `publishing/` while it forms, then merged into the bucket parts they touch (each new part written
  * in that folder, out of readers' sight), the walks' next marks, and what each writer changed, as
- * the journal that `finishPass` (`dataset-rewrite.ts`) then carries out. Planning changes nothing
+ * the journal that `finishPass` (`rewrite.ts`) then carries out. Planning changes nothing
  * readers see: a pass killed while it plans leaves the dataset and every commit as they were.
  */
 import { appendFile, mkdir, stat } from 'node:fs/promises';

@@ -131,7 +131,7 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
     await locks.run(paths.metaLock, async () => {
       const recorded = await readSchemaFile(paths);
       if (!(await recordNow(recorded))) return;
-      // Before the schema and any receipt, under the lock the widening writer removes it under (`dataset-widen.ts`).
+      // Before the schema and any receipt, under the lock the widening writer removes it under (`widen.ts`).
       if ((journal.drift.widened ?? []).length > 0) await writeJsonAtomic(paths.widening, { id: randomUUID() });
       await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
     });
@@ -302,8 +302,8 @@ export interface Rewritten {
  * last, a row without `_fetched_at` counting as fetched when its part was last written. The
  * caller holds the publish lock and has finished any publish. Old marks of writers become walk
  * state files. `finish: false` stops after the journal (for tests of recovery). `parquetLayout`, when
- * another than the recorded one, converts the parts to it (`dataset-nesting.ts`). `only`, a partition
- * of the recorded partitioning, rewrites that partition's parts alone (the widening, `dataset-widen.ts`).
+ * another than the recorded one, converts the parts to it (`nesting.ts`). `only`, a partition
+ * of the recorded partitioning, rewrites that partition's parts alone (the widening, `widen.ts`).
  */
 export async function rewriteIntoBuckets(spec: OperationSpec, operation: ScannedOperation, by: PartitionBy, finish: boolean, parquetLayout?: ParquetLayout, only?: string): Promise<Rewritten> {
   const { paths } = operation;

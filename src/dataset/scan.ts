@@ -1,5 +1,5 @@
 /**
- * What a dataset directory holds, read off its files without changing any (`dataset-store.ts` says
+ * What a dataset directory holds, read off its files without changing any (`store.ts` says
  * where each thing lives): its operations and their recorded schema, every writer that left a trace,
  * and every part file with its partition and size. `info.ts` reports it; `compact.ts` rewrites it.
  */
@@ -22,9 +22,9 @@ export interface RecordedSchema {
   partitioning?: Partitioning;
   /** Absent in datasets of part files per writer (before buckets), which are migrated on their first open. */
   layout?: Layout;
-  /** `indexed`: every part has its key index (`dataset-key-index.ts`); datasets from before are indexed on their first open. */
+  /** `indexed`: every part has its key index (`key-index.ts`); datasets from before are indexed on their first open. */
   keys?: 'indexed';
-  /** How Parquet parts hold records (`dataset-nesting.ts`); absent in datasets recorded before layouts, which are flat. */
+  /** How Parquet parts hold records (`nesting.ts`); absent in datasets recorded before layouts, which are flat. */
   parquetLayout?: ParquetLayout;
   /** `queue`: written through a queue, whose workers lock it with Redis leases; every writer must. */
   locks?: 'queue';

@@ -7,7 +7,7 @@
  * A run merges what its records hold into the recorded shapes: a field first seen (at the top, in
  * a struct, in a list's structs) is added, so the parts written before read it as NULL (DuckDB
  * `union_by_name`, Polars `missing_struct_fields='insert'`); a leaf widens on the type lattice
- * (`dataset-schema.ts` `takes`: integer → bigint, integer → double, numbers → string), never
+ * (`schema.ts` `takes`: integer → bigint, integer → double, numbers → string), never
  * narrows; a value of a kind its field cannot hold is drift, and the writer puts it in `_extra` (a
  * list whole), counted. A field seen only as null, `[]` or `{}` is `untyped`, recorded but in no
  * part (`nestedFields`), until a real value types it, in whichever run.

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, RowLayout, type ColumnKind
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
- * the sinks write them; a nested dataset's (`dataset-nested.ts`) are its records' top-level fields,
+ * the sinks write them; a nested dataset's (`schema-nested.ts`) are its records' top-level fields,
  * each a leaf, a STRUCT of named columns or a LIST of one shape.
  */
 export type SchemaColumn = { name: string } & ColumnShape;
@@ -188,7 +188,7 @@ export function addConflict(conflicts: Map<string, Conflict>, conflict: Conflict
   return conflict;
 }
 
-/** A flat dataset's columns, which are all leaves (`dataset-state.ts` refuses a schema file that says otherwise). */
+/** A flat dataset's columns, which are all leaves (`state.ts` refuses a schema file that says otherwise). */
 export function leavesOf(columns: readonly SchemaColumn[]): LeafColumn[] {
   return columns.map((column) => {
     if (column.kind === 'struct' || column.kind === 'list' || column.kind === 'map') throw new TypeError(`the flat column ${column.name} cannot be a ${column.kind}`);

@@ -214,7 +214,7 @@ const SCHEMA_FILE = agreeing(shape({
   operation: text,
   format: oneOf(DATASET_FORMATS),
   columns: columnList(0),
-  // Absent in datasets recorded before layouts, whose parts are flat (`dataset-nesting.ts`).
+  // Absent in datasets recorded before layouts, whose parts are flat (`nesting.ts`).
   parquetLayout: optional(oneOf(PARQUET_LAYOUTS, NEWER_REMEDY)),
   partitioning: optional(
     shape({
@@ -222,7 +222,7 @@ const SCHEMA_FILE = agreeing(shape({
       column: oneOf(PARTITION_COLUMNS, 'set it to the name before "=" in the partition folders'),
     }),
   ),
-  // Bucket datasets (`dataset-buckets.ts`): fixed when the dataset is created; absent before buckets, which migrate on open.
+  // Bucket datasets (`buckets.ts`): fixed when the dataset is created; absent before buckets, which migrate on open.
   layout: optional(
     shape({
       buckets: rule<number>(`a whole number from 1 to ${MAX_BUCKETS}`, (value) => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= MAX_BUCKETS),
@@ -292,7 +292,7 @@ const DRIFT_FILE = shape({ operation: text, at: text, frozen: boolean, drift: DR
 /** A rename of a journal: from, to. */
 const RENAME = rule<[string, string]>('a pair of paths', (value) => Array.isArray(value) && value.length === 2 && value.every((path) => typeof path === 'string' && path !== ''));
 
-/** `staging-<writer>/publish.json`: a writer's own publish killed half done, as versions before group commit wrote it (`dataset-rewrite.ts` finishes it). */
+/** `staging-<writer>/publish.json`: a writer's own publish killed half done, as versions before group commit wrote it (`rewrite.ts` finishes it). */
 const PUBLISH_JOURNAL = shape({ renames: listOf(RENAME), schema: SCHEMA_FILE, marks: MARKS_FILE, drift: DRIFT, next: nullable(EXPORT_STATE) });
 
 /** What a publish changed for one writer (`types.ts` `DatasetChanges`), as a receipt and a publish journal carry it. */
@@ -311,7 +311,7 @@ const KEPT_REST = rule<string>(
 /** The first records of a spool a commit publishes (`destination.ts` `SpoolPrefix`). */
 const SPOOL_PREFIX = shape({ records: number, bytes: number });
 
-/** `_dataset/<op>/publishing/<pass>/journal.json` (or an older version's `_dataset/<op>/publish.json`): a publish pass killed half done (`dataset-rewrite.ts` `GroupJournal`). */
+/** `_dataset/<op>/publishing/<pass>/journal.json` (or an older version's `_dataset/<op>/publish.json`): a publish pass killed half done (`rewrite.ts` `GroupJournal`). */
 const GROUP_JOURNAL = shape({
   version: exactly(2),
   renames: listOf(RENAME),
@@ -333,10 +333,10 @@ const GROUP_JOURNAL = shape({
 /** `_dataset/<op>/commits/<writer>.json`: a writer's staged pages waiting for a publish (`dataset.ts`). */
 const COMMIT_FILE = shape({ writer: text, id: optional(text), partitions: optional(listOf(text)), complete: boolean, runId: optional(text), state: EXPORT_STATE, through: optional(SPOOL_PREFIX), handOff: optional(boolean) });
 
-/** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`dataset-passes.ts`). */
+/** `_dataset/<op>/publishing/<pass>/claim.json`: the commits a publish pass took (`passes.ts`). */
 const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(text) })), partitions: optional(listOf(text)) });
 
-/** `_dataset/<op>/widening.json`: parts of a narrower type wait for the widening rewrite (`dataset-widen.ts`); a new id each widening. */
+/** `_dataset/<op>/widening.json`: parts of a narrower type wait for the widening rewrite (`widen.ts`); a new id each widening. */
 const WIDENING_FILE = shape({ id: text });
 
 /** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */

@@ -1,15 +1,15 @@
 /**
  * Where a dataset keeps things. Part files are the dataset, in a Hive layout any reader globs:
  * `DIR/<operation>/_date=<YYYY-MM|__HIVE_DEFAULT_PARTITION__>/part-b<bucket>-of-<buckets>.<ext>` (by month by default:
- * `partitionOf`; which bucket holds a record: `dataset-buckets.ts`). Everything else lives under
+ * `partitionOf`; which bucket holds a record: `buckets.ts`). Everything else lives under
  * `DIR/_dataset/<operation>/` with names no glob for part files matches (`.json`, `.spool`, `.staged`):
  *
  * - `schema.json`: the columns and kinds every part of the operation uses, how it is partitioned
  *   and laid into buckets (shared by all writers; made, without columns, by the first writer about
- *   to buy a page: `dataset-settings.ts`);
+ *   to buy a page: `settings.ts`);
  * - `schema.parquet-schema`: the same columns as a Parquet file of no rows, for readers that take a
  *   table's schema from one file (`table-schema.ts`);
- * - `keys/<partition>/<part>.keys`: the hashes of the keys each part holds (`dataset-key-index.ts`);
+ * - `keys/<partition>/<part>.keys`: the hashes of the keys each part holds (`key-index.ts`);
  * - `walks/<walkName>.json`: per parameter set, the high-water mark of its records' time and the keys
  *   near it, read by that walk alone;
  * - `state-<writer>.json`: the last run the writer published complete;
@@ -21,7 +21,7 @@
  *   journal once they are written (`publish.json` beside it: the journal of a version before passes
  *   published at once);
  * - `lock/` and `locks/`: the publish lock, and the locks of passes, partitions and the schema
- *   (`dataset-locks.ts`, taken as `lock-folder.ts` says; Redis leases in queue mode).
+ *   (`locks.ts`, taken as `lock-folder.ts` says; Redis leases in queue mode).
  *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
@@ -107,7 +107,7 @@ export class DatasetPaths {
   get spool(): string {
     return join(this.staging, 'spool.ndjson');
   }
-  /** A writer's own publish journal, as versions before group commit left it (`dataset-rewrite.ts` finishes one). */
+  /** A writer's own publish journal, as versions before group commit left it (`rewrite.ts` finishes one). */
   get journal(): string {
     return join(this.staging, 'publish.json');
   }
@@ -171,7 +171,7 @@ export class DatasetPaths {
     return join(this.meta, 'locks', `walk-${walk}`);
   }
   /**
-   * Left by the publish that widened a column (`dataset-widen.ts`): parts of the narrower type wait
+   * Left by the publish that widened a column (`widen.ts`): parts of the narrower type wait
    * to be rewritten. It stays until a writer has rewritten them all, so one killed midway is
    * followed by the next writer's.
    */

@@ -204,7 +204,7 @@ export interface DatasetChanges {
   stoppedAtMark: number;
   /** Records without a usable key that the operation's `stableKey` could not key either: not written. */
   setAside: number;
-  /** The parts of a narrower type this writer rewrote after its publish, when a column widened (`dataset-widen.ts`). */
+  /** The parts of a narrower type this writer rewrote after its publish, when a column widened (`src/dataset/widen.ts`). */
   widening?: WideningRewrite;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The dataset state checks of `dataset-state.ts` through the library: damage is a `StateDamagedError`
+ * The dataset state checks of `src/dataset/state.ts` through the library: damage is a `StateDamagedError`
  * naming the file, before any request; every kind and partitioning the dataset code defines is
  * known; a schema not yet written beside the parts of a publish under way is no damage.
  */
