@@ -227,6 +227,15 @@ export class LockedError extends ExportError {
   }
 }
 
+/**
+ * A lock this writer held as a lease was taken over by another writer after this one stalled past
+ * its lease (`LOCK_LOST`): the run stopped before staging or publishing again; what it staged is
+ * kept, and the same run resumed continues it.
+ */
+export class LockLostError extends ExportError {
+  readonly code = 'LOCK_LOST';
+}
+
 /** The output holds state an earlier run left (`HELD_STATE`): pass `resume` to continue it or `restart` to discard it. */
 export class HeldStateError extends ExportError {
   readonly code = 'HELD_STATE';

@@ -48,6 +48,13 @@ export const EXPORT_FLAGS: FlagSpec[] = [
   { name: 'sandbox', kind: 'boolean', help: 'use a built-in sandbox (synthetic data, no key, no credits)' },
   { name: 'queue', kind: 'string', value: 'URL', help: 'with --dataset: put one job a walk in the queue at redis://HOST:PORT/DB and return; workers do the walking' },
   { name: 'rate', option: 'rate', kind: 'integer', value: 'N', help: 'with --queue: request attempts per second across every worker of the run' },
+  {
+    name: 'locks',
+    kind: 'string',
+    value: 'URL',
+    help: 'with --dataset: lock the dataset with Redis leases at redis://HOST:PORT/DB instead of lock files, for shards or scheduled runs on several machines at once',
+  },
+  { name: 'lease', option: 'leaseMs', kind: 'integer', value: 'MS', help: "with --locks: how long a lease lasts unless renewed (default 30000); a killed writer's locks free themselves after it" },
 ];
 
 export const EXPORT_HELP: CommandHelp = {
@@ -68,6 +75,7 @@ NDJSON goes to stdout, and a reader that stops early (| head) ends the export qu
     'export search/search query=duckdb --out - --limit 20 | head -3             # NDJSON on stdout',
     'export forum/subforum sort=new --inputs subforums.txt --dataset forums/    # one walk per line, merged into a dataset',
     'export forum/subforum --inputs - --out posts.ndjson < subforums.txt       # the parameter sets from stdin',
+    'export forum/subforum --inputs subs.txt --shard 1/2 --dataset /data/forums --locks redis://10.0.0.5:6379/0   # shard 1 of 2; shard 2 on another machine',
     'export forum/subforum subforum=node --out posts.csv --sandbox              # try it offline, no key',
   ],
   notes: `exit codes: 0 done (also when --limit, --max-pages or --max-credits ended it: --resume with a higher
@@ -94,6 +102,8 @@ export interface ExportPlan {
   sandbox: boolean;
   /** `--queue`: enqueue the walks instead of walking them (`--max-credits` is then the run's budget). */
   queue: { url: string; rate: number | undefined } | undefined;
+  /** `--locks` and `--lease`: the Redis whose leases lock the dataset, instead of lock files, and how long a lease lasts. */
+  locks: { url: string; leaseMs: number | undefined } | undefined;
 }
 
 export async function planExport(
@@ -106,6 +116,7 @@ export async function planExport(
   const stdout = options.out === '-';
   checkCommandFlags(flags, stdout);
   const queue = queueOf(flags, options.dataset);
+  const locks = locksOf(flags, options.dataset);
   const { inputs, lines, repeated } = await parameterSets(op, params, flags.inputs);
   return {
     opId: op.id as OperationId,
@@ -119,6 +130,7 @@ export async function planExport(
     stdout,
     sandbox: flags.sandbox === true,
     queue,
+    locks,
   };
 }
 
@@ -134,8 +146,9 @@ function operationOf(positionals: readonly string[]): OperationSpec {
  * connection is made, its errors naming the flags. `--out -` is NDJSON on stdout.
  */
 function exportOptions(op: OperationSpec, flags: Record<string, string | number | boolean>): ExportOptions {
-  // `--rate` sets enqueueExport's `rate`, which an export does not take: `queueOf` hands it to the queue.
-  const { rate: _queueRate, ...exportFlags } = optionsOf(flags, EXPORT_FLAGS);
+  // `--rate` sets enqueueExport's `rate` and `--lease` openRedisLocks's `leaseMs`, which an export does not take:
+  // `queueOf` and `locksOf` hand them on.
+  const { rate: _queueRate, leaseMs: _leaseMs, ...exportFlags } = optionsOf(flags, EXPORT_FLAGS);
   const options = {
     ...exportFlags,
     ...(typeof flags.shard === 'string' ? { shard: parseShard(flags.shard) } : {}),
@@ -171,6 +184,19 @@ function queueOf(flags: Record<string, string | number | boolean>, dataset: stri
   }
   // Its value is `enqueueExport`'s to check, by the library's rule.
   return { url, rate: typeof flags.rate === 'number' ? flags.rate : undefined };
+}
+
+/** `--locks URL`: a dataset's writers on several machines lock it in one Redis; a file has one writer, and a queue's workers lock already. */
+function locksOf(flags: Record<string, string | number | boolean>, dataset: string | undefined): ExportPlan['locks'] {
+  const url = text(flags.locks);
+  if (url === undefined) {
+    if (flags.lease !== undefined) throw new UsageError('--lease is how long a Redis lease lasts: it goes with --locks');
+    return undefined;
+  }
+  if (dataset === undefined) throw new UsageError('--locks locks a dataset that writers on several machines share: it goes with --dataset DIR');
+  if (flags.queue !== undefined) throw new UsageError("--locks does not go with --queue: a queue's workers lock the dataset with its Redis already");
+  // Its address and lease are `openRedisLocks`'s to check, by the queue's rules.
+  return { url, leaseMs: typeof flags.lease === 'number' ? flags.lease : undefined };
 }
 
 function text(value: string | number | boolean | undefined): string | undefined {

@@ -11,7 +11,8 @@ import { ParamSets } from '../export/sources.ts';
 import { describeSummary } from '../export/summary.ts';
 import type { ExportSummary } from '../export/types.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { ValidationError, InsufficientCreditsError } from '../errors.ts';
+import { ValidationError, InsufficientCreditsError, LockLostError } from '../errors.ts';
+import type { RedisLockSession } from '../queue/redis-locks.ts';
 import { asFlags, parseArgs } from './args.ts';
 import { connect } from './connection.ts';
 import { EXPORT_FLAGS, planExport, repeatsNote, type ExportPlan } from './export-plan.ts';
@@ -29,18 +30,34 @@ export async function runExport(argv: string[]): Promise<number> {
   const connection = await connect({ sandbox: plan.sandbox, maxConcurrentRequests });
   const run = runController();
   let summary: ExportSummary;
+  let leases: RedisLockSession | undefined;
   try {
+    // Before any request: an address that cannot work costs nothing.
+    leases = plan.locks === undefined ? undefined : await redisLocks(plan.locks, run.controller.signal);
     // The sets were checked by `planExport`: one stream opens them all, none is made a line.
     const source = new ParamSets(connection.client.stream(plan.opId, plan.inputs[0]), plan.inputs);
     const bar = terminalLine(process.stderr);
-    summary = await exportTo(source, { ...plan.options, signal: run.controller.signal, progress: bar ?? false });
+    const signal = leases === undefined ? run.controller.signal : AbortSignal.any([run.controller.signal, leases.lost]);
+    summary = await exportTo(source, { ...plan.options, signal, progress: bar ?? false, ...(leases === undefined ? {} : { locks: leases.locks }) });
   } catch (error) {
     stopWith(error, resumeHint(plan, error));
   } finally {
     run.dispose();
+    await leases?.close();
     await connection.close();
   }
-  return report(plan, summary, run.controller.signal.reason);
+  // A lease taken over stops the run as a signal does; it says so rather than "interrupted".
+  return report(plan, summary, leases?.lost.aborted === true ? leases.lost.reason : run.controller.signal.reason);
+}
+
+/** `--locks URL`: the dataset's locks as Redis leases; the queue's client is loaded only then. */
+async function redisLocks(locks: NonNullable<ExportPlan['locks']>, signal: AbortSignal): Promise<RedisLockSession> {
+  const { openRedisLocks } = await import('../queue/redis-locks.ts');
+  try {
+    return await openRedisLocks(locks.url, { signal, ...(locks.leaseMs === undefined ? {} : { leaseMs: locks.leaseMs }) });
+  } catch (error) {
+    throw asFlags(error, EXPORT_FLAGS);
+  }
 }
 
 /** `--queue`: puts the walks and the run's budget in the queue, says what it did, and returns. */
@@ -90,7 +107,7 @@ function report(plan: ExportPlan, summary: ExportSummary, reason: unknown): numb
     const line = plan.inputsFile === undefined ? '' : `${plan.inputsFile} line ${lineOf(plan, params)}: `;
     process.stderr.write(`socialstream: ${line}rejected by the service: ${message}\n`);
   }
-  if (summary.stoppedBy === 'signal') stopWith(reason instanceof InterruptedError ? reason : new InterruptedError(), resumeHint(plan));
+  if (summary.stoppedBy === 'signal') stopWith(reason instanceof InterruptedError || reason instanceof LockLostError ? reason : new InterruptedError(), resumeHint(plan));
   if (summary.stoppedBy === 'balance') {
     const { available = 0, required = 1 } = summary.balance ?? {};
     stopWith(new InsufficientCreditsError('out of credits', required, available), resumeHint(plan));

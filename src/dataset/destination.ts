@@ -293,8 +293,8 @@ export class DatasetDestination implements Destination {
   #checkLocks(schema: RecordedSchema | undefined): void {
     if (schema?.locks !== 'queue' || this.#group.queueLocks) return;
     throw new DatasetError(
-      `${this.output} is written through a queue (socialstream worker), whose workers lock it with Redis leases that this run cannot see: ` +
-        'export into it through the queue (--queue), or into another directory',
+      `${this.output} is locked with Redis leases (written through a queue, or with --locks), which this run's lock files cannot see: ` +
+        'export into it with --locks redis://… (the same Redis) or through the queue (--queue), or into another directory',
       this.output,
     );
   }

@@ -22,6 +22,7 @@ export {
   ExportError,
   HeldStateError,
   LockedError,
+  LockLostError,
   NotWritableError,
   OptionError,
   OtherExportError,

@@ -13,6 +13,7 @@
  */
 export { enqueueExport, type EnqueueOptions, type EnqueueResult } from './enqueue.ts';
 export { runWorker, type WorkerOptions, type WorkerOutcome } from './worker.ts';
+export { openRedisLocks, type RedisLockOptions, type RedisLockSession } from './redis-locks.ts';
 export type { WorkerCounts } from './worker-options.ts';
 export { describeStatus, queueStatus, type QueueStatus, type RunStatus, type StatusOptions, type WorkerReport } from './status.ts';
 export { QueueAuthError, QueueDatabaseError, QueueError, QueueNotRedisError, QueueTlsError, QueueUnreachableError } from './errors.ts';

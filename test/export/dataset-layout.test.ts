@@ -175,7 +175,7 @@ describe('the bucket layout', () => {
     await toDataset(posts(0, 5, 'queued'), dir, { params: { subforum: 'a' }, locks });
     const refusal = await toDataset(posts(0, 5, 'local'), dir, { params: { subforum: 'a' } }).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(DatasetError);
-    expect((refusal as Error).message).toMatch(/is written through a queue .*export into it through the queue \(--queue\)/);
+    expect((refusal as Error).message).toMatch(/is locked with Redis leases \(written through a queue, or with --locks\).*export into it with --locks redis:\/\/… \(the same Redis\) or through the queue \(--queue\)/);
     await expect(compactDataset(dir)).rejects.toThrow(/written through a queue/);
     expect((await titles(dir)).get('p1')).toBe('queued 1');
   });
