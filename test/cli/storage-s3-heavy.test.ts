@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/dataset/storage/open.ts';
-import { BUCKET, startS3, type S3Harness } from '../helpers/s3.ts';
+import { StorageError } from '../../src/errors.ts';
+import { startConditionalProxy } from '../helpers/conditional-proxy.ts';
+import { BUCKET, s3Env, startS3, type S3Harness } from '../helpers/s3.ts';
 import { bigBody, MULTIPART_SIZES, names, requestsOf, writeMany } from '../helpers/storage.ts';
 
 let s3: S3Harness;
@@ -43,6 +45,23 @@ describe('an S3 store', () => {
       expect(Buffer.compare(back, body)).toBe(0);
     } finally {
       await storage.close();
+    }
+  });
+
+  it('aborts a multipart upload whose part is refused, and leaves no object', async () => {
+    const refusing = await startConditionalProxy(s3.direct.AWS_ENDPOINT_URL_S3, { refuse: /^PUT .*[?&]partNumber=2(&|$)/ });
+    const location = `s3://${BUCKET}/${randomUUID()}`;
+    const storage = await openStorage(location, { env: s3Env(refusing.url), ...MULTIPART_SIZES });
+    try {
+      await expect(storage.write('big/part.parquet', bigBody())).rejects.toThrow(StorageError);
+      // Create, three parts tried (the second refused), abort.
+      expect(storage.requests.MULTIPART).toBe(5);
+      const reader = await openStorage(location, { env: s3.direct });
+      expect(await reader.read('big/part.parquet')).toBeUndefined();
+      await reader.close();
+    } finally {
+      await storage.close();
+      await refusing.close();
     }
   });
 });

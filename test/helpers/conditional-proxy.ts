@@ -17,8 +17,14 @@ export interface ConditionalProxy {
 
 const PRECONDITION_FAILED = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>';
 
+/** What else the proxy does. */
+export interface ProxyOptions {
+  /** Requests (`PUT /bucket/key?partNumber=2&…`) answered with 400 instead of forwarded: a store's refusal, on cue. */
+  refuse?: RegExp;
+}
+
 /** Starts a proxy to `target` (s3rver's `http://127.0.0.1:PORT`) on a free port of 127.0.0.1. */
-export async function startConditionalProxy(target: string): Promise<ConditionalProxy> {
+export async function startConditionalProxy(target: string, options: ProxyOptions = {}): Promise<ConditionalProxy> {
   const upstream = new URL(target);
   /** Per key, the end of the last conditional request queued for it. */
   const queues = new Map<string, Promise<void>>();
@@ -48,6 +54,12 @@ export async function startConditionalProxy(target: string): Promise<Conditional
         });
         incoming.pipe(sent);
       });
+    if (options.refuse?.test(`${incoming.method} ${incoming.url}`) === true) {
+      incoming.resume();
+      outgoing.writeHead(400, { 'content-type': 'application/xml' });
+      outgoing.end('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidRequest</Code><Message>Refused by the test proxy</Message></Error>');
+      return;
+    }
     if (!conditional) {
       void forward();
       return;

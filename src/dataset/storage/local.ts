@@ -71,7 +71,7 @@ export class LocalStorage implements Storage {
       const name = `${folder}${entry.name}`;
       if (isOwnName(name)) continue;
       if (entry.isDirectory()) {
-        if (name.startsWith(prefix) || prefix.startsWith(`${name}/`)) await this.#walk(`${name}/`, prefix, found);
+        if (name.startsWith(prefix)) await this.#walk(`${name}/`, prefix, found);
       } else if (entry.isFile() && name.startsWith(prefix)) {
         const size = (await stat(join(this.location, name)).catch(() => undefined))?.size;
         if (size !== undefined) found.push({ name, size });

@@ -212,14 +212,23 @@ export class S3Storage implements Storage {
     const etags: string[] = [];
     try {
       let next = 0;
+      let failed = false;
       const uploader = async (): Promise<void> => {
-        for (let index = next++; index < count; index = next++) {
+        for (let index = next++; index < count && !failed; index = next++) {
           const part = body.subarray(index * partSize, Math.min(body.byteLength, (index + 1) * partSize));
-          const uploaded = await this.#send('MULTIPART', action, () => this.client.send(new this.sdk.UploadPartCommand({ Bucket: this.#bucket, Key: key, UploadId, PartNumber: index + 1, Body: part })));
-          etags[index] = uploaded.ETag ?? '';
+          try {
+            const uploaded = await this.#send('MULTIPART', action, () => this.client.send(new this.sdk.UploadPartCommand({ Bucket: this.#bucket, Key: key, UploadId, PartNumber: index + 1, Body: part })));
+            etags[index] = uploaded.ETag ?? '';
+          } catch (error) {
+            // The other uploaders stop at their next part, so that the abort below comes after every part sent.
+            failed = true;
+            throw error;
+          }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(PART_CONCURRENCY, count) }, uploader));
+      const uploaded = await Promise.allSettled(Array.from({ length: Math.min(PART_CONCURRENCY, count) }, uploader));
+      const failure = uploaded.find((each) => each.status === 'rejected');
+      if (failure !== undefined) throw failure.reason;
       await this.#send('MULTIPART', action, () =>
         this.client.send(new this.sdk.CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId, MultipartUpload: { Parts: etags.map((ETag, index) => ({ ETag, PartNumber: index + 1 })) } })),
       );
