@@ -53,9 +53,12 @@ export function clientConfig(env: Environment): S3ClientConfig {
   };
 }
 
+/** How messages name AWS's own endpoint. */
+export const AWS_S3 = 'AWS S3';
+
 /** The endpoint the client talks to, for messages: scheme, host and port only (no user info, path or query). */
 export function endpointOf(config: S3ClientConfig): string {
-  if (typeof config.endpoint !== 'string') return 'AWS S3';
+  if (typeof config.endpoint !== 'string') return AWS_S3;
   try {
     const url = new URL(config.endpoint);
     return `${url.protocol}//${url.host}`;

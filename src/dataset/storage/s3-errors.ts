@@ -5,6 +5,7 @@
  * and a credential must never reach a message.
  */
 import { StorageAccessError, StorageError, StorageNotFoundError, StorageUnreachableError } from '../../errors.ts';
+import { AWS_S3 } from './s3-client.ts';
 
 const REFUSED_CREDENTIALS = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken', 'TokenRefreshRequired', 'AccessDenied', 'AllAccessDisabled', 'InvalidClientTokenId', 'UnrecognizedClientException']);
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
@@ -40,7 +41,8 @@ export function storageErrorOf(error: unknown, location: string, endpoint: strin
   }
   const system = failure.code ?? causeCode(error);
   if (status === undefined && (name === 'TimeoutError' || (system !== undefined && UNREACHABLE.has(system)))) {
-    return new StorageUnreachableError(`${location}: cannot reach ${endpoint} (${system ?? name}); check AWS_ENDPOINT_URL_S3 and the network`, location, details);
+    const check = endpoint === AWS_S3 ? 'the network' : 'AWS_ENDPOINT_URL_S3 and the network';
+    return new StorageUnreachableError(`${location}: cannot reach ${endpoint} (${system ?? name}); check ${check}`, location, details);
   }
   if (status === undefined && /region is missing/i.test(failure.message ?? '')) {
     return new StorageError(`${location}: no AWS region set; set AWS_REGION`, location, details);

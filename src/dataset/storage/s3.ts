@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ConditionalWritesError, OptionError, StorageNotFoundError, type StorageError } from '../../errors.ts';
+import { ConditionalWritesError, OptionError, StorageNameError, StorageNotFoundError, type StorageError } from '../../errors.ts';
 import { checkLockOptions, defaultHolder, leaseBytes, leaseRanOut } from './lease.ts';
 import { describeLocation, type S3Location } from './location.ts';
 import { checkName, checkPrefix, isOwnName } from './names.ts';
@@ -27,6 +27,8 @@ const MiB = 1024 * 1024;
 /** S3's smallest part but the last, and its most parts in one upload. */
 const MIN_PART = 5 * MiB;
 const MAX_PARTS = 10_000;
+/** S3's longest key, in bytes of UTF-8. */
+const MAX_KEY_BYTES = 1024;
 /** Parts of one upload in flight at once. */
 const PART_CONCURRENCY = 4;
 /** Answers of a conditional write that did not hold (412), raced another (409), or found no object to match (404). */
@@ -140,27 +142,25 @@ export class S3Storage implements Storage {
   }
 
   async read(name: string): Promise<Uint8Array | undefined> {
-    checkName(name, this.location);
-    return (await this.#get(this.#base + name, `reading ${name}`))?.body;
+    return (await this.#get(this.#keyOf(name), `reading ${name}`))?.body;
   }
 
   async write(name: string, body: Uint8Array): Promise<void> {
-    checkName(name, this.location);
-    const key = this.#base + name;
+    const key = this.#keyOf(name);
     if (body.byteLength >= this.sizes.multipartThreshold) return this.#upload(key, body, `writing ${name}`);
     await this.#send('PUT', `writing ${name}`, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body })));
   }
 
   async remove(name: string): Promise<void> {
-    checkName(name, this.location);
-    await this.#send('DELETE', `removing ${name}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#base + name })));
+    const key = this.#keyOf(name);
+    await this.#send('DELETE', `removing ${name}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 
   async lock(name: string, options: LockOptions): Promise<Lease | undefined> {
     checkName(name, this.location);
     checkLockOptions(options);
     const slash = name.lastIndexOf('/');
-    const key = `${this.#base}${name.slice(0, slash + 1)}.${name.slice(slash + 1)}.lease`;
+    const key = this.#keyOf(`${name.slice(0, slash + 1)}.${name.slice(slash + 1)}.lease`, true);
     const holder = options.holder ?? defaultHolder();
     const action = `taking the lock ${name}`;
     const current = await this.#get(key, action);
@@ -184,6 +184,14 @@ export class S3Storage implements Storage {
 
   async close(): Promise<void> {
     this.client.destroy();
+  }
+
+  /** The key of the object `name` (checked a stored name, unless it is the store's `own`), at most S3's 1,024 bytes. */
+  #keyOf(name: string, own = false): string {
+    if (!own) checkName(name, this.location);
+    const key = this.#base + name;
+    if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new StorageNameError(`the name ${JSON.stringify(name)} makes a key longer than S3's ${MAX_KEY_BYTES} bytes`, this.location);
+    return key;
   }
 
   /** Puts a lease's state under `condition`: its new ETag, or undefined when the condition did not hold. */

@@ -5,7 +5,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OptionError, StorageAccessError, StorageError, StorageNotFoundError, StorageUnreachableError } from '../../../src/errors.ts';
+import { OptionError, StorageAccessError, StorageError, StorageNameError, StorageNotFoundError, StorageUnreachableError } from '../../../src/errors.ts';
 import { openStorage } from '../../../src/dataset/storage/open.ts';
 import { BUCKET, s3Env, startS3, type S3Harness } from '../../helpers/s3.ts';
 
@@ -73,5 +73,16 @@ describe('opening an S3 store', () => {
   it('refuses parts smaller than S3 takes before any request', async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     await expect(openStorage(`s3://${BUCKET}/data`, { env: s3Env(url), partSize: 1024 })).rejects.toThrow(OptionError);
+  });
+
+  it('refuses a name whose key would be longer than S3 takes (1,024 bytes) before any request', async () => {
+    const storage = await openStorage(`s3://${BUCKET}/data`, { env: s3.direct });
+    try {
+      const before = storage.requests;
+      await expect(storage.write(`${'é/'.repeat(340)}part`, new Uint8Array(1))).rejects.toThrow(StorageNameError);
+      expect(storage.requests).toEqual(before);
+    } finally {
+      await storage.close();
+    }
   });
 });
