@@ -38,7 +38,10 @@ const CONDITION_FAILED = [404, 409, 412];
 export interface S3StorageOptions {
   /** Whether locks will be taken: the store is then checked to honour conditional writes, and refused if not. */
   readonly locks?: boolean;
-  /** Where the AWS settings are read (`process.env` by default). */
+  /**
+   * Where the `AWS_*` variables of docs/storage.md are read (`process.env` by default). The SDK's
+   * default chain, used when they name no key (profiles' files, a role), reads the process's own.
+   */
   readonly env?: Environment;
   /** Bodies of this many bytes or more go up as multipart uploads (16 MiB by default). */
   readonly multipartThreshold?: number;
