@@ -328,3 +328,54 @@ export class OptionError extends TypeError {
     return this.#parts.map((part) => (typeof part === 'string' ? part : spell(part.option))).join('');
   }
 }
+
+/**
+ * A dataset's store (a local folder or an `s3://` bucket) could not be used (`STORAGE`, or a
+ * subclass's code). The message is one line naming the location and what to do; it never holds a
+ * credential, a signature or a signed URL.
+ */
+export class StorageError extends SocialstreamError {
+  readonly code: string = 'STORAGE';
+  constructor(
+    message: string,
+    /** The location as given (`s3://bucket/prefix` or a folder), never a credential. */
+    readonly location: string,
+    details: ErrorDetails = {},
+  ) {
+    super(message, details);
+  }
+}
+
+/** The store refused the credentials, or found none (`STORAGE_ACCESS`): a wrong key, an expired token, no permission on the bucket. */
+export class StorageAccessError extends StorageError {
+  override readonly code: string = 'STORAGE_ACCESS';
+}
+
+/** The bucket does not exist (`STORAGE_NOT_FOUND`), as the store answered. */
+export class StorageNotFoundError extends StorageError {
+  override readonly code: string = 'STORAGE_NOT_FOUND';
+}
+
+/** The store's endpoint did not answer (`STORAGE_UNREACHABLE`): refused, reset, a name that does not resolve, a timeout. */
+export class StorageUnreachableError extends StorageError {
+  override readonly code: string = 'STORAGE_UNREACHABLE';
+}
+
+/**
+ * Locks were asked of a store that ignores conditional writes (`If-None-Match`, `If-Match`), so two
+ * writers could both believe they hold one (`STORAGE_NO_CONDITIONAL_WRITES`): refused when the store
+ * is opened, before anything is bought. Locks held in Redis (`--locks redis://…`) do not need them.
+ */
+export class ConditionalWritesError extends StorageError {
+  override readonly code: string = 'STORAGE_NO_CONDITIONAL_WRITES';
+}
+
+/** An `s3://` location was opened without the optional AWS SDK installed (`STORAGE_SDK_MISSING`). */
+export class StorageSdkMissingError extends StorageError {
+  override readonly code: string = 'STORAGE_SDK_MISSING';
+}
+
+/** A name that cannot be stored (`STORAGE_NAME`): empty, absolute, with a `.`/`..` segment, or a segment starting with `.` (the store's own). */
+export class StorageNameError extends StorageError {
+  override readonly code: string = 'STORAGE_NAME';
+}

@@ -1,0 +1,243 @@
+/**
+ * A store in a local folder (or one a fleet mounts). An object is a file at its name under the
+ * folder. A write goes to a temporary name beside the target (a name `list` never shows), is
+ * fsynced and renamed over it, so a reader sees the old file or the new one.
+ *
+ * A lock is a chain of generations, `.<name>.lease-<n>` beside where `<name>` would be, the highest
+ * being the lease's state. Changing a lease from generation n (to take it over, renew or release
+ * it) creates generation n + 1 exclusively (written whole, then hard-linked into place, which fails
+ * when the name exists), so of two takers of the same lease that ran out, exactly one creates it.
+ * Older generations are then removed; a taker that read one long ago might create a removed
+ * generation again, so every taker checks afterwards that no higher generation exists, and gives up
+ * when one does (a generation is removed only once a higher one exists, and the highest never is).
+ */
+import { constants } from 'node:fs';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { StorageError } from '../../errors.ts';
+import { temporaryName } from '../../../sinks/temporary-name.ts';
+import { checkLockOptions, defaultHolder, leaseBytes, leaseRanOut } from './lease.ts';
+import { checkName, checkPrefix, isOwnName } from './names.ts';
+import { RequestTally } from './tally.ts';
+import type { Lease, LockOptions, RequestCounts, Storage, StoredObject } from './types.ts';
+
+const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = constants;
+
+/** A released lease: run out since the epoch. */
+const RELEASED = new TextEncoder().encode(JSON.stringify({ holder: '', expiresAt: 0 }));
+
+/** Opens the folder `root` as a store, making it (and its parents) when missing. */
+export async function openLocalStorage(root: string): Promise<LocalStorage> {
+  try {
+    await mkdir(root, { recursive: true });
+    if (!(await stat(root)).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'failed';
+    throw new StorageError(`${root} cannot hold a dataset: ${code === 'ENOTDIR' || code === 'EEXIST' ? 'it is not a folder' : `making it failed (${code})`}`, root, { cause: error });
+  }
+  return new LocalStorage(root);
+}
+
+/** A store in the local folder `root` (`openLocalStorage`). */
+export class LocalStorage implements Storage {
+  readonly #tally = new RequestTally();
+
+  constructor(readonly location: string) {}
+
+  get requests(): RequestCounts {
+    return this.#tally.counts;
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredObject> {
+    checkPrefix(prefix, this.location);
+    this.#tally.count('LIST');
+    // Only the folder the prefix's complete segments name can hold its names.
+    const folder = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+    const found: StoredObject[] = [];
+    await this.#walk(folder, prefix, found);
+    found.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+    yield* found;
+  }
+
+  async #walk(folder: string, prefix: string, found: StoredObject[]): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(join(this.location, folder), { withFileTypes: true });
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const name = `${folder}${entry.name}`;
+      if (isOwnName(name)) continue;
+      if (entry.isDirectory()) {
+        if (name.startsWith(prefix)) await this.#walk(`${name}/`, prefix, found);
+      } else if (entry.isFile() && name.startsWith(prefix)) {
+        const size = (await stat(join(this.location, name)).catch(() => undefined))?.size;
+        if (size !== undefined) found.push({ name, size });
+      }
+    }
+  }
+
+  async read(name: string): Promise<Uint8Array | undefined> {
+    checkName(name, this.location);
+    this.#tally.count('GET');
+    return readIfPresent(this.#path(name));
+  }
+
+  async write(name: string, body: Uint8Array): Promise<void> {
+    checkName(name, this.location);
+    this.#tally.count('PUT');
+    const path = this.#path(name);
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = await writeDraft(path, body);
+    try {
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+
+  async remove(name: string): Promise<void> {
+    checkName(name, this.location);
+    this.#tally.count('DELETE');
+    await unlink(this.#path(name)).catch((error: unknown) => {
+      if (!isMissing(error)) throw error;
+    });
+  }
+
+  async lock(name: string, options: LockOptions): Promise<Lease | undefined> {
+    checkName(name, this.location);
+    checkLockOptions(options);
+    const chain = new LeaseChain(this.#path(name), this.#tally);
+    const current = await chain.current();
+    if (current !== undefined && !leaseRanOut(current.state)) return undefined;
+    const holder = options.holder ?? defaultHolder();
+    let generation = (current?.generation ?? 0) + 1;
+    if (!(await chain.advance(generation, leaseBytes(holder, options.leaseMs)))) return undefined;
+    return {
+      name,
+      renew: async () => {
+        if (!(await chain.advance(generation + 1, leaseBytes(holder, options.leaseMs)))) return false;
+        generation += 1;
+        return true;
+      },
+      release: async () => {
+        if (await chain.advance(generation + 1, RELEASED)) generation += 1;
+      },
+    };
+  }
+
+  async close(): Promise<void> {}
+
+  #path(name: string): string {
+    return join(this.location, ...name.split('/'));
+  }
+}
+
+/** The generations of one lock's lease (see the top of this file). */
+class LeaseChain {
+  readonly #folder: string;
+  readonly #pattern: RegExp;
+  readonly #base: string;
+
+  constructor(
+    path: string,
+    private readonly tally: RequestTally,
+  ) {
+    this.#folder = dirname(path);
+    this.#base = `.${path.slice(this.#folder.length + 1)}.lease-`;
+    this.#pattern = new RegExp(`^${this.#base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\d+)$`);
+  }
+
+  /** The highest generation and its state; undefined when the lock was never taken. */
+  async current(): Promise<{ generation: number; state: Uint8Array } | undefined> {
+    // A generation listed may be removed before it is read (a newer one exists by then): list again.
+    for (;;) {
+      const generation = await this.#highest();
+      if (generation === undefined) return undefined;
+      this.tally.count('GET');
+      const state = await readIfPresent(this.#path(generation));
+      if (state !== undefined) return { generation, state };
+    }
+  }
+
+  /**
+   * Creates `generation` holding `state`, which only one taker can; true when this one did and no
+   * higher generation exists (else it was a removed one created again, and is dropped).
+   */
+  async advance(generation: number, state: Uint8Array): Promise<boolean> {
+    this.tally.count('PUT');
+    await mkdir(this.#folder, { recursive: true });
+    const path = this.#path(generation);
+    const draft = await writeDraft(path, state);
+    try {
+      await link(draft, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    } finally {
+      await rm(draft, { force: true });
+    }
+    const generations = await this.#generations();
+    if (generations.some((each) => each > generation)) {
+      await rm(path, { force: true });
+      return false;
+    }
+    await Promise.all(generations.filter((each) => each < generation).map((each) => rm(this.#path(each), { force: true })));
+    return true;
+  }
+
+  async #highest(): Promise<number | undefined> {
+    const generations = await this.#generations();
+    return generations.length === 0 ? undefined : Math.max(...generations);
+  }
+
+  async #generations(): Promise<number[]> {
+    this.tally.count('LIST');
+    const names = await readdir(this.#folder).catch((error: unknown) => {
+      if (isMissing(error)) return [] as string[];
+      throw error;
+    });
+    return names.flatMap((name) => {
+      const match = this.#pattern.exec(name);
+      return match === null ? [] : [Number(match[1])];
+    });
+  }
+
+  #path(generation: number): string {
+    return join(this.#folder, `${this.#base}${generation}`);
+  }
+}
+
+/** Writes `body` to a fresh temporary name beside `path`, fsynced; resolves to that name. */
+async function writeDraft(path: string, body: Uint8Array): Promise<string> {
+  const draft = temporaryName(path);
+  const handle = await open(draft, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+  try {
+    await handle.writeFile(body);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await rm(draft, { force: true });
+    throw error;
+  }
+  await handle.close();
+  return draft;
+}
+
+async function readIfPresent(path: string): Promise<Uint8Array | undefined> {
+  try {
+    return new Uint8Array(await readFile(path, { flag: O_RDONLY | O_NOFOLLOW }));
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+}
+
+/** ENOENT, or ENOTDIR where a parent of the name is a file: either way nothing is stored by that name. */
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

@@ -1,0 +1,94 @@
+/**
+ * The one seam between a dataset and where its bytes live. The dataset code asks a `Storage` for
+ * whole objects by name and never learns whether they are files in a folder (`local.ts`) or objects
+ * in a bucket (`s3.ts`); `openStorage` (`open.ts`) picks the implementation from the location.
+ *
+ * It is deliberately small, because an object store offers little more: no append, no rename, no
+ * folders. What a dataset does with a file today maps onto it like this:
+ *
+ * - write a file under a temporary name, then rename it over the target → `write(name, body)`: the
+ *   object is replaced whole, and a reader sees the old bytes or the new ones, never a mix;
+ * - read a file, or learn it is missing → `read(name)` (undefined when missing);
+ * - `readdir` of a folder tree → `list(prefix)`: every name that begins with `prefix`, at any
+ *   depth, in byte order of the name;
+ * - `unlink` → `remove(name)` (removing what is missing is no error);
+ * - a lock file or lock folder → `lock(name, { leaseMs })`: a lease that runs out unless renewed, so
+ *   a holder killed with it frees it by itself.
+ *
+ * Names are `/`-joined relative paths under the location (`names.ts` says which are allowed).
+ */
+
+/** One stored object, as `list` gives it. */
+export interface StoredObject {
+  /** Its name under the location (`orders/month=2024-01/part-b0.parquet`). */
+  readonly name: string;
+  /** Its size in bytes. */
+  readonly size: number;
+  /** The store's version tag of its content (S3's ETag); undefined on a local folder. */
+  readonly etag?: string;
+}
+
+/** How a lock is taken (`Storage.lock`). */
+export interface LockOptions {
+  /**
+   * How long the lease lasts unless renewed, in milliseconds. Renew well within it (every third
+   * of it, say): a lease that ran out may be taken over by another writer at any moment.
+   */
+  readonly leaseMs: number;
+  /** Who holds it, shown to whoever finds it held; the host and pid by default. Never a secret. */
+  readonly holder?: string;
+}
+
+/** A lock held as a lease (`Storage.lock`). */
+export interface Lease {
+  /** The lock's name. */
+  readonly name: string;
+  /**
+   * Extends the lease by its `leaseMs` from now. Resolves false when the lock is no longer this
+   * holder's (its lease ran out and another took it over): the holder must stop what it guarded.
+   */
+  renew(): Promise<boolean>;
+  /** Lets the lock go, if it is still this holder's (a lock taken over meanwhile is left to its new holder). */
+  release(): Promise<void>;
+}
+
+/**
+ * The kinds of request a store counts. On S3 each is one billed request; on a local folder the
+ * same operations are counted by the same kinds, so a test or the bench can state "N PUTs and M
+ * GETs a page" once for both. `MULTIPART` counts every request of a multipart upload (create, each
+ * part, complete, abort); a whole `PUT` is one.
+ */
+export type RequestKind = 'GET' | 'PUT' | 'LIST' | 'DELETE' | 'HEAD' | 'MULTIPART';
+
+/** Requests made by kind since the store was opened (`Storage.requests`). */
+export type RequestCounts = Readonly<Record<RequestKind, number>>;
+
+/** A dataset's store: whole objects by name, and leases. */
+export interface Storage {
+  /** The location as a user writes it (`s3://bucket/prefix` or the folder): for messages, never a credential. */
+  readonly location: string;
+  /**
+   * Every stored object whose name begins with `prefix` (`''`: all), at any depth, in byte order of
+   * the name, a page of the store's listing at a time. The store's own names (`names.ts`) are left out.
+   */
+  list(prefix: string): AsyncIterable<StoredObject>;
+  /** The object's bytes, or undefined when there is none by that name. */
+  read(name: string): Promise<Uint8Array | undefined>;
+  /**
+   * Stores `body` as the object `name`, replacing any: a reader sees the old object or the new one,
+   * never a part of either. When this resolves the object is durable (fsynced; acknowledged by S3).
+   */
+  write(name: string, body: Uint8Array): Promise<void>;
+  /** Removes the object `name`; a name with no object is no error. */
+  remove(name: string): Promise<void>;
+  /**
+   * Takes the lock `name` if nobody holds it or its lease ran out: the lease, or undefined when
+   * another holds it. Of any number of takers at once, at most one gets it, also when they race
+   * for the same lease that ran out. The lock's state is the store's own: `list` does not show it.
+   */
+  lock(name: string, options: LockOptions): Promise<Lease | undefined>;
+  /** Requests made so far, by kind. */
+  readonly requests: RequestCounts;
+  /** Lets the store's connections go. */
+  close(): Promise<void>;
+}
