@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DatasetDestination } from './dataset/destination.ts';
+import { localFolderOf } from './dataset/storage/location.ts';
 import { refuseUnknownOptions } from './known-options.ts';
 import { walkName } from './operations/walk-name.ts';
 import type { Destination } from './export/destination.ts';
@@ -28,7 +29,7 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   const destination: Destination =
     settings.out !== undefined
       ? fileDestination(settings.out, walks, settings)
-      : new DatasetDestination(settings.dataset!, walks.op, {
+      : new DatasetDestination(localFolderOf(settings.dataset!), walks.op, {
           format: settings.format,
           schema: settings.schema,
           shard: settings.shard,

@@ -17,6 +17,7 @@
  * after it, the next export or compaction finishes it. A dataset written through a queue is refused:
  * its workers' locks are Redis leases, which this cannot see.
  */
+import { localFolderOf } from './storage/location.ts';
 import { join } from 'node:path';
 import { DatasetError, DatasetLayoutError } from '../errors.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
@@ -77,6 +78,7 @@ export interface CompactionSummary {
 
 /** Compacts the dataset at `dir` in place; refused with `LOCKED` while an export writes it. */
 export async function compactDataset(dir: string, options: CompactOptions = {}): Promise<CompactionSummary> {
+  localFolderOf(dir, 'dir');
   return compact(dir, options, true);
 }
 

@@ -4,6 +4,7 @@
  * and anything staged or half done. It is the CLI's text (`describeDatasetInfo`), and renders itself in
  * Jupyter through the view `src/notebook/export-views.ts` attaches (`attachInfoView`).
  */
+import { localFolderOf } from './storage/location.ts';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -122,6 +123,7 @@ export interface StagedInfo {
 
 /** What the dataset at `dir` holds; a directory that is no dataset is refused (`DATASET`). */
 export async function datasetInfo(dir: string): Promise<DatasetInfo> {
+  localFolderOf(dir, 'dir');
   const operations: OperationInfo[] = [];
   for (const operation of await scanOperations(dir)) {
     const parts = await scanParts(dir, operation);
