@@ -81,11 +81,13 @@ export interface Seen {
   elements: Seen | undefined;
 }
 
-function seen(): Seen {
+/** Nothing seen yet. */
+export function seen(): Seen {
   return { scalars: new Map(), objects: 0, opaque: false, fields: new Map(), arrays: 0, elements: undefined };
 }
 
-function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
+/** Adds `value` (at `path`, `depth` objects and arrays deep) to what `into` saw. */
+export function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
     if (value.length === 0) return;
@@ -309,8 +311,11 @@ export class NestedLayout {
     return { layout: 'nested', fields: this.fields, overflow: this.overflowName };
   }
 
-  /** Shreds one record into `group`'s columns as one row; a record that fails leaves none of it behind. */
-  shred(record: unknown, group: RowGroupCells, repairs: Repairs): void {
+  /**
+   * Shreds one record into `group`'s columns as one row; a record that fails leaves none of it
+   * behind. What overflowed is handed to `spilled` (the file's fix-up notes it: `parquet-widening.ts`).
+   */
+  shred(record: unknown, group: RowGroupCells, repairs: Repairs, spilled?: (values: PlainObject) => void): void {
     this.group = group;
     this.repairs = repairs;
     this.spilled = undefined;
@@ -318,7 +323,10 @@ export class NestedLayout {
     try {
       this.writeStruct(this.root, checkRecord(record), 0, false);
       if (this.spilled === undefined) group.push(this.overflowColumn, 0, 0);
-      else group.push(this.overflowColumn, 1, 0, wellFormedJson(stringifyExact(this.spilled)!, repairs));
+      else {
+        group.push(this.overflowColumn, 1, 0, wellFormedJson(stringifyExact(this.spilled)!, repairs));
+        spilled?.(this.spilled);
+      }
     } catch (error) {
       group.dropRow();
       // `JSON.stringify` of a value nested thousands of levels deep overflows the stack.
