@@ -24,8 +24,7 @@ import { parseExact } from '../src/exact-json.ts';
 import { fromNdjson } from './from-ndjson.ts';
 import { ndjsonWriter } from './ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from './parquet.ts';
-import { readParquetRecords, recordOf } from './read-back.ts';
-import type { ColumnKind } from './rows.ts';
+import { flatRecords, readParquetRecords } from './read-back.ts';
 import { runSink, type SinkResult } from './run.ts';
 
 /** The file format of a dataset's parts, fixed by its first run. */
@@ -110,11 +109,13 @@ async function* readCsvPart(path: string): AsyncGenerator<Record_> {
   rows.once('headers', (headers: string[]) => (overflow = headers[headers.length - 1] ?? ''));
   file.pipe(rows);
   // CSV is text: cells come back as the strings they were written as, and are written so again.
-  const untyped = new Map<string, ColumnKind>();
+  let recordOf: ((row: Record<string, string>) => Record_) | undefined;
   for await (const row of rows as AsyncIterable<Record<string, string>>) {
     const cells: Record<string, string> = {};
     for (const [name, cell] of Object.entries(row)) if (cell !== '') cells[name] = cell;
-    yield recordOf(cells, untyped, overflow);
+    // After the header, which named the overflow column.
+    recordOf ??= flatRecords(new Map(), overflow);
+    yield recordOf(cells);
   }
 }
 

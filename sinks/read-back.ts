@@ -32,31 +32,46 @@ export async function* readParquetRecords(path: string): AsyncGenerator<Record_>
   const { renamed, root } = nested ? ownNames(metadata) : { renamed: metadata, root: undefined };
   const fields = described.fields ?? [];
   const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
+  const flatRecord = flatRecords(kinds, overflow);
   let rowStart = 0;
   for (const group of metadata.row_groups) {
     const rowEnd = rowStart + Number(group.num_rows);
     const rows = (await parquetReadObjects({ file, metadata: renamed, rowStart, rowEnd })) as Record<string, unknown>[];
     rowStart = rowEnd;
-    for (const row of rows) yield root === undefined ? recordOf(row as Record<string, Cell>, kinds, overflow) : nestedRecordOf(row, fields, root, overflow);
+    for (const row of rows) yield root === undefined ? flatRecord(row as Record<string, Cell>) : nestedRecordOf(row, fields, root, overflow);
   }
 }
 
 /** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
 export type Cell = string | number | boolean | bigint | Date | null | undefined;
 
-/** A flat row (Parquet or CSV) as the record it was: dotted names split, `_extra` put back at its paths. */
-export function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string): Record_ {
-  const record: Record_ = {};
-  for (const [name, cell] of Object.entries(row)) {
-    // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
-    if (cell === null || cell === undefined) continue;
-    if (name === overflow) {
-      for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
-    } else {
-      setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
+/**
+ * How a flat row (Parquet or CSV) becomes the record it was: dotted names split, `_extra` put back
+ * at its paths. Each column's name is split once, not once a row (a re-encoded file's rows went
+ * through `splitColumnName` per cell, most of the time it took to read them back).
+ */
+export function flatRecords(kinds: ReadonlyMap<string, ColumnKind>, overflow: string): (row: Record<string, Cell>) => Record_ {
+  const columns = new Map<string, { keys: string[]; kind: ColumnKind | undefined }>();
+  const columnOf = (name: string) => {
+    let column = columns.get(name);
+    if (column === undefined) columns.set(name, (column = { keys: splitColumnName(name), kind: kinds.get(name) }));
+    return column;
+  };
+  return (row) => {
+    const record: Record_ = {};
+    for (const name in row) {
+      const cell = row[name];
+      // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
+      if (cell === null || cell === undefined) continue;
+      if (name === overflow) {
+        for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
+      } else {
+        const { keys, kind } = columnOf(name);
+        setPath(record, keys, valueOf(cell, kind));
+      }
     }
-  }
-  return record;
+    return record;
+  };
 }
 
 /** A schema element of a part read under names of our own: the name hyparquet gives it, its children by their names in the part. */
@@ -155,7 +170,8 @@ function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {
 
 function setPath(record: Record_, keys: readonly string[], value: unknown): void {
   let target = record;
-  keys.slice(0, -1).forEach((key) => {
+  for (let i = 0; i < keys.length - 1; i++) {
+    const key = keys[i];
     const next = Object.hasOwn(target, key) ? target[key] : undefined;
     if (typeof next === 'object' && next !== null && !Array.isArray(next)) target = next as Record_;
     else {
@@ -163,6 +179,6 @@ function setPath(record: Record_, keys: readonly string[], value: unknown): void
       setField(target, key, child);
       target = child;
     }
-  });
+  }
   setField(target, keys[keys.length - 1], value);
 }
