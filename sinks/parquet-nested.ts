@@ -15,7 +15,9 @@
  * - A top-level field first seen after the sample is added as a field (`addField`), NULL before.
  * - No value is lost: a field the shape lacks inside a struct (or any, when `columns` chose the
  *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`,
- *   a JSON object keyed by the dotted path, as in the flat layout) and reads NULL there. A list is
+ *   a JSON object keyed by the dotted path, as in the flat layout) and reads NULL there; the file
+ *   widens its shape by those values as it closes (`parquet-widening.ts`), so only what no widening
+ *   holds stays there. A list is
  *   written whole or not at all: if any element does not fit (a new field in one of its objects,
  *   say), the whole list goes to `_extra`.
  * - An empty array is an empty list; an empty object is a struct whose fields are all NULL.

@@ -138,7 +138,8 @@ export function widenColumns(columns: readonly Column[], spills: Spills, widenin
   }
   const written = new Set(columns.map((column) => column.name));
   if (widening.addsColumns) for (const [name, counts] of leaves) if (!written.has(name)) final.push({ name, kind: settleKind(counts), untyped: false });
-  const same = final.length === columns.length && final.every((column, i) => column.name === columns[i].name && column.kind === columns[i].kind && !columns[i].untyped);
+  // A column the sample typed by absence that nothing came to is as it was written: VARCHAR, all NULL.
+  const same = final.length === columns.length && final.every((column, i) => column.name === columns[i].name && column.kind === columns[i].kind);
   return same ? undefined : final;
 }
 

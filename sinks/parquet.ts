@@ -9,7 +9,9 @@
  * integers past 2^53 exact, and one past int64 is JSON text: `rows.ts`), other numbers DOUBLE,
  * booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when every
  * sampled value is one); mixed kinds meet on the type lattice (`rows.ts` `joinKinds`, docs/types.md).
- * A value that does not fit its column's type goes to the overflow column. Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
+ * A value that does not fit its column's type goes to the overflow column; one a wider type holds is
+ * put back into its widened column when the file closes (`parquet-widening.ts`). Rows are flushed
+ * every `rowGroupSize` rows, so memory stays bounded.
  * The file's key-value metadata `socialstream.columns` describes the layout, each column's kind and
  * the overflow name.
  */

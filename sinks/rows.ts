@@ -10,7 +10,8 @@
  *   (`__proto__` becomes `\__proto__`, which splits back the same way.)
  * - Columns come from a sample of the first records (or the `columns` option). A value with no
  *   column — a field first seen after the sample — goes into the overflow column (`_extra`), a JSON
- *   object keyed by column name, so no value is ever lost.
+ *   object keyed by column name, so no value is ever lost; a Parquet file then widens its columns
+ *   by what overflowed as it closes (`parquet-widening.ts`).
  * - Typed layouts (Parquet) give each column a kind from the sample, on the type lattice
  *   (`joinKinds`, docs/types.md); a value the kind cannot hold also goes to `_extra` (the column is
  *   NULL in that row), never as quoted JSON text in the column. Untyped layouts (CSV) take any value.
