@@ -121,6 +121,8 @@ export function widenColumns(columns: readonly Column[], spills: Spills, widenin
   flatLeaves(spills.fields, '', childKeys(columns), leaves, collapsed);
   const under = (name: string, prefix: string): boolean => name.startsWith(prefix + '.');
   const final: Column[] = [];
+  // A column typed by absence sends every value to `_extra`: once one came, the file is re-encoded even if its kind stays `string`.
+  let typedLate = false;
   for (const column of columns) {
     const { name } = column;
     const counts = leaves.get(name);
@@ -128,6 +130,7 @@ export function widenColumns(columns: readonly Column[], spills: Spills, widenin
     else if (collapsed.some((prefix) => under(name, prefix))) continue;
     else if (column.untyped) {
       // Typed by nothing in the sample: its first real values decide; a parent of new columns only is none.
+      typedLate ||= counts !== undefined;
       if (counts !== undefined) final.push({ name, kind: settleKind(counts), untyped: false });
       else if (![...leaves.keys()].some((leaf) => under(leaf, name))) final.push({ name, kind: 'string', untyped: false });
     } else {
@@ -139,7 +142,7 @@ export function widenColumns(columns: readonly Column[], spills: Spills, widenin
   const written = new Set(columns.map((column) => column.name));
   if (widening.addsColumns) for (const [name, counts] of leaves) if (!written.has(name)) final.push({ name, kind: settleKind(counts), untyped: false });
   // A column the sample typed by absence that nothing came to is as it was written: VARCHAR, all NULL.
-  const same = final.length === columns.length && final.every((column, i) => column.name === columns[i].name && column.kind === columns[i].kind);
+  const same = !typedLate && final.length === columns.length && final.every((column, i) => column.name === columns[i].name && column.kind === columns[i].kind);
   return same ? undefined : final;
 }
 

@@ -130,6 +130,12 @@ describe('a nested Parquet file', () => {
 });
 
 describe('a flat Parquet file', () => {
+  it('types a column its sample saw only as null by the integers that come later', async () => {
+    const path = await written([{ id: 'a', score: null }, { id: 'b', score: 5 }, { id: 'c', score: 7 }], 'flat');
+    expect(await duckType(path, 'score')).toBe('BIGINT');
+    for (const values of await valuesOf(path, 'score')) expect(values).toEqual([null, 5, 7]);
+  });
+
   it('makes an object that passes 200 keys after the sample one column of JSON text, not a column per key', async () => {
     const days = (from: number, count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`d${from + i}`, from + i]));
     const path = await written([{ id: 'a', daily: days(0, 150) }, { id: 'b', daily: days(150, 110) }], 'flat');

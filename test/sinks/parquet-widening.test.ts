@@ -17,6 +17,16 @@ describe('a flat file', () => {
     expect(widenColumns(layout.columns, new Spills(2), flat)).toBeUndefined();
   });
 
+  it('is re-encoded when a column its sample saw only as null later gets a string, though its kind stays VARCHAR', () => {
+    const layout = RowLayout.plan([{ id: 1, flair: null }], {}, true);
+    const spills = new Spills(2);
+    spills.note({ flair: 'gold' });
+    expect(widenColumns(layout.columns, spills, flat)).toEqual([
+      { name: 'id', kind: 'integer', untyped: false },
+      { name: 'flair', kind: 'string', untyped: false },
+    ]);
+  });
+
   it('is not re-encoded when what went to _extra widens nothing (a boolean among integers)', () => {
     const layout = RowLayout.plan([{ id: 1, n: 2 }], {}, true);
     const spills = new Spills(2);
