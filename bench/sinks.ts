@@ -17,9 +17,15 @@
  * (median of three runs each): file sizes (both snappy, each tool's default), speed, and
  * which columns carry statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
  *
+ * Then the cost of a file's fix-up (`sinks/parquet-widening.ts`): the same posts, once with a sample
+ * that types `upvote_ratio` right (its first record holds a fraction) and once with a sample that
+ * types it BIGINT (the first 1,000 records hold 1, the fractions come after), so the file is
+ * re-encoded at close; time ratio and peak RSS, in both layouts.
+ *
  * Last, publishing into a nested dataset over 25 runs of an object keyed by date (`_map-publish.ts`).
  *
- *   npx tsx bench/sinks.ts [records]     (default 1,000,000)
+ *   npx tsx bench/sinks.ts [records]            (default 1,000,000)
+ *   npx tsx bench/sinks.ts [records] fix-up     (only the fix-up's cost)
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -80,6 +86,23 @@ function* posts(count: number): Generator<Record<string, unknown>> {
   for (let i = 0; i < count; i++) yield post(i);
 }
 
+/**
+ * The posts with `upvote_ratio` 1 in the first `DEFAULT_SAMPLE_SIZE` records, so a sample of them
+ * types it BIGINT and the fractions after it go to `_extra` until the fix-up; `sampleRight`: the
+ * same, but the first record's ratio is 0.5, so the sample types it DOUBLE and nothing is re-encoded.
+ */
+function* latePosts(count: number, sampleRight: boolean): Generator<Record<string, unknown>> {
+  for (let i = 0; i < count; i++) {
+    const record = post(i);
+    if (i === 0 && sampleRight) record.upvote_ratio = 0.5;
+    else if (i < SAMPLE_SIZE) record.upvote_ratio = 1;
+    yield record;
+  }
+}
+
+/** The sinks' default sample (`rows.ts` `DEFAULT_SAMPLE_SIZE`). */
+const SAMPLE_SIZE = 1000;
+
 async function plainNdjson(count: number, path: string): Promise<void> {
   const out = createWriteStream(path);
   for (const record of posts(count)) {
@@ -110,7 +133,11 @@ async function child(kind: string, count: number, path: string): Promise<void> {
   else if (kind === 'parquet-flat') await built.toParquet(posts(count), path, { layout: 'flat' });
   else if (kind === 'parquet-from-ndjson') await built.toParquet(built.fromNdjson(`${path}.ndjson`), path);
   else if (kind === 'parquet-flat-from-ndjson') await built.toParquet(built.fromNdjson(`${path}.ndjson`), path, { layout: 'flat' });
-  else if (kind === 'generate') for (const record of posts(count)) void record;
+  else if (kind.startsWith('fix-up-')) {
+    // `fix-up-<layout>-<right|wrong>`: the sample of `latePosts` right or wrong in one column.
+    const [, , layout, sample] = kind.split('-') as [string, string, 'nested' | 'flat', 'right' | 'wrong'];
+    await built.toParquet(latePosts(count, sample === 'right'), path, { layout });
+  } else if (kind === 'generate') for (const record of posts(count)) void record;
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   process.stdout.write(`${seconds} ${process.resourceUsage().maxRSS / 1024}\n`);
@@ -200,6 +227,22 @@ async function benchSandboxParquet(dir: string, name: string, count: number, wal
   console.log(`ratio toParquet flat / DuckDB COPY:    ${(duck / flatRun.seconds).toFixed(2)}x (target ≥ 0.5x)`);
 }
 
+/**
+ * What a file's fix-up costs: the same posts written with a sample that types every column right,
+ * and with one that types `upvote_ratio` BIGINT (re-encoded at close), medians of three runs each.
+ */
+function benchFixUp(dir: string, count: number): void {
+  console.log(`\nParquet fix-up: ${count.toLocaleString('en-US')} posts, upvote_ratio typed right by the sample vs BIGINT by it (re-encoded at close), median of ${RATIO_RUNS} runs`);
+  for (const layout of ['nested', 'flat'] as const) {
+    const right = medianOf(RATIO_RUNS, () => measure(`fix-up-${layout}-right`, count, join(dir, `fix-${layout}-right.parquet`)), (m) => m.seconds);
+    const wrong = medianOf(RATIO_RUNS, () => measure(`fix-up-${layout}-wrong`, count, join(dir, `fix-${layout}-wrong.parquet`)), (m) => m.seconds);
+    console.log(
+      `${layout.padEnd(7)} sample right ${right.seconds.toFixed(2)} s (peak RSS ${right.rssMb.toFixed(0)} MB), ` +
+        `wrong ${wrong.seconds.toFixed(2)} s (peak RSS ${wrong.rssMb.toFixed(0)} MB): fix-up ${(wrong.seconds / right.seconds).toFixed(2)}x the time`,
+    );
+  }
+}
+
 /** Runs of toParquet and of DuckDB's COPY behind the speed ratio; the medians are compared. */
 const RATIO_RUNS = 3;
 
@@ -249,7 +292,19 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
     await benchSandboxParquet(dir, 'forum/subforum posts', SANDBOX_POSTS, (client, n) => client.forum.subforum({ subforum: `typescript-n${n}` }));
     await benchSandboxParquet(dir, 'shortvideo/videos', SANDBOX_VIDEOS, (client, n) => client.shortvideo.videos({ handle: `creator-n${n}` }));
+    benchFixUp(dir, count);
     await benchMapPublish();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `npx tsx bench/sinks.ts N fix-up`: only the fix-up's cost. */
+function benchFixUpOnly(count: number): void {
+  if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`records must be a positive integer, got ${count}`);
+  const dir = mkdtempSync(join(tmpdir(), 'socialstream-bench-fix-up-'));
+  try {
+    benchFixUp(dir, count);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -258,5 +313,6 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
 // Run only when executed as a script (`npx tsx bench/sinks.ts`), not when imported by bench/index.ts.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (process.argv[2] === '--child') await child(process.argv[3], Number(process.argv[4]), process.argv[5]);
+  else if (process.argv[3] === 'fix-up') benchFixUpOnly(Number(process.argv[2]));
   else await benchSinks(process.argv[2] === undefined ? undefined : Number(process.argv[2]));
 }

@@ -23,13 +23,22 @@ export interface Destination {
   commit(): Promise<number>;
   /** Drops the temporary file; `path` is left as it was before the sink started. */
   abandon(): Promise<void>;
+  /**
+   * Replaces what was written so far, before it is committed: ends the stream, lets `rewrite` read
+   * the file written so far (at `written`) and write its replacement into a destination of its own,
+   * then puts that file in its place, still to be committed. If `rewrite` fails its file is
+   * dropped and the one written so far stays. A file only, never stdout.
+   */
+  replace(rewrite: (written: string, into: Destination) => Promise<void>): Promise<void>;
 }
 
 export async function openDestination(path: string): Promise<Destination> {
   return path === '-' ? stdoutDestination() : fileDestination(path);
 }
 
-async function fileDestination(path: string): Promise<Destination> {
+/** `target`: where `commit` puts the file (`path`, or the temporary file of a destination being replaced). */
+async function fileDestination(path: string, target = path): Promise<Destination> {
+  // Named after `path` even when it replaces another temporary file: a killed run's sweep knows it.
   const temp = temporaryName(path);
   let stream: WriteStream;
   try {
@@ -58,12 +67,25 @@ async function fileDestination(path: string): Promise<Destination> {
     async commit() {
       await endAndClose(stream);
       const { size } = await stat(temp);
-      await rename(temp, path);
+      await rename(temp, target);
       return size;
     },
     async abandon() {
       stream.destroy();
       await unlink(temp).catch(() => undefined);
+    },
+    async replace(rewrite) {
+      await endAndClose(stream);
+      if (ioError !== undefined) throw ioError;
+      const into = await fileDestination(path, temp);
+      try {
+        await rewrite(temp, into);
+        if (into.ioError !== undefined) throw into.ioError;
+        await into.commit();
+      } catch (error) {
+        await into.abandon();
+        throw error;
+      }
     },
   };
 }
@@ -91,6 +113,9 @@ function stdoutDestination(): Destination {
     },
     async abandon() {
       stream.off('error', onError);
+    },
+    replace() {
+      return Promise.reject(new TypeError('stdout cannot be rewritten'));
     },
   };
 }

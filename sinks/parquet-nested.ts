@@ -15,7 +15,9 @@
  * - A top-level field first seen after the sample is added as a field (`addField`), NULL before.
  * - No value is lost: a field the shape lacks inside a struct (or any, when `columns` chose the
  *   fields), or a value of another kind than its column's, goes to the overflow column (`_extra`,
- *   a JSON object keyed by the dotted path, as in the flat layout) and reads NULL there. A list is
+ *   a JSON object keyed by the dotted path, as in the flat layout) and reads NULL there; the file
+ *   widens its shape by those values as it closes (`parquet-widening.ts`), so only what no widening
+ *   holds stays there. A list is
  *   written whole or not at all: if any element does not fit (a new field in one of its objects,
  *   say), the whole list goes to `_extra`.
  * - An empty array is an empty list; an empty object is a struct whose fields are all NULL.
@@ -81,11 +83,13 @@ export interface Seen {
   elements: Seen | undefined;
 }
 
-function seen(): Seen {
+/** Nothing seen yet. */
+export function seen(): Seen {
   return { scalars: new Map(), objects: 0, opaque: false, fields: new Map(), arrays: 0, elements: undefined };
 }
 
-function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
+/** Adds `value` (at `path`, `depth` objects and arrays deep) to what `into` saw. */
+export function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
   if (value === null || value === undefined) return;
   if (Array.isArray(value)) {
     if (value.length === 0) return;
@@ -309,8 +313,11 @@ export class NestedLayout {
     return { layout: 'nested', fields: this.fields, overflow: this.overflowName };
   }
 
-  /** Shreds one record into `group`'s columns as one row; a record that fails leaves none of it behind. */
-  shred(record: unknown, group: RowGroupCells, repairs: Repairs): void {
+  /**
+   * Shreds one record into `group`'s columns as one row; a record that fails leaves none of it
+   * behind. What overflowed is handed to `spilled` (the file's fix-up notes it: `parquet-widening.ts`).
+   */
+  shred(record: unknown, group: RowGroupCells, repairs: Repairs, spilled?: (values: PlainObject) => void): void {
     this.group = group;
     this.repairs = repairs;
     this.spilled = undefined;
@@ -318,7 +325,10 @@ export class NestedLayout {
     try {
       this.writeStruct(this.root, checkRecord(record), 0, false);
       if (this.spilled === undefined) group.push(this.overflowColumn, 0, 0);
-      else group.push(this.overflowColumn, 1, 0, wellFormedJson(stringifyExact(this.spilled)!, repairs));
+      else {
+        group.push(this.overflowColumn, 1, 0, wellFormedJson(stringifyExact(this.spilled)!, repairs));
+        spilled?.(this.spilled);
+      }
     } catch (error) {
       group.dropRow();
       // `JSON.stringify` of a value nested thousands of levels deep overflows the stack.

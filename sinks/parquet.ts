@@ -9,17 +9,21 @@
  * integers past 2^53 exact, and one past int64 is JSON text: `rows.ts`), other numbers DOUBLE,
  * booleans BOOLEAN, text VARCHAR (UTF8), `YYYY-MM-DDTHH:mm:ss.sssZ` strings TIMESTAMP (when every
  * sampled value is one); mixed kinds meet on the type lattice (`rows.ts` `joinKinds`, docs/types.md).
- * A value that does not fit its column's type goes to the overflow column. Rows are flushed every `rowGroupSize` rows, so memory stays bounded.
+ * A value that does not fit its column's type goes to the overflow column; one a wider type holds is
+ * put back into its widened column when the file closes (`parquet-widening.ts`). Rows are flushed
+ * every `rowGroupSize` rows, so memory stays bounded.
  * The file's key-value metadata `socialstream.columns` describes the layout, each column's kind and
  * the overflow name.
  */
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { ParquetFile } from './parquet-file.ts';
-import { NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
+import { DEFAULT_NESTED_MAX_DEPTH, NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
+import { Spills, widenColumns, widenFields } from './parquet-widening.ts';
+import { readParquetRecords } from './read-back.ts';
 import type { ColumnSpec, PhysicalType } from './parquet-types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type ColumnKind, type RowOptions } from './rows.ts';
+import { checkRowOptions, DEFAULT_MAX_DEPTH, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type ColumnKind, type RowLayout, type RowOptions } from './rows.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { sampledWriter, tableWriter } from './table.ts';
@@ -132,6 +136,12 @@ function checkLayout(options: ParquetOptions): void {
   }
 }
 
+/**
+ * A Parquet writer over `destination`. If its sample typed a column too narrowly for a later value,
+ * the file is re-encoded once at close under the widened schema (`parquet-widening.ts`), replacing
+ * what was written before it is committed; a dataset's part (`shapes`, or every column pinned) never
+ * is: its schema is the dataset's.
+ */
 export function parquetWriter(destination: Destination, options: ParquetWriterOptions): RecordWriter {
   const file = new ParquetFile(destination, {
     compression: COMPRESSION[options.compression ?? 'snappy'],
@@ -139,14 +149,48 @@ export function parquetWriter(destination: Destination, options: ParquetWriterOp
     offThread: (options.encoder ?? defaultEncoder()) === 'worker',
     metadata: options.metadata,
   });
-  return options.layout === 'flat' ? flatWriter(file, options) : nestedWriter(file, options);
+  const { writer, widened } = options.layout === 'flat' ? flatWriter(file, options) : nestedWriter(file, options);
+  return {
+    write: (record) => writer.write(record),
+    get repaired() {
+      return writer.repaired;
+    },
+    async close() {
+      await writer.close();
+      const fixed = widened();
+      if (fixed !== undefined) await destination.replace((written, into) => reencode(written, parquetWriter(into, fixed)));
+    },
+  };
+}
+
+/** A layout's writer, and the options a file must be written again with when its sample typed a column too narrowly. */
+interface LayoutWriter {
+  writer: RecordWriter;
+  readonly widened: () => ParquetWriterOptions | undefined;
+}
+
+/** Writes the records of the Parquet file at `written` again, in order, through `writer` (a row group of them at a time). */
+async function reencode(written: string, writer: RecordWriter): Promise<void> {
+  for await (const record of readParquetRecords(written)) {
+    const waiting = writer.write(record);
+    if (waiting !== undefined) await waiting;
+  }
+  await writer.close();
 }
 
 /** The flat layout: one optional column per dotted leaf path, fed a row of cells per record (`rows.ts`). */
-function flatWriter(file: ParquetFile, options: ParquetOptions): RecordWriter {
-  return tableWriter(
+function flatWriter(file: ParquetFile, options: ParquetOptions): LayoutWriter {
+  const pinned = (name: string): boolean => options.kinds !== undefined && Object.hasOwn(options.kinds, name);
+  // A dataset's part pins every column: nothing could widen, so nothing is noted.
+  const fixes = !(options.columns !== undefined && options.columns.every(pinned));
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  // The flat layout descends into an object at depth d only while d < maxDepth; deeper, it is JSON text.
+  const spills = fixes ? new Spills(maxDepth - 1) : undefined;
+  let layout: RowLayout | undefined;
+  const writer = tableWriter(
     {
-      async begin(layout, names) {
+      async begin(planned, names) {
+        layout = planned;
         const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
         const specs = names.map((name, i) => file.spec([name], kinds[i], 1, 0));
         // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
@@ -161,24 +205,36 @@ function flatWriter(file: ParquetFile, options: ParquetOptions): RecordWriter {
         file.cells.add(row);
         return file.rowAdded();
       },
+      spilled: spills?.note,
       end: () => file.end(),
     },
     options,
     true,
   );
+  return {
+    writer,
+    widened: () => {
+      if (spills === undefined || layout === undefined) return undefined;
+      const columns = widenColumns(layout.columns, spills, { maxDepth, pinned, addsColumns: options.columns === undefined });
+      if (columns === undefined) return undefined;
+      return { ...options, columns: columns.map(({ name }) => name), kinds: Object.fromEntries(columns.map(({ name, kind }) => [name, kind!])) };
+    },
+  };
 }
 
 /** The nested layout: records shredded into STRUCT and LIST columns (`parquet-nested.ts`). */
-function nestedWriter(file: ParquetFile, options: ParquetWriterOptions): RecordWriter {
+function nestedWriter(file: ParquetFile, options: ParquetWriterOptions): LayoutWriter {
   let layout: NestedLayout | undefined;
+  // A dataset's part has the dataset's shapes: nothing is noted, nothing widened.
+  const spills = options.shapes === undefined ? new Spills(options.maxDepth ?? DEFAULT_NESTED_MAX_DEPTH) : undefined;
   const specs = (): ColumnSpec[] => layout!.columns.map(({ path, kind, maxDefinition, maxRepetition }) => file.spec(path, kind, maxDefinition, maxRepetition));
-  return sampledWriter(
+  const writer = sampledWriter(
     {
       async begin(sample, repairs) {
         layout = NestedLayout.plan(sample, options, repairs);
         await file.begin(specs());
         return (record) => {
-          layout!.shred(record, file.cells, repairs);
+          layout!.shred(record, file.cells, repairs, spills?.note);
           // A field first seen now added columns: later groups are encoded with them.
           if (layout!.columns.length !== file.columns) file.addColumns(specs());
           return file.rowAdded();
@@ -192,6 +248,14 @@ function nestedWriter(file: ParquetFile, options: ParquetWriterOptions): RecordW
     },
     options.sampleSize ?? DEFAULT_SAMPLE_SIZE,
   );
+  return {
+    writer,
+    widened: () => {
+      if (spills === undefined || layout === undefined) return undefined;
+      const shapes = widenFields(layout.fields, spills);
+      return shapes === undefined ? undefined : { ...options, shapes };
+    },
+  };
 }
 
 /**

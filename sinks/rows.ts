@@ -10,7 +10,8 @@
  *   (`__proto__` becomes `\__proto__`, which splits back the same way.)
  * - Columns come from a sample of the first records (or the `columns` option). A value with no
  *   column — a field first seen after the sample — goes into the overflow column (`_extra`), a JSON
- *   object keyed by column name, so no value is ever lost.
+ *   object keyed by column name, so no value is ever lost; a Parquet file then widens its columns
+ *   by what overflowed as it closes (`parquet-widening.ts`).
  * - Typed layouts (Parquet) give each column a kind from the sample, on the type lattice
  *   (`joinKinds`, docs/types.md); a value the kind cannot hold also goes to `_extra` (the column is
  *   NULL in that row), never as quoted JSON text in the column. Untyped layouts (CSV) take any value.
@@ -41,6 +42,12 @@ export interface Column {
   readonly name: string;
   /** What the column holds; `undefined` in untyped layouts. */
   readonly kind: ColumnKind | undefined;
+  /**
+   * A typed layout's column that nothing in the sample typed (only null there): written as
+   * `string`, but a value it receives goes to `_extra`, where the file's fix-up sees it and types
+   * the column by it (`parquet-widening.ts`).
+   */
+  readonly untyped?: boolean;
 }
 
 /** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; a bigint column's may be bigints. */
@@ -278,12 +285,17 @@ export class RowLayout {
   static plan(sample: readonly unknown[], options: RowOptions, typed: boolean): RowLayout {
     const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds } = options;
     const names = columns ? [...columns] : discoverColumns(sample, maxDepth);
-    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined })));
+    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined, untyped: false })));
     const pinned = (name: string): boolean => kinds !== undefined && Object.hasOwn(kinds, name);
     // A dataset pins every column: then the sample need not be counted.
     const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names);
-    const kindOfColumn = (name: string, i: number) => (pinned(name) ? kinds![name] : (settleKind(counts[i]) ?? 'string'));
-    return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })));
+    return new RowLayout(
+      names.map((name, i) => {
+        if (pinned(name)) return { name, kind: kinds![name], untyped: false };
+        const kind = settleKind(counts[i]);
+        return { name, kind: kind ?? 'string', untyped: kind === undefined };
+      }),
+    );
   }
 
   /**
@@ -313,10 +325,10 @@ export class RowLayout {
 
   /**
    * One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed).
-   * Strings repaired on the way are counted in `repairs`.
+   * Strings repaired on the way are counted in `repairs`; what overflowed is handed to `spilled`.
    */
-  toRow(record: unknown, repairs: Repairs = new Repairs()): Cell[] {
-    const filler = new RowFiller(this.columns, repairs);
+  toRow(record: unknown, repairs: Repairs = new Repairs(), spilled?: (values: PlainObject) => void): Cell[] {
+    const filler = new RowFiller(this.columns, repairs, spilled);
     try {
       this.walk(checkRecord(record), this.root, '', filler);
       return filler.finish();
@@ -397,15 +409,20 @@ class RowFiller implements Visitor {
   constructor(
     private readonly columns: readonly Column[],
     private readonly repairs: Repairs,
+    private readonly noteSpilled: ((values: PlainObject) => void) | undefined,
   ) {
     this.row = new Array<Cell>(columns.length + 1).fill(null);
   }
 
   column(index: number, value: unknown, name: string): void {
-    const { kind } = this.columns[index];
+    const column = this.columns[index];
+    const { kind } = column;
     if (kind === undefined) {
       checkJsonValue(value, name);
       this.row[index] = untypedCell(value, this.repairs);
+    } else if (column.untyped === true) {
+      checkJsonValue(value, name);
+      this.overflow(name, value);
     } else if (kind === 'timestamp') {
       const ms = typeof value === 'string' ? timestampOf(value) : undefined;
       if (ms !== undefined) this.row[index] = ms;
@@ -424,7 +441,10 @@ class RowFiller implements Visitor {
   }
 
   finish(): Cell[] {
-    if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(stringifyExact(this.spilled)!, this.repairs);
+    if (this.spilled !== undefined) {
+      this.row[this.columns.length] = wellFormedJson(stringifyExact(this.spilled)!, this.repairs);
+      this.noteSpilled?.(this.spilled);
+    }
     return this.row;
   }
 }

@@ -3,7 +3,7 @@
  * from them, then stream every row. Only the sample is ever held; with explicit untyped `columns`
  * nothing is.
  */
-import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type Cell, type RowOptions } from './rows.ts';
+import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type Cell, type PlainObject, type RowOptions } from './rows.ts';
 import type { RecordWriter } from './run.ts';
 import { Repairs, wellFormed } from './strings.ts';
 
@@ -13,6 +13,8 @@ export interface TableFormat {
   begin(layout: RowLayout, names: string[]): Promise<void>;
   /** Takes one row; a promise only when it had to wait (see `RecordWriter.write`). */
   writeRow(row: Cell[]): Promise<void> | undefined;
+  /** Told what each record sent to `_extra`, if it asks (Parquet's fix-up: `parquet-widening.ts`). */
+  readonly spilled?: (values: PlainObject) => void;
   end(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ export function tableWriter(format: TableFormat, options: RowOptions, typed: boo
         const layout = RowLayout.plan(sample, options, typed);
         // A key with a lone surrogate names its column once, in the header: repaired (and counted) there.
         await format.begin(layout, layout.names.map((name) => wellFormed(name, repairs)));
-        return (record) => format.writeRow(layout.toRow(record, repairs));
+        return (record) => format.writeRow(layout.toRow(record, repairs, format.spilled));
       },
       end: () => format.end(),
     },

@@ -1,7 +1,7 @@
 /**
  * A dataset's part files: written through the sinks' own writers with the dataset's pinned columns,
  * and read back as records so a run can merge new versions of records into them. Parquet is read
- * with hyparquet, CSV with fast-csv, NDJSON with `fromNdjson`; a row becomes a record again by
+ * with hyparquet (`read-back.ts`, a row group at a time), CSV with fast-csv, NDJSON with `fromNdjson`; a row becomes a record again by
  * splitting its column names and `_extra`.
  *
  * Why hyparquet: parquetjs-lite's reader returned the values of dictionary-encoded INT64 and DOUBLE
@@ -15,7 +15,7 @@
  */
 import { parse } from 'fast-csv';
 import { createReadStream } from 'node:fs';
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type FileMetaData } from 'hyparquet';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import type { AnyIterable } from '../operators/types.ts';
 import { csvWriter } from '../../sinks/csv.ts';
 import { nestedFields } from './schema-nested.ts';
@@ -24,10 +24,8 @@ import { parseExact } from '../exact-json.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { ndjsonWriter } from '../../sinks/ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from '../../sinks/parquet.ts';
-import type { NestedField, Shape } from '../../sinks/parquet-nested.ts';
-import { splitColumnName, type ColumnKind } from '../../sinks/rows.ts';
+import { flatRecords, readParquetRecords } from '../../sinks/read-back.ts';
 import { runSink, type SinkResult } from '../../sinks/run.ts';
-import { setField } from '../operations/unkey.ts';
 
 /** The file format of a dataset's parts, fixed by its first run. */
 export type DatasetFormat = 'parquet' | 'ndjson' | 'csv';
@@ -68,31 +66,7 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
 /** The records of a part file, as a run merges them. */
 export function readPart(path: string, format: DatasetFormat): AsyncIterable<Record_> {
   if (format === 'ndjson') return fromNdjson(path);
-  return format === 'csv' ? readCsvPart(path) : readParquetPart(path);
-}
-
-async function* readParquetPart(path: string): AsyncGenerator<Record_> {
-  const file = await asyncBufferFromFile(path);
-  const metadata = await parquetMetadataAsync(file);
-  const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
-  const described = JSON.parse(entry?.value ?? '{}') as {
-    layout?: ParquetLayout;
-    columns?: { name: string; kind: ColumnKind }[];
-    fields?: NestedField[];
-    overflow?: string;
-  };
-  const overflow = described.overflow ?? '_extra';
-  // A part is merged in memory whole (dataset.ts), so reading it whole holds nothing more.
-  if (described.layout === 'nested') {
-    const { renamed, root } = ownNames(metadata);
-    const rows = (await parquetReadObjects({ file, metadata: renamed })) as Record<string, unknown>[];
-    const fields = described.fields ?? [];
-    for (const row of rows) yield nestedRecordOf(row, fields, root, overflow);
-    return;
-  }
-  const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
-  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
-  for (const row of rows) yield recordOf(row, kinds, overflow);
+  return format === 'csv' ? readCsvPart(path) : readParquetRecords(path);
 }
 
 /**
@@ -135,135 +109,13 @@ async function* readCsvPart(path: string): AsyncGenerator<Record_> {
   rows.once('headers', (headers: string[]) => (overflow = headers[headers.length - 1] ?? ''));
   file.pipe(rows);
   // CSV is text: cells come back as the strings they were written as, and are written so again.
-  const untyped = new Map<string, ColumnKind>();
+  let recordOf: ((row: Record<string, string>) => Record_) | undefined;
   for await (const row of rows as AsyncIterable<Record<string, string>>) {
     const cells: Record<string, string> = {};
     for (const [name, cell] of Object.entries(row)) if (cell !== '') cells[name] = cell;
-    yield recordOf(cells, untyped, overflow);
+    // After the header, which named the overflow column.
+    recordOf ??= flatRecords(new Map(), overflow);
+    yield recordOf(cells);
   }
 }
 
-/** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
-type Cell = string | number | boolean | bigint | Date | null | undefined;
-
-function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string): Record_ {
-  const record: Record_ = {};
-  for (const [name, cell] of Object.entries(row)) {
-    // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
-    if (cell === null || cell === undefined) continue;
-    if (name === overflow) {
-      for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
-    } else {
-      setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
-    }
-  }
-  return record;
-}
-
-/** A schema element of a part read under names of our own: the name hyparquet gives it, its children by their names in the part. */
-interface Element {
-  readonly token: string;
-  readonly children: ReadonlyMap<string, Element>;
-  /** A LIST's element (its repeated group's one child), which hyparquet gives as the list's items. */
-  readonly item: Element | undefined;
-}
-
-/**
- * The part's metadata with its schema elements renamed `f<index>`, and the tree that names them
- * back. hyparquet assembles a nested column by its fields' paths joined with `.` and sets each
- * field by assignment, so a struct's field `a.b` and its field `a` → `b` met as one path (one
- * value lost, or a list where a number was), and a field `__proto__` set a prototype instead of a
- * value. Names of our own have neither problem; the record is built back from the part's names.
- * A MAP's `key` and `value` keep theirs: hyparquet finds them by those names.
- */
-function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Element } {
-  const names: string[] = [];
-  const paths = new Map<string, string[]>();
-  let index = 0;
-  /** `keep`: the element keeps its name; `ofMap`: it is a MAP's repeated group, whose children keep theirs. */
-  const visit = (path: readonly string[], tokenPath: readonly string[], keep: boolean, ofMap: boolean): Element => {
-    const element = metadata.schema[index];
-    const token = keep ? element.name : `f${index}`;
-    names[index] = token;
-    index += 1;
-    const children = new Map<string, Element>();
-    for (let i = 0; i < (element.num_children ?? 0); i++) {
-      const name = metadata.schema[index].name;
-      children.set(name, visit([...path, name], [...tokenPath, ofMap ? name : `f${index}`], ofMap, element.converted_type === 'MAP'));
-    }
-    if (children.size === 0) paths.set(JSON.stringify(path), [...tokenPath]);
-    // hyparquet's lists: a LIST group's repeated child, and that child's one child when it has one.
-    const repeated = element.converted_type === 'LIST' ? [...children.values()][0] : undefined;
-    const item = repeated === undefined ? undefined : repeated.children.size === 1 ? [...repeated.children.values()][0] : repeated;
-    return { token, children, item };
-  };
-  const root = visit([], [], true, false);
-  const renamed: FileMetaData = {
-    ...metadata,
-    schema: metadata.schema.map((element, i) => ({ ...element, name: names[i] })),
-    row_groups: metadata.row_groups.map((group) => ({
-      ...group,
-      columns: group.columns.map((column) =>
-        column.meta_data === undefined ? column : { ...column, meta_data: { ...column.meta_data, path_in_schema: paths.get(JSON.stringify(column.meta_data.path_in_schema))! } },
-      ),
-    })),
-  };
-  return { renamed, root };
-}
-
-/**
- * A row of a nested part as the record it was: struct fields and top-level columns that are NULL
- * are absent (NULL and absent are the same in a part), list elements keep their nulls, JSON text
- * leaves are parsed, and `_extra`'s values go back to their dotted paths.
- */
-function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string): Record_ {
-  const record = structOf(row, fields, root);
-  const token = root.children.get(overflow)?.token;
-  const spilled = token === undefined ? undefined : row[token];
-  if (typeof spilled === 'string') for (const [path, value] of Object.entries(parseExact(spilled) as Record_)) setPath(record, splitColumnName(path), value);
-  return record;
-}
-
-function structOf(object: Record<string, unknown>, fields: readonly NestedField[], element: Element): Record_ {
-  const record: Record_ = {};
-  for (const { name, shape } of fields) {
-    const child = element.children.get(name);
-    const value = child === undefined ? undefined : nestedValueOf(object[child.token], shape, child);
-    if (value !== undefined) setField(record, name, value);
-  }
-  return record;
-}
-
-function nestedValueOf(value: unknown, shape: Shape, element: Element): unknown {
-  if (value === null || value === undefined) return undefined;
-  if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct, element);
-  if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list, element.item!) ?? null);
-  if ('map' in shape) {
-    // hyparquet gives a MAP as an object; its values' element is the `value` child of its repeated group.
-    const valueElement = [...element.children.values()][0]?.children.get('value');
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, nestedValueOf(item, shape.map, valueElement!) ?? null]));
-  }
-  return valueOf(value as Cell, shape.kind);
-}
-
-function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {
-  // An INT64 past 2^53 stays the bigint it was written from; a smaller one is the number it was.
-  if (typeof cell === 'bigint') return Number.isSafeInteger(Number(cell)) ? Number(cell) : cell;
-  if (cell instanceof Date) return cell.toISOString();
-  if (kind === 'json' && typeof cell === 'string') return parseExact(cell);
-  return cell;
-}
-
-function setPath(record: Record_, keys: readonly string[], value: unknown): void {
-  let target = record;
-  keys.slice(0, -1).forEach((key) => {
-    const next = Object.hasOwn(target, key) ? target[key] : undefined;
-    if (typeof next === 'object' && next !== null && !Array.isArray(next)) target = next as Record_;
-    else {
-      const child: Record_ = {};
-      setField(target, key, child);
-      target = child;
-    }
-  });
-  setField(target, keys[keys.length - 1], value);
-}

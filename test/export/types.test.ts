@@ -6,18 +6,16 @@
  * after the sample) and as a dataset over several runs (served over HTTP, through the engine), and
  * read back by DuckDB, Polars and arrow-rs.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
-import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseExact } from '../../src/exact-json.ts';
 import { toParquet } from '../../sinks/index.ts';
 import { describeDrift } from '../../src/export/summary.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { duckType, partsOf, readThree } from './helpers/read-three.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
 
 const root = scratchDir();
@@ -25,42 +23,6 @@ let counter = 0;
 const fresh = (name: string) => join(root, `${++counter}-${name}`);
 
 afterAll(closeServed);
-
-/** Plain JSON values: bigints as their digits, so three readers' rows compare alike. */
-function plain(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value, (_, each: unknown) => (typeof each === 'bigint' ? (Number.isSafeInteger(Number(each)) ? Number(each) : String(each)) : each))) as unknown;
-}
-
-function partsOf(target: string): string[] {
-  if (target.endsWith('.parquet')) return [target];
-  return execFileSync('find', [target, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
-}
-
-/**
- * `columns` of every row, by `id`, as DuckDB (the documented read, `union_by_name`), Polars (every
- * part, concatenated diagonally) and arrow-rs (part by part) give them back.
- */
-async function readThree(target: string, columns: readonly string[]): Promise<Array<Array<Record<string, unknown>>>> {
-  const glob = target.endsWith('.parquet') ? target : `${target}/**/*.parquet`;
-  const pick = (row: Record<string, unknown>) => plain(Object.fromEntries(['id', ...columns].map((name) => [name, row[name] ?? null]))) as Record<string, unknown>;
-  const byId = (rows: Array<Record<string, unknown>>) => rows.map(pick).sort((a, b) => String(a.id).localeCompare(String(b.id)));
-  const duck = await queryJS(`SELECT * FROM read_parquet(${sqlPath(glob)}, hive_partitioning = true, union_by_name = true)`);
-  const frames = partsOf(target).map((part) => pl.readParquet(part));
-  const polars = parseExact(String(pl.concat(frames, { how: 'diagonalRelaxed' }).writeJSON({ format: 'json' }))) as Array<Record<string, unknown>>;
-  const arrow = partsOf(target).flatMap((part) =>
-    tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream())
-      .toArray()
-      .map((row) => (row as { toJSON(): Record<string, unknown> }).toJSON()),
-  );
-  return [byId(duck), byId(polars), byId(arrow.map((row) => plain(row) as Record<string, unknown>))];
-}
-
-/** DuckDB's type of `column` over the dataset or file. */
-async function duckType(target: string, column: string): Promise<string | undefined> {
-  const glob = target.endsWith('.parquet') ? target : `${target}/**/*.parquet`;
-  const rows = await queryJS(`DESCRIBE SELECT * FROM read_parquet(${sqlPath(glob)}, hive_partitioning = true, union_by_name = true)`);
-  return rows.find((row) => row.column_name === column)?.column_type as string | undefined;
-}
 
 /** The records as one Parquet file; `sampleSize` 1: its sample holds only the first run's first record. */
 async function asFile(runs: ReadonlyArray<ReadonlyArray<Record<string, unknown>>>, sampleSize?: number): Promise<string> {
@@ -86,8 +48,8 @@ interface Case {
   values: unknown[];
   /**
    * The file's sample: 1 where the first real value comes after it (a field no value typed is added
-   * by its first real one); the default where a widening must be in the sample (a file does not
-   * rewrite the row groups it wrote: docs/types.md).
+   * by its first real one); the default where the widening is in the sample (widenings after it,
+   * which the file fixes up as it closes: file-types.test.ts).
    */
   sampleSize?: number;
 }

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient, type Client, type RecordStream } from '../../../src/index.ts';
-import { toDataset, type DatasetChanges, type ExportOptions, type ExportSummary } from '../../../src/export/index.ts';
+import { exportTo, toDataset, type DatasetChanges, type ExportOptions, type ExportSummary } from '../../../src/export/index.ts';
 
 /** Where each operation this helper serves keeps its records, and which parameter names the resource. */
 const SHAPES: Record<string, { param: string; wrap: (records: unknown[]) => unknown }> = {
@@ -78,6 +78,18 @@ export async function recordsIntoDataset(
   const name = params[SHAPES[operation].param] ?? 'records';
   const summary = await toDataset((await served).stream(name, records, operation), dir, engine);
   return { ...summary, ...summary.dataset! };
+}
+
+/** `exportTo` of a test's records into the file `out` (its format by extension), served as `recordsIntoDataset` serves them. */
+export async function recordsIntoFile(
+  records: readonly object[],
+  out: string,
+  options: { operation?: keyof typeof SHAPES; params?: Record<string, string> } & Omit<ExportOptions, 'out' | 'dataset'> = {},
+): Promise<ExportSummary> {
+  const { operation = 'forum/subforum', params = {}, ...engine } = options;
+  served ??= serveRecords();
+  const name = params[SHAPES[operation].param] ?? 'records';
+  return exportTo((await served).stream(name, records, operation), { ...engine, out });
 }
 
 let served: Promise<ServedRecords> | undefined;

@@ -1,0 +1,184 @@
+/**
+ * Records read back from the Parquet files our writer made, as they were written: a dataset merges
+ * new versions of records into its parts this way (`dataset-parts.ts`), and a file whose sample
+ * typed a column too narrowly is re-encoded from its own rows (`parquet-widening.ts`). A flat row
+ * (Parquet or CSV) becomes a record again by splitting its column names and `_extra`; a nested
+ * row by its fields' shapes (`socialstream.columns`).
+ *
+ * Row groups are read one at a time, in order, so memory holds one group's rows, never the file's.
+ */
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type FileMetaData } from 'hyparquet';
+import { parseExact } from '../src/exact-json.ts';
+import { setField } from '../src/operations/unkey.ts';
+import { COLUMNS_METADATA_KEY } from './parquet-file.ts';
+import type { NestedField, Shape } from './parquet-nested.ts';
+import { splitColumnName, type ColumnKind } from './rows.ts';
+
+type Record_ = Record<string, unknown>;
+
+/** The records of a Parquet file written by `parquet.ts` (either layout), in order, a row group at a time. */
+export async function* readParquetRecords(path: string): AsyncGenerator<Record_> {
+  const file = await asyncBufferFromFile(path);
+  const metadata = await parquetMetadataAsync(file);
+  const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
+  const described = JSON.parse(entry?.value ?? '{}') as {
+    layout?: 'nested' | 'flat';
+    columns?: { name: string; kind: ColumnKind }[];
+    fields?: NestedField[];
+    overflow?: string;
+  };
+  const overflow = described.overflow ?? '_extra';
+  const nested = described.layout === 'nested';
+  const { renamed, root } = nested ? ownNames(metadata) : { renamed: metadata, root: undefined };
+  const fields = described.fields ?? [];
+  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
+  const flatRecord = flatRecords(kinds, overflow);
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    const rows = (await parquetReadObjects({ file, metadata: renamed, rowStart, rowEnd })) as Record<string, unknown>[];
+    rowStart = rowEnd;
+    for (const row of rows) yield root === undefined ? flatRecord(row as Record<string, Cell>) : nestedRecordOf(row, fields, root, overflow);
+  }
+}
+
+/** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
+export type Cell = string | number | boolean | bigint | Date | null | undefined;
+
+/**
+ * How a flat row (Parquet or CSV) becomes the record it was: dotted names split, `_extra` put back
+ * at its paths. Each column's name is split once, not once a row (a re-encoded file's rows went
+ * through `splitColumnName` per cell, most of the time it took to read them back).
+ */
+export function flatRecords(kinds: ReadonlyMap<string, ColumnKind>, overflow: string): (row: Record<string, Cell>) => Record_ {
+  const columns = new Map<string, { keys: string[]; kind: ColumnKind | undefined }>();
+  const columnOf = (name: string) => {
+    let column = columns.get(name);
+    if (column === undefined) columns.set(name, (column = { keys: splitColumnName(name), kind: kinds.get(name) }));
+    return column;
+  };
+  return (row) => {
+    const record: Record_ = {};
+    for (const name in row) {
+      const cell = row[name];
+      // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
+      if (cell === null || cell === undefined) continue;
+      if (name === overflow) {
+        for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
+      } else {
+        const { keys, kind } = columnOf(name);
+        setPath(record, keys, valueOf(cell, kind));
+      }
+    }
+    return record;
+  };
+}
+
+/** A schema element of a part read under names of our own: the name hyparquet gives it, its children by their names in the part. */
+interface Element {
+  readonly token: string;
+  readonly children: ReadonlyMap<string, Element>;
+  /** A LIST's element (its repeated group's one child), which hyparquet gives as the list's items. */
+  readonly item: Element | undefined;
+}
+
+/**
+ * The part's metadata with its schema elements renamed `f<index>`, and the tree that names them
+ * back. hyparquet assembles a nested column by its fields' paths joined with `.` and sets each
+ * field by assignment, so a struct's field `a.b` and its field `a` → `b` met as one path (one
+ * value lost, or a list where a number was), and a field `__proto__` set a prototype instead of a
+ * value. Names of our own have neither problem; the record is built back from the part's names.
+ * A MAP's `key` and `value` keep theirs: hyparquet finds them by those names.
+ */
+function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Element } {
+  const names: string[] = [];
+  const paths = new Map<string, string[]>();
+  let index = 0;
+  /** `keep`: the element keeps its name; `ofMap`: it is a MAP's repeated group, whose children keep theirs. */
+  const visit = (path: readonly string[], tokenPath: readonly string[], keep: boolean, ofMap: boolean): Element => {
+    const element = metadata.schema[index];
+    const token = keep ? element.name : `f${index}`;
+    names[index] = token;
+    index += 1;
+    const children = new Map<string, Element>();
+    for (let i = 0; i < (element.num_children ?? 0); i++) {
+      const name = metadata.schema[index].name;
+      children.set(name, visit([...path, name], [...tokenPath, ofMap ? name : `f${index}`], ofMap, element.converted_type === 'MAP'));
+    }
+    if (children.size === 0) paths.set(JSON.stringify(path), [...tokenPath]);
+    // hyparquet's lists: a LIST group's repeated child, and that child's one child when it has one.
+    const repeated = element.converted_type === 'LIST' ? [...children.values()][0] : undefined;
+    const item = repeated === undefined ? undefined : repeated.children.size === 1 ? [...repeated.children.values()][0] : repeated;
+    return { token, children, item };
+  };
+  const root = visit([], [], true, false);
+  const renamed: FileMetaData = {
+    ...metadata,
+    schema: metadata.schema.map((element, i) => ({ ...element, name: names[i] })),
+    row_groups: metadata.row_groups.map((group) => ({
+      ...group,
+      columns: group.columns.map((column) =>
+        column.meta_data === undefined ? column : { ...column, meta_data: { ...column.meta_data, path_in_schema: paths.get(JSON.stringify(column.meta_data.path_in_schema))! } },
+      ),
+    })),
+  };
+  return { renamed, root };
+}
+
+/**
+ * A row of a nested part as the record it was: struct fields and top-level columns that are NULL
+ * are absent (NULL and absent are the same in a part), list elements keep their nulls, JSON text
+ * leaves are parsed, and `_extra`'s values go back to their dotted paths.
+ */
+function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string): Record_ {
+  const record = structOf(row, fields, root);
+  const token = root.children.get(overflow)?.token;
+  const spilled = token === undefined ? undefined : row[token];
+  if (typeof spilled === 'string') for (const [path, value] of Object.entries(parseExact(spilled) as Record_)) setPath(record, splitColumnName(path), value);
+  return record;
+}
+
+function structOf(object: Record<string, unknown>, fields: readonly NestedField[], element: Element): Record_ {
+  const record: Record_ = {};
+  for (const { name, shape } of fields) {
+    const child = element.children.get(name);
+    const value = child === undefined ? undefined : nestedValueOf(object[child.token], shape, child);
+    if (value !== undefined) setField(record, name, value);
+  }
+  return record;
+}
+
+function nestedValueOf(value: unknown, shape: Shape, element: Element): unknown {
+  if (value === null || value === undefined) return undefined;
+  if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct, element);
+  if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list, element.item!) ?? null);
+  if ('map' in shape) {
+    // hyparquet gives a MAP as an object; its values' element is the `value` child of its repeated group.
+    const valueElement = [...element.children.values()][0]?.children.get('value');
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, nestedValueOf(item, shape.map, valueElement!) ?? null]));
+  }
+  return valueOf(value as Cell, shape.kind);
+}
+
+function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {
+  // An INT64 past 2^53 stays the bigint it was written from; a smaller one is the number it was.
+  if (typeof cell === 'bigint') return Number.isSafeInteger(Number(cell)) ? Number(cell) : cell;
+  if (cell instanceof Date) return cell.toISOString();
+  if (kind === 'json' && typeof cell === 'string') return parseExact(cell);
+  return cell;
+}
+
+function setPath(record: Record_, keys: readonly string[], value: unknown): void {
+  let target = record;
+  for (let i = 0; i < keys.length - 1; i++) {
+    const key = keys[i];
+    const next = Object.hasOwn(target, key) ? target[key] : undefined;
+    if (typeof next === 'object' && next !== null && !Array.isArray(next)) target = next as Record_;
+    else {
+      const child: Record_ = {};
+      setField(target, key, child);
+      target = child;
+    }
+  }
+  setField(target, keys[keys.length - 1], value);
+}
