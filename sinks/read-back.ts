@@ -1,6 +1,6 @@
 /**
  * Records read back from the Parquet files our writer made, as they were written: a dataset merges
- * new versions of records into its parts this way (`dataset-parts.ts`), and a file whose sample
+ * new versions of records into its parts this way (`src/dataset/parts.ts`), and a file whose sample
  * typed a column too narrowly is re-encoded from its own rows (`parquet-widening.ts`). A flat row
  * (Parquet or CSV) becomes a record again by splitting its column names and `_extra`; a nested
  * row by its fields' shapes (`socialstream.columns`).
