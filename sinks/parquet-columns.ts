@@ -155,17 +155,6 @@ function thriftStatistics({ null_count, min_value, max_value, min, max }: Statis
   return new parquetTypes.Statistics({ null_count, min_value: buffer(min_value), max_value: buffer(max_value), min: buffer(min), max: buffer(max) });
 }
 
-/**
- * One row group from two encodings of its columns, `head`'s then `tail`'s (`encodeLastRowGroup`
- * splits a group so): chunks and bodies in that order, as one encoding of them all makes them.
- */
-export function joinRowGroups(head: CompressedRowGroup, tail: CompressedRowGroup): CompressedRowGroup {
-  const body = new Uint8Array(head.body.length + tail.body.length);
-  body.set(head.body);
-  body.set(tail.body, head.body.length);
-  return { rows: head.rows, body, chunks: [...head.chunks, ...tail.chunks], plain: [...head.plain, ...tail.plain] };
-}
-
 /** The row group's bytes and its footer entry, for a group that starts at file offset `offset`. */
 export function placeRowGroup(group: CompressedRowGroup, offset: number): EncodedRowGroup {
   const columns: unknown[] = [];

@@ -13,8 +13,8 @@
  * are encoded here and never start a thread.
  */
 import { Worker } from 'node:worker_threads';
-import { encodeRowGroup, joinRowGroups, type CompressedRowGroup } from './parquet-columns.ts';
-import type { CellColumn, CellColumns, ColumnSpec, PlainColumns } from './parquet-types.ts';
+import { encodeRowGroup, type CompressedRowGroup } from './parquet-columns.ts';
+import type { CellColumns, ColumnSpec, PlainColumns } from './parquet-types.ts';
 
 /** What the writer asks the worker (`parquet-encoder-worker.ts`). */
 export interface EncodeRequest {
@@ -47,58 +47,22 @@ export function encodeRowGroupOffThread(specs: readonly ColumnSpec[], cells: Cel
 }
 
 /**
- * Encodes a file's last row group with this thread's help: the writer has no rows left to gather,
- * so rather than wait for the worker alone it encodes the group's last columns itself while the
- * worker encodes the first ones, and the two halves are joined in column order (the same bytes as
- * one encoding). A file of few row groups (20,000 sandbox short videos make two) spent a fifth of
- * its time on its last group, this thread idle.
- */
-export async function encodeLastRowGroup(specs: readonly ColumnSpec[], cells: CellColumns, plain: PlainColumns): Promise<CompressedRowGroup> {
-  const split = splitColumns(cells.columns);
-  if (cells.rows * specs.length < WORKER_MIN_CELLS || split === 0) return encodeRowGroupOffThread(specs, cells, plain);
-  const part = (from: number, to?: number): [readonly ColumnSpec[], CellColumns, PlainColumns] => [
-    specs.slice(from, to),
-    { rows: cells.rows, columns: cells.columns.slice(from, to) },
-    plain.slice(from, to),
-  ];
-  // The worker's part is posted first, so it is under way while this thread encodes its own.
-  const [head, tail] = await Promise.all([encoderWorker().encode(...part(0, split)), encodeRowGroup(...part(split))]);
-  return joinRowGroups(head, tail);
-}
-
-/**
- * Where to cut a group's columns so both parts take about as long to encode, by the bytes their
- * pages hold before compression (each entry's level, a number's 8 bytes, a text value's length and
- * bytes); 0 when there is nothing to share.
- */
-function splitColumns(columns: readonly CellColumn[]): number {
-  const cost = columns.map(({ entries, lengths, textBytes }) => entries + (lengths === undefined ? 8 * entries : 4 * entries + (textBytes ?? 0)));
-  const half = cost.reduce((sum, bytes) => sum + bytes, 0) / 2;
-  let sum = 0;
-  for (let c = 0; c < cost.length - 1; c++) {
-    sum += cost[c];
-    if (sum >= half) return c + 1;
-  }
-  return 0;
-}
-
-/**
- * Starts the shared worker if it is not running: on a file's first large group, or before it (the
- * writer, as soon as its first group is sure to go to the worker), so the thread's start (about
- * 0.1 s) passes while rows are still being gathered.
+ * Starts the shared worker if it is not running. The writer calls it as soon as its first group is
+ * sure to go to the worker (`workerRows`), so the thread's start (about 0.1 s: a thread and the
+ * encoder's modules) passes while that group's rows are still being gathered.
  */
 export function startEncoderWorker(): void {
   encoderWorker();
 }
 
+/** How many rows of `columns` columns make a group large enough to be encoded in the worker. */
+export function workerRows(columns: number): number {
+  return Math.ceil(WORKER_MIN_CELLS / Math.max(1, columns));
+}
+
 function encoderWorker(): EncoderWorker {
   shared ??= new EncoderWorker();
   return shared;
-}
-
-/** How many rows of `columns` columns make a group large enough for the worker. */
-export function workerRows(columns: number): number {
-  return Math.ceil(WORKER_MIN_CELLS / Math.max(1, columns));
 }
 
 /**
