@@ -118,25 +118,11 @@ export function joinName(prefix: string, key: string): string {
   return prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
 }
 
-/**
- * Only `YYYY-MM-DDTHH:mm:ss.sssZ`, the one form that comes back unchanged from a TIMESTAMP: each `0`
- * here stands for a digit, every other character for itself.
- */
-const ISO_INSTANT = '0000-00-00T00:00:00.000Z';
-
-/** Whether `text` has the form of `ISO_INSTANT`, read by character codes: a regular expression was a fifth of `timestampOf`'s time on generated posts. */
-function isInstantForm(text: string): boolean {
-  if (text.length !== ISO_INSTANT.length) return false;
-  for (let i = 0; i < ISO_INSTANT.length; i++) {
-    const code = text.charCodeAt(i);
-    const form = ISO_INSTANT.charCodeAt(i);
-    if (form === 0x30 ? code < 0x30 || code > 0x39 : code !== form) return false;
-  }
-  return true;
-}
+/** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function timestampOf(text: string): number | undefined {
-  if (!isInstantForm(text)) return undefined;
+  if (text.length !== 24 || !ISO_INSTANT.test(text)) return undefined;
   // Read the fields straight from the character codes: this runs once per cell of every timestamp
   // column, and building a Date to format it back was the Parquet sink's costliest step.
   const year = digits(text, 0, 4);
