@@ -24,8 +24,12 @@
  *
  * Last, publishing into a nested dataset over 25 runs of an object keyed by date (`_map-publish.ts`).
  *
- *   npx tsx bench/sinks.ts [records]            (default 1,000,000)
- *   npx tsx bench/sinks.ts [records] fix-up     (only the fix-up's cost)
+ * `--parquet` measures only the Parquet writer against DuckDB's COPY (generated records, posts,
+ * short videos), for comparing one change of the writer quickly; `fix-up` only the fix-up's cost.
+ *
+ *   npx tsx bench/sinks.ts [records] [--parquet]     (default 1,000,000)
+ *   npx tsx bench/sinks.ts [records] fix-up          (only the fix-up's cost)
+ *   npm run bench -- sinks -- 200000 --parquet
  */
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -143,7 +147,13 @@ async function child(kind: string, count: number, path: string): Promise<void> {
   process.stdout.write(`${seconds} ${process.resourceUsage().maxRSS / 1024}\n`);
 }
 
-function measure(kind: string, count: number, path: string): { seconds: number; rssMb: number } {
+/** One child's run: its seconds and peak RSS. */
+interface Measured {
+  seconds: number;
+  rssMb: number;
+}
+
+function measure(kind: string, count: number, path: string): Measured {
   const self = fileURLToPath(import.meta.url);
   const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--child', kind, String(count), path], {
     encoding: 'utf8',
@@ -252,27 +262,34 @@ function medianOf<T>(runs: number, run: (index: number) => T, key: (result: T) =
   return results[Math.floor(runs / 2)];
 }
 
+/** Generation alone, plain NDJSON, and the NDJSON and CSV sinks: speed and peak RSS, against `ndjson` (toNdjson's run). */
+function benchTextSinks(dir: string, count: number, ndjson: Measured, line: (label: string, m: Measured) => void): void {
+  line('generate only', measure('generate', count, join(dir, 'none')));
+  const plain = measure('plain-ndjson', count, join(dir, 'plain.ndjson'));
+  line('plain JSON.stringify', plain);
+  line('toNdjson', ndjson);
+  const csv = measure('csv', count, join(dir, 'out.csv'));
+  line('toCsv', csv);
+  console.log(`ratio toNdjson / plain JSON.stringify: ${(plain.seconds / ndjson.seconds).toFixed(2)}x (target ≥ 0.8x)`);
+  console.log(`peak RSS, NDJSON / CSV: ${ndjson.rssMb.toFixed(0)} / ${csv.rssMb.toFixed(0)} MB (target < 300 MB)`);
+}
+
 function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(2)} MB`;
 }
 
-/** Runs every measurement for `count` records and prints one plain line per result. */
-export async function benchSinks(count = 1_000_000): Promise<void> {
+/** Runs every measurement for `count` records (only the Parquet ones with `parquetOnly`) and prints one plain line per result. */
+export async function benchSinks(count = 1_000_000, parquetOnly = false): Promise<void> {
   if (!Number.isSafeInteger(count) || count < 1) throw new TypeError(`records must be a positive integer, got ${count}`);
   const dir = mkdtempSync(join(tmpdir(), 'socialstream-bench-sinks-'));
   const rate = (seconds: number): string => `${Math.round(count / seconds).toLocaleString('en-US')} records/s`;
-  const line = (label: string, m: { seconds: number; rssMb: number }): void =>
+  const line = (label: string, m: Measured): void =>
     console.log(`${label.padEnd(24)} ${m.seconds.toFixed(2).padStart(7)} s  ${rate(m.seconds).padStart(20)}  peak RSS ${m.rssMb.toFixed(0)} MB`);
   try {
     console.log(`sinks: ${count.toLocaleString('en-US')} subforum-post-like records, each run in its own child process`);
-    const generate = measure('generate', count, join(dir, 'none'));
-    line('generate only', generate);
-    const plain = measure('plain-ndjson', count, join(dir, 'plain.ndjson'));
-    line('plain JSON.stringify', plain);
+    // DuckDB's side reads the records from toNdjson's file.
     const ndjson = measure('ndjson', count, join(dir, 'out.ndjson'));
-    line('toNdjson', ndjson);
-    const csv = measure('csv', count, join(dir, 'out.csv'));
-    line('toCsv', csv);
+    if (!parquetOnly) benchTextSinks(dir, count, ndjson, line);
     // The speed ratio against DuckDB is the figure with a target: take the median of three runs of
     // each side, since one run of either can land on a busy moment of the machine.
     const parquet = medianOf(RATIO_RUNS, () => measure('parquet', count, join(dir, 'out.parquet')), (m) => m.seconds);
@@ -283,17 +300,17 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     for (let run = 0; run < RATIO_RUNS; run++) ducks.push(await duckdbCopy(join(dir, 'out.ndjson'), join(dir, 'duck.parquet')));
     const duck = medianOf(RATIO_RUNS, (run) => ducks[run], (seconds) => seconds);
     console.log(`${`DuckDB COPY (median of ${RATIO_RUNS})`.padEnd(24)} ${duck.toFixed(2).padStart(7)} s  ${rate(duck).padStart(20)}`);
-    console.log(`ratio toNdjson / plain JSON.stringify: ${(plain.seconds / ndjson.seconds).toFixed(2)}x (target ≥ 0.8x)`);
     console.log(`ratio toParquet nested / DuckDB COPY:  ${(duck / parquet.seconds).toFixed(2)}x`);
     console.log(`ratio toParquet flat / DuckDB COPY:    ${(duck / parquetFlat.seconds).toFixed(2)}x`);
     const sizes = [join(dir, 'out.parquet'), join(dir, 'flat.parquet'), join(dir, 'duck.parquet')].map((file) => mb(statSync(file).size));
     console.log(`Parquet size nested / flat / DuckDB:   ${sizes.join(' / ')}`);
-    const worst = Math.max(ndjson.rssMb, csv.rssMb, parquet.rssMb, parquetFlat.rssMb);
-    console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
+    console.log(`peak RSS, Parquet nested / flat: ${parquet.rssMb.toFixed(0)} / ${parquetFlat.rssMb.toFixed(0)} MB (target < 300 MB)`);
     await benchSandboxParquet(dir, 'forum/subforum posts', SANDBOX_POSTS, (client, n) => client.forum.subforum({ subforum: `typescript-n${n}` }));
     await benchSandboxParquet(dir, 'shortvideo/videos', SANDBOX_VIDEOS, (client, n) => client.shortvideo.videos({ handle: `creator-n${n}` }));
-    benchFixUp(dir, count);
-    await benchMapPublish();
+    if (!parquetOnly) {
+      benchFixUp(dir, count);
+      await benchMapPublish();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -313,6 +330,11 @@ function benchFixUpOnly(count: number): void {
 // Run only when executed as a script (`npx tsx bench/sinks.ts`), not when imported by bench/index.ts.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (process.argv[2] === '--child') await child(process.argv[3], Number(process.argv[4]), process.argv[5]);
-  else if (process.argv[3] === 'fix-up') benchFixUpOnly(Number(process.argv[2]));
-  else await benchSinks(process.argv[2] === undefined ? undefined : Number(process.argv[2]));
+  else {
+    const words = process.argv.slice(2);
+    const records = words.find((word) => word !== '--parquet' && word !== 'fix-up');
+    const count = records === undefined ? undefined : Number(records);
+    if (words.includes('fix-up')) benchFixUpOnly(count ?? 100_000);
+    else await benchSinks(count, words.includes('--parquet'));
+  }
 }

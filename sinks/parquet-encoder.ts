@@ -43,8 +43,26 @@ const WORKER_MIN_CELLS = 20_000;
 /** Encodes one row group (`encodeRowGroup`), in the worker when the group is large enough. */
 export function encodeRowGroupOffThread(specs: readonly ColumnSpec[], cells: CellColumns, plain: PlainColumns): Promise<CompressedRowGroup> {
   if (cells.rows * specs.length < WORKER_MIN_CELLS) return encodeRowGroup(specs, cells, plain);
+  return encoderWorker().encode(specs, cells, plain);
+}
+
+/**
+ * Starts the shared worker if it is not running. The writer calls it as soon as its first group is
+ * sure to go to the worker (`workerRows`), so the thread's start (about 0.1 s: a thread and the
+ * encoder's modules) passes while that group's rows are still being gathered.
+ */
+export function startEncoderWorker(): void {
+  encoderWorker();
+}
+
+/** How many rows of `columns` columns make a group large enough to be encoded in the worker. */
+export function workerRows(columns: number): number {
+  return Math.ceil(WORKER_MIN_CELLS / Math.max(1, columns));
+}
+
+function encoderWorker(): EncoderWorker {
   shared ??= new EncoderWorker();
-  return shared.encode(specs, cells, plain);
+  return shared;
 }
 
 /**
@@ -88,6 +106,7 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
+/** The worker thread and the groups it has not answered yet. */
 class EncoderWorker {
   readonly #worker: Worker | undefined;
   readonly #jobs = new Map<number, Job>();

@@ -7,7 +7,7 @@ import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { Destination } from './atomic.ts';
 import { RowGroupCells } from './parquet-cells.ts';
 import { encodeRowGroup, placeRowGroup, type CompressedRowGroup } from './parquet-columns.ts';
-import { encodeRowGroupOffThread } from './parquet-encoder.ts';
+import { encodeRowGroupOffThread, startEncoderWorker, workerRows } from './parquet-encoder.ts';
 import { PARQUET_TYPE } from './parquet-nested.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { CellColumnType, ColumnSpec, PlainColumns } from './parquet-types.ts';
@@ -45,6 +45,11 @@ export class ParquetFile {
    * groups reach the file in order and memory holds three groups at most.
    */
   private writing: Promise<void> = Promise.resolve();
+  /**
+   * Once the group being gathered holds this many rows it will be encoded in the worker, which is
+   * started then (`startEncoderWorker`); never (-1) when groups are encoded on this thread.
+   */
+  private workerRows = -1;
 
   constructor(
     private readonly destination: Destination,
@@ -66,6 +71,7 @@ export class ParquetFile {
   async begin(specs: ColumnSpec[]): Promise<void> {
     this.specs = specs;
     this.cells = new RowGroupCells(specs.map(cellType), this.options.rowGroupSize);
+    if (this.options.offThread) this.workerRows = workerRows(specs.length);
     await this.write(MAGIC);
   }
 
@@ -82,6 +88,7 @@ export class ParquetFile {
 
   /** After each row: a full group goes to be encoded (a promise only when it had to wait). */
   rowAdded(): Promise<void> | undefined {
+    if (this.cells.rows === this.workerRows) startEncoderWorker();
     return this.cells.full ? this.flush() : undefined;
   }
 

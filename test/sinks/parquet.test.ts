@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toParquet } from '../../sinks/index.ts';
@@ -176,6 +177,20 @@ describe("toParquet row groups in the encoder's worker", () => {
     expect(await stopEncoderWorker()).toBe(false);
     expect(await readBack(path)).toEqual(expected);
   });
+
+  for (const layout of ['nested', 'flat'] as const) {
+    it(`writes the same ${layout} file with its groups encoded in the worker as on the writer's thread`, async () => {
+      // Four groups (a field added in the third, a column's kind changing in the fourth), each large enough for the worker.
+      const records = hostileRecords(7_000);
+      const onThread = join(dir, `same-${layout}-thread.parquet`);
+      const inWorker = join(dir, `same-${layout}-worker.parquet`);
+      await toParquet(records, onThread, { layout, rowGroupSize: 2_000, encoder: 'thread' });
+      await stopEncoderWorker();
+      await toParquet(records, inWorker, { layout, rowGroupSize: 2_000 });
+      expect(await stopEncoderWorker()).toBe(true);
+      expect(readFileSync(inWorker).equals(readFileSync(onThread))).toBe(true);
+    });
+  }
 
   it('starts no worker for a file of one small row group', async () => {
     await stopEncoderWorker();
