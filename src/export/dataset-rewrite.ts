@@ -309,7 +309,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const { paths } = operation;
   const dir = paths.dir;
   const from = operation.partitioning;
-  const groups = inPartition(groupsOf(await scanParts(dir, operation), by), only);
+  const groups = inPartition(groupsOf(await scanParts(dir, operation, only), by), only);
   const parts = [...groups.values()].flat();
   const converting = parquetLayout !== undefined && parquetLayout !== recordedLayout(operation.schema!);
   const schema = converting ? await convertedSchema(operation.schema!, parts, parquetLayout) : operation.schema!;
@@ -373,7 +373,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   for (const index of await keyIndexFiles(paths, only)) if (!targets.has(index)) journal.removes.push(relative(dir, index));
   await writeCompactionJournal(paths, journal);
   if (finish) await finishCompaction(paths);
-  const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }), by), only).values()].flat();
+  const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }, only), by), only).values()].flat();
   return {
     parts: { before: parts.length, after: finish ? after.length : journal.renames.length },
     bytes: { before: bytes, after: after.reduce((sum, part) => sum + part.bytes, 0) },
