@@ -25,7 +25,7 @@ import { fromNdjson } from './from-ndjson.ts';
 import { ndjsonWriter } from './ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from './parquet.ts';
 import type { NestedField, Shape } from './parquet-nested.ts';
-import { splitColumnName, type ColumnKind } from './rows.ts';
+import { OVERFLOW_NAME, splitColumnName, type ColumnKind } from './rows.ts';
 import { runSink, type SinkResult } from './run.ts';
 import { setField } from '../src/operations/unkey.ts';
 
@@ -44,8 +44,17 @@ export interface PartSchema {
 }
 
 /**
+ * Names (lower case) of the top-level fields a dataset keeps in `_extra` whatever its columns: a record's own fields named
+ * like a column the dataset adds (`src/export/dataset-columns.ts` `heldNames`). A record staged or read back for a merge
+ * holds them in its field `_extra`, by path (`holdOwnFields`), and a part writes that field's values into its `_extra`
+ * column as they are, beside the dataset's own columns of those names.
+ */
+export type HeldNames = ReadonlySet<string>;
+
+/**
  * Writes `records` to `path` (any name: staged parts must not end in the format's extension, or a
- * reader globbing the dataset would see them) with the schema's columns and kinds, atomically.
+ * reader globbing the dataset would see them) with the schema's columns and kinds, atomically. A
+ * record's field `_extra` holds values bound for the overflow column (`HeldNames`).
  */
 export function writePart(records: AnyIterable<unknown>, path: string, schema: PartSchema): Promise<SinkResult> {
   const { format, columns } = schema;
@@ -53,25 +62,27 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
   if (format === 'parquet' && schema.parquetLayout === 'nested') {
     // Every part of a nested dataset has the recorded shapes (`dataset-nested.ts`), never its own sample's.
     const shapes = columns.length === 0 ? {} : { shapes: nestedFields(columns) };
-    return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested' }));
+    return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested', held: true }));
   }
   // Records with no field at all give no columns; the sinks then plan from the records themselves.
   // CSV is text: an untyped column is an empty one. A Parquet part leaves it out (`DatasetKind`).
   const leaves = leavesOf(columns).flatMap(({ name, kind }) => (kind !== 'untyped' ? [{ name, kind }] : format === 'csv' ? [{ name, kind: 'string' as const }] : []));
-  const pinned =
-    leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) };
+  const pinned = {
+    held: true,
+    ...(leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) }),
+  };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
   // A flat dataset's parts pin dotted columns (sinks/README.md).
   return runSink(records, path, (destination) => parquetWriter(destination, { ...pinned, layout: 'flat' }));
 }
 
-/** The records of a part file, as a run merges them. */
-export function readPart(path: string, format: DatasetFormat): AsyncIterable<Record_> {
+/** The records of a part file, as a run merges them: as they were staged, the values of `held` names in their field `_extra`. */
+export function readPart(path: string, format: DatasetFormat, held: HeldNames): AsyncIterable<Record_> {
   if (format === 'ndjson') return fromNdjson(path);
-  return format === 'csv' ? readCsvPart(path) : readParquetPart(path);
+  return format === 'csv' ? readCsvPart(path, held) : readParquetPart(path, held);
 }
 
-async function* readParquetPart(path: string): AsyncGenerator<Record_> {
+async function* readParquetPart(path: string, held: HeldNames): AsyncGenerator<Record_> {
   const file = await asyncBufferFromFile(path);
   const metadata = await parquetMetadataAsync(file);
   const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
@@ -87,12 +98,12 @@ async function* readParquetPart(path: string): AsyncGenerator<Record_> {
     const { renamed, root } = ownNames(metadata);
     const rows = (await parquetReadObjects({ file, metadata: renamed })) as Record<string, unknown>[];
     const fields = described.fields ?? [];
-    for (const row of rows) yield nestedRecordOf(row, fields, root, overflow);
+    for (const row of rows) yield nestedRecordOf(row, fields, root, overflow, held);
     return;
   }
   const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
   const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
-  for (const row of rows) yield recordOf(row, kinds, overflow);
+  for (const row of rows) yield recordOf(row, kinds, overflow, held);
 }
 
 /**
@@ -125,7 +136,7 @@ export async function overflowCounts(path: string, format: DatasetFormat): Promi
   return counts;
 }
 
-async function* readCsvPart(path: string): AsyncGenerator<Record_> {
+async function* readCsvPart(path: string, held: HeldNames): AsyncGenerator<Record_> {
   const file = createReadStream(path);
   const rows = parse<Record<string, string>, Record<string, string>>({ headers: true });
   file.on('error', (error) => rows.destroy(error));
@@ -139,25 +150,38 @@ async function* readCsvPart(path: string): AsyncGenerator<Record_> {
   for await (const row of rows as AsyncIterable<Record<string, string>>) {
     const cells: Record<string, string> = {};
     for (const [name, cell] of Object.entries(row)) if (cell !== '') cells[name] = cell;
-    yield recordOf(cells, untyped, overflow);
+    yield recordOf(cells, untyped, overflow, held);
   }
 }
 
 /** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
 type Cell = string | number | boolean | bigint | Date | null | undefined;
 
-function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string): Record_ {
+function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string, held: HeldNames): Record_ {
   const record: Record_ = {};
+  let spilled: string | undefined;
   for (const [name, cell] of Object.entries(row)) {
     // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
     if (cell === null || cell === undefined) continue;
-    if (name === overflow) {
-      for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
-    } else {
-      setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
-    }
+    if (name === overflow) spilled = String(cell);
+    else setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
   }
+  if (spilled !== undefined) putSpilled(record, spilled, held);
   return record;
+}
+
+/**
+ * Puts the values of a part's `_extra` cell back where they were: each at its path, but those of `held` names into the
+ * record's field `_extra` (as staged), where they cannot take the place of the dataset's own columns of those names.
+ */
+function putSpilled(record: Record_, cell: string, held: HeldNames): void {
+  let holder: Record_ | undefined;
+  for (const [path, value] of Object.entries(parseExact(cell) as Record_)) {
+    const keys = splitColumnName(path);
+    if (keys.length === 1 && held.has(keys[0].toLowerCase())) setField((holder ??= {}), path, value);
+    else setPath(record, keys, value);
+  }
+  if (holder !== undefined) setField(record, OVERFLOW_NAME, holder);
 }
 
 /** A schema element of a part read under names of our own: the name hyparquet gives it, its children by their names in the part. */
@@ -216,11 +240,11 @@ function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Elemen
  * are absent (NULL and absent are the same in a part), list elements keep their nulls, JSON text
  * leaves are parsed, and `_extra`'s values go back to their dotted paths.
  */
-function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string): Record_ {
+function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string, held: HeldNames): Record_ {
   const record = structOf(row, fields, root);
   const token = root.children.get(overflow)?.token;
   const spilled = token === undefined ? undefined : row[token];
-  if (typeof spilled === 'string') for (const [path, value] of Object.entries(parseExact(spilled) as Record_)) setPath(record, splitColumnName(path), value);
+  if (typeof spilled === 'string') putSpilled(record, spilled, held);
   return record;
 }
 

@@ -7,7 +7,7 @@
  * stop at the first drifting page, before another is bought.
  */
 import type { SchemaDrift } from '../src/errors.ts';
-import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, RowLayout, type ColumnKind } from './rows.ts';
+import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, OVERFLOW_NAME, RowLayout, type ColumnKind } from './rows.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
@@ -131,6 +131,8 @@ export class SchemaTracker implements DatasetSchemaTracker {
   observe(records: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): PageDrift {
     const drift: PageDrift = { added: [], conflicting: [] };
     for (const observed of RowLayout.observe(records, maxDepth)) {
+      // A record's field `_extra` holds values bound for the overflow column (`HeldNames`), never a column.
+      if (isHolder(observed.name)) continue;
       this.#seen.add(observed.name);
       const known = this.#columns.has(observed.name);
       if (!known) {
@@ -167,6 +169,11 @@ export class SchemaTracker implements DatasetSchemaTracker {
       ...(widened.length === 0 ? {} : { widened }),
     };
   }
+}
+
+/** Whether a flat column's name lies in a record's field `_extra`, which holds values bound for the overflow column. */
+function isHolder(name: string): boolean {
+  return name === OVERFLOW_NAME || name.startsWith(`${OVERFLOW_NAME}.`);
 }
 
 /**

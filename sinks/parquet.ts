@@ -19,7 +19,7 @@ import { ParquetFile } from './parquet-file.ts';
 import { NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
 import type { ColumnSpec, PhysicalType } from './parquet-types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type ColumnKind, type RowOptions } from './rows.ts';
+import { checkRowOptions, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type ColumnKind, type PartRowOptions, type RowOptions } from './rows.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { sampledWriter, tableWriter } from './table.ts';
@@ -51,7 +51,7 @@ export interface ParquetOptions extends RowOptions {
 }
 
 /** What the dataset code writes parts with besides `ParquetOptions` (its recorded nested fields, `NestedLayout.plan`), and an export its file (its record). */
-export interface ParquetWriterOptions extends ParquetOptions {
+export interface ParquetWriterOptions extends ParquetOptions, PartRowOptions {
   shapes?: readonly NestedField[];
   /**
    * More key-value metadata for the footer, asked for when the footer is written: an export's file
@@ -143,7 +143,7 @@ export function parquetWriter(destination: Destination, options: ParquetWriterOp
 }
 
 /** The flat layout: one optional column per dotted leaf path, fed a row of cells per record (`rows.ts`). */
-function flatWriter(file: ParquetFile, options: ParquetOptions): RecordWriter {
+function flatWriter(file: ParquetFile, options: ParquetWriterOptions): RecordWriter {
   return tableWriter(
     {
       async begin(layout, names) {

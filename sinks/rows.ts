@@ -61,6 +61,15 @@ export interface RowOptions {
   kinds?: Readonly<Record<string, ColumnKind>>;
 }
 
+/**
+ * What a dataset's part writers take besides `RowOptions` (`sinks/dataset-parts.ts`), never a file's sink: `held`, that
+ * a record's field named like the overflow column holds values bound for it by path (a record's own fields named like a
+ * column the dataset adds, `src/export/dataset-columns.ts`), written into it as they are rather than as a field.
+ */
+export interface PartRowOptions extends RowOptions {
+  held?: boolean;
+}
+
 export const DEFAULT_SAMPLE_SIZE = 1000;
 /**
  * An object with more distinct keys than this is keyed by data (dates, ids), not by field names:
@@ -261,7 +270,11 @@ export class RowLayout {
   /** The column names as a tree of raw keys, so a record is matched key by key without building names. */
   private readonly root: KeyIndex<PathNode>;
 
-  private constructor(columns: Column[]) {
+  private constructor(
+    columns: Column[],
+    /** Whether a record's field named like the overflow column holds values bound for it (`PartRowOptions.held`). */
+    private readonly held = false,
+  ) {
     this.columns = columns;
     this.root = pathTree(columns.map((column) => column.name));
     const names = new Set(columns.map((column) => column.name));
@@ -275,15 +288,15 @@ export class RowLayout {
     return [...this.columns.map((column) => column.name), this.overflowName];
   }
 
-  static plan(sample: readonly unknown[], options: RowOptions, typed: boolean): RowLayout {
-    const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds } = options;
+  static plan(sample: readonly unknown[], options: PartRowOptions, typed: boolean): RowLayout {
+    const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds, held } = options;
     const names = columns ? [...columns] : discoverColumns(sample, maxDepth);
-    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined })));
+    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined })), held);
     const pinned = (name: string): boolean => kinds !== undefined && Object.hasOwn(kinds, name);
     // A dataset pins every column: then the sample need not be counted.
     const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names);
     const kindOfColumn = (name: string, i: number) => (pinned(name) ? kinds![name] : (settleKind(counts[i]) ?? 'string'));
-    return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })));
+    return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })), held);
   }
 
   /**
@@ -338,6 +351,10 @@ export class RowLayout {
     for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
+      if (this.held && prefix === '' && key === this.overflowName && isPlainObject(value)) {
+        for (const path in value) visitor.overflow(path, value[path]);
+        continue;
+      }
       const node = children.find(key, at++);
       if (node === undefined) {
         // NULL and an absent field read the same: a null needs no column.

@@ -3,7 +3,7 @@
  * from them, then stream every row. Only the sample is ever held; with explicit untyped `columns`
  * nothing is.
  */
-import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type Cell, type RowOptions } from './rows.ts';
+import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type Cell, type PartRowOptions } from './rows.ts';
 import type { RecordWriter } from './run.ts';
 import { Repairs, wellFormed } from './strings.ts';
 
@@ -24,7 +24,7 @@ export interface SampledFormat {
 }
 
 /** The flat layout: one cell per dotted column (`rows.ts`). */
-export function tableWriter(format: TableFormat, options: RowOptions, typed: boolean): RecordWriter {
+export function tableWriter(format: TableFormat, options: PartRowOptions, typed: boolean): RecordWriter {
   const sampleSize = options.columns && !typed ? 0 : (options.sampleSize ?? DEFAULT_SAMPLE_SIZE);
   return sampledWriter(
     {

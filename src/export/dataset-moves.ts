@@ -13,6 +13,7 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './dataset-buckets.ts';
 import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './dataset-key-index.ts';
+import { heldNames } from './dataset-columns.ts';
 import { dropKey, keyOfRow } from './dataset-keys.ts';
 import type { DatasetPaths, Partitioning } from './dataset-store.ts';
 
@@ -143,7 +144,7 @@ export class PassKeys {
     for (const [key, targets] of this.#targets) if (!targets.has(partition)) look(key);
     for (const standIn of this.#aliases.keys()) look(standIn);
     for (const [path, keys] of wanted) {
-      for await (const row of readPart(path, format)) {
+      for await (const row of readPart(path, format, heldNames(partitioning))) {
         const stored = keyOfRow(op, row);
         if (stored === undefined || !keys.has(stored)) continue;
         add(this.#aliases.get(stored) ?? stored, { partition, stored, row, incoming: false });

@@ -13,7 +13,8 @@ import { mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColu
 import { joinName, splitColumnName } from '../../sinks/rows.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import type { RecordedSchema, ScannedPart } from './dataset-scan.ts';
-import type { DatasetPaths } from './dataset-store.ts';
+import { heldNames } from './dataset-columns.ts';
+import { LEGACY_PARTITIONING, type DatasetPaths } from './dataset-store.ts';
 
 /** The layout a new Parquet dataset records. */
 export const DEFAULT_DATASET_LAYOUT: ParquetLayout = 'nested';
@@ -64,7 +65,7 @@ export async function convertedSchema(schema: RecordedSchema, parts: readonly Sc
   const tracker = schemaTracker([], target);
   for (const part of parts) {
     let chunk: Record<string, unknown>[] = [];
-    for await (const row of readPart(part.path, schema.format)) {
+    for await (const row of readPart(part.path, schema.format, heldNames(schema.partitioning ?? LEGACY_PARTITIONING))) {
       chunk.push(row);
       if (chunk.length >= 1_000) {
         tracker.observe(chunk);

@@ -13,7 +13,8 @@ import type { SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, type DatasetFormat, type PartSchema } from '../../sinks/dataset-parts.ts';
+import { readPart, type DatasetFormat, type HeldNames, type PartSchema } from '../../sinks/dataset-parts.ts';
+import { heldNames } from './dataset-columns.ts';
 import { mergeSchemas, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
@@ -288,7 +289,7 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
     const merge = new BucketMerge(op);
     // A row an older version published without a fetch time gets one, below every stamp of this version.
     const older = olderStamp((await stat(target).catch(() => undefined))?.mtimeMs ?? 0);
-    for await (const row of readExisting(target, format)) {
+    for await (const row of readExisting(target, format, heldNames(context.partitioning))) {
       const key = keyOfRow(op, row);
       if (key !== undefined && removed.has(key)) continue;
       merge.add(typeof row[FETCHED_AT] === 'string' ? row : { ...row, [FETCHED_AT]: older }, key);
@@ -400,9 +401,9 @@ async function keepRest(paths: DatasetPaths, commit: Commit): Promise<KeptRest |
 }
 
 /** The rows of a part, none when it does not exist yet. */
-async function* readExisting(path: string, format: DatasetFormat): AsyncGenerator<Record<string, unknown>> {
+async function* readExisting(path: string, format: DatasetFormat, held: HeldNames): AsyncGenerator<Record<string, unknown>> {
   try {
-    yield* readPart(path, format);
+    yield* readPart(path, format, held);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     const reason = error instanceof Error ? error.message : String(error);

@@ -18,6 +18,7 @@ import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart } from '../../sinks/dataset-parts.ts';
+import { heldNames } from './dataset-columns.ts';
 import { mergeSchemas } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPartName, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
@@ -328,12 +329,13 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const staging = compactionStaging(paths);
   const targets = new Set<string>();
   // A key kept in several partitions, or under its stand-in beside its own, keeps its later fetch alone.
-  const outranked = await outrankedVersions(spec, paths, operation.format, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
+  const held = heldNames(from);
+  const outranked = await outrankedVersions(spec, paths, operation.format, held, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
   let rows = 0;
   for (const [partition, group] of groups) {
     const merge = new BucketMerge(spec);
     for (const part of group) {
-      for await (const record of readPart(part.path, operation.format)) {
+      for await (const record of readPart(part.path, operation.format, held)) {
         // A row goes where a later publish looks for it: the partition of its own time.
         if (partitionOf(timeOf(spec, record), by) !== partition) {
           throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);

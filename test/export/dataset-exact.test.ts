@@ -2,7 +2,7 @@
  * A dataset gives back exactly what went in, as one table (docs/datasets.md "Merges
  * give back what went in", "Columns the dataset adds", "One table"): a merge reads a part back and
  * writes every record again unchanged; a record's own field named like a column the dataset adds is
- * refused by name; a compaction to the other layout and back keeps every column; and Polars reads
+ * kept in `_extra` under its own path; a compaction to the other layout and back keeps every column; and Polars reads
  * every part as one table through the schema file the dataset keeps, whichever part is newest.
  * Read back by DuckDB, Polars (nodejs-polars) and arrow-rs (parquet-wasm).
  */
@@ -12,7 +12,7 @@ import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClient, DatasetError } from '../../src/index.ts';
+import { createClient } from '../../src/index.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { compactDataset, datasetInfo, describeDatasetInfo, toDataset as intoDataset } from '../../src/export/index.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
@@ -82,13 +82,40 @@ describe('merges give back what went in', () => {
 });
 
 describe('columns the dataset adds', () => {
-  for (const field of ['_fetched_at', '_KEY', '_Extra', '_stand_in', '_Date']) {
-    it(`refuses records with a field of their own named ${field}, naming it, and publishes nothing`, async () => {
+  /** Records with fields of their own named like the dataset's columns: `k` has no id, so the dataset keys it by `_key`. */
+  const OWN: object[] = [
+    { id: 'a', created_utc: MARCH, _fetched_at: 'mine', _key: 'my key', _extra: { note: 'mine', n: 1 }, _date: '1999-01', _Fetched_At: 7 },
+    { permalink: '/r/x/k', created_utc: MARCH, title: 'keyless', _key: 'k of my own' },
+  ];
+  /** Each row's own values as `_extra` holds them and the dataset's columns beside them, as DuckDB reads them. */
+  const ownAndAdded = (dir: string) =>
+    query(
+      `SELECT coalesce(id, title) AS id, _extra, _fetched_at LIKE '2%' AS stamped, _key, _date FROM ${table(dir)} ORDER BY id`,
+    ).then((rows) => rows.map((row): Record<string, unknown> => ({ ...row, _extra: JSON.parse(String(row._extra)) as unknown })));
+  const expected = [
+    { id: 'a', _extra: { _fetched_at: 'mine', _key: 'my key', _extra: { note: 'mine', n: 1 }, _date: '1999-01', _Fetched_At: 7 }, stamped: true, _key: null, _date: '2024-03' },
+    { id: 'keyless', _extra: { _key: 'k of my own' }, stamped: true, _key: expect.stringMatching(/\S/) as unknown, _date: '2024-03' },
+  ];
+
+  for (const layout of LAYOUTS) {
+    it(`keeps a record's own _fetched_at, _key, _extra and _date (any case) in _extra under their own paths, the ${layout} dataset's columns intact`, async () => {
       const dir = freshDir();
-      const error = await toDataset([{ id: 'a', created_utc: MARCH, [field]: 'mine' }], dir).catch((failure: unknown) => failure);
-      expect(error).toBeInstanceOf(DatasetError);
-      expect((error as Error).message).toMatch(new RegExp(`have a field ${field.toLowerCase()}\\b.*Nothing of this run was published`));
-      expect(() => readdirSync(join(dir, 'forum'))).toThrow(/ENOENT/);
+      await toDataset(OWN, dir, { layout, params: { subforum: 'own' } });
+      const rows = await ownAndAdded(dir);
+      expect(rows).toEqual(expected);
+      expect(rows[1]._key).not.toBe('k of my own');
+      const [{ mine }] = await query(`SELECT json_extract_string(_extra, '$._fetched_at') AS mine FROM ${table(dir)} WHERE id = 'a'`);
+      expect(mine).toBe('mine');
+    });
+
+    it(`keeps them so when a later run merges into the same month of a ${layout} dataset`, async () => {
+      const dir = freshDir();
+      await toDataset(OWN, dir, { layout, params: { subforum: 'own' } });
+      const before = await ownAndAdded(dir);
+      await toDataset([{ id: 'p9', created_utc: MARCH, _date: 'later' }], dir, { layout, params: { subforum: 'later' } });
+      const after = await ownAndAdded(dir);
+      expect(after.filter((row) => row.id !== 'p9')).toEqual(before);
+      expect(after.find((row) => row.id === 'p9')).toMatchObject({ _extra: { _date: 'later' }, _date: '2024-03' });
     });
   }
 });
