@@ -17,7 +17,7 @@
  * (median of three runs each): file sizes (both snappy, each tool's default), speed, and
  * which columns carry statistics and dictionaries, as DuckDB's `parquet_metadata()` reads them.
  *
- * Last, publishing into a nested dataset over 25 runs of an object keyed by date (`_map-publish.ts`).
+ * Last, publishing into a nested dataset, then a flat one, over 25 runs of an object keyed by date (`_map-publish.ts`).
  *
  *   npx tsx bench/sinks.ts [records]     (default 1,000,000)
  */
@@ -249,7 +249,8 @@ export async function benchSinks(count = 1_000_000): Promise<void> {
     console.log(`peak RSS, worst sink: ${worst.toFixed(0)} MB (target < 300 MB)`);
     await benchSandboxParquet(dir, 'forum/subforum posts', SANDBOX_POSTS, (client, n) => client.forum.subforum({ subforum: `typescript-n${n}` }));
     await benchSandboxParquet(dir, 'shortvideo/videos', SANDBOX_VIDEOS, (client, n) => client.shortvideo.videos({ handle: `creator-n${n}` }));
-    await benchMapPublish();
+    await benchMapPublish(25, 'nested');
+    await benchMapPublish(25, 'flat');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -84,7 +84,8 @@ export function csvWriter(destination: Destination, options: CsvOptions & PartRo
         await line(names.map(csvField));
       },
       writeRow(row) {
-        return line(row.map(toField));
+        // An untyped layout plans no MAP column (`RowLayout.plan`): every cell is a `Cell`.
+        return line((row as Cell[]).map(toField));
       },
       async end() {
         if (pending !== '') await destination.write(pending);

@@ -19,13 +19,13 @@ import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type Fil
 import type { AnyIterable } from '../src/operators/types.ts';
 import { csvWriter } from './csv.ts';
 import { nestedFields } from './dataset-nested.ts';
-import { leavesOf, type SchemaColumn } from './dataset-schema.ts';
+import { flatColumnsOf, type SchemaColumn } from './dataset-schema.ts';
 import { parseExact } from '../src/exact-json.ts';
 import { fromNdjson } from './from-ndjson.ts';
 import { ndjsonWriter } from './ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from './parquet.ts';
 import type { NestedField, Shape } from './parquet-nested.ts';
-import { OVERFLOW_NAME, splitColumnName, type ColumnKind } from './rows.ts';
+import { isPlainObject, OVERFLOW_NAME, splitColumnName, type ColumnKind } from './rows.ts';
 import { runSink, type SinkResult } from './run.ts';
 import { setField } from '../src/operations/unkey.ts';
 
@@ -66,14 +66,28 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
   }
   // Records with no field at all give no columns; the sinks then plan from the records themselves.
   // CSV is text: an untyped column is an empty one. A Parquet part leaves it out (`DatasetKind`).
-  const leaves = leavesOf(columns).flatMap(({ name, kind }) => (kind !== 'untyped' ? [{ name, kind }] : format === 'csv' ? [{ name, kind: 'string' as const }] : []));
+  const leaves = typedColumns(columns, format);
+  const maps = leaves.flatMap((column) => (column.map ? [column.name] : []));
   const pinned = {
     held: true,
     ...(leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) }),
+    ...(maps.length === 0 ? {} : { maps }),
   };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
   // A flat dataset's parts pin dotted columns (sinks/README.md).
   return runSink(records, path, (destination) => parquetWriter(destination, { ...pinned, layout: 'flat' }));
+}
+
+/**
+ * A flat dataset's columns as its parts hold them: each with its kind (a MAP's values'), an untyped one left out of
+ * Parquet parts (`DatasetKind`), and an empty one in CSV, which is text; so is a MAP in CSV (a CSV dataset records none).
+ */
+export function typedColumns(columns: readonly SchemaColumn[], format: DatasetFormat): { name: string; kind: ColumnKind; map?: true }[] {
+  return flatColumnsOf(columns).flatMap((column) => {
+    const kind = column.kind === 'map' ? column.value.kind : column.kind;
+    if (kind === 'untyped') return format === 'csv' ? [{ name: column.name, kind: 'string' as const }] : [];
+    return [{ name: column.name, kind, ...(column.kind === 'map' ? { map: true as const } : {}) }];
+  });
 }
 
 /** The records of a part file, as a run merges them: as they were staged, the values of `held` names in their field `_extra`. */
@@ -88,7 +102,7 @@ async function* readParquetPart(path: string, held: HeldNames): AsyncGenerator<R
   const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
   const described = JSON.parse(entry?.value ?? '{}') as {
     layout?: ParquetLayout;
-    columns?: { name: string; kind: ColumnKind }[];
+    columns?: { name: string; kind: ColumnKind; map?: true }[];
     fields?: NestedField[];
     overflow?: string;
   };
@@ -101,9 +115,19 @@ async function* readParquetPart(path: string, held: HeldNames): AsyncGenerator<R
     for (const row of rows) yield nestedRecordOf(row, fields, root, overflow, held);
     return;
   }
-  const rows = (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[];
-  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
-  for (const row of rows) yield recordOf(row, kinds, overflow, held);
+  const columns = described.columns ?? [];
+  const kinds = new Map(columns.map((column) => [column.name, column.kind]));
+  const maps = new Set(columns.flatMap((column) => (column.map === undefined ? [] : [column.name])));
+  if (maps.size === 0) {
+    for (const row of (await parquetReadObjects({ file, metadata })) as Record<string, Cell>[]) yield recordOf(row, kinds, overflow, held);
+    return;
+  }
+  // A MAP column's leaves have paths (`name`, `key_value`, `key`), which hyparquet would join with the dots in flat names: read under names of our own.
+  const { renamed, root } = ownNames(metadata);
+  const tokens = [...root.children].map(([name, element]) => [name, element.token] as const);
+  for (const read of (await parquetReadObjects({ file, metadata: renamed })) as Record<string, unknown>[]) {
+    yield recordOf(Object.fromEntries(tokens.map(([name, token]) => [name, read[token] as Cell | MapEntries])), kinds, overflow, held);
+  }
 }
 
 /**
@@ -157,13 +181,17 @@ async function* readCsvPart(path: string, held: HeldNames): AsyncGenerator<Recor
 /** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
 type Cell = string | number | boolean | bigint | Date | null | undefined;
 
-function recordOf(row: Record<string, Cell>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string, held: HeldNames): Record_ {
+/** A MAP column's cell as hyparquet gives it: an object of its entries (a flat dataset's, `PartRowOptions.maps`). */
+type MapEntries = Record<string, Cell>;
+
+function recordOf(row: Record<string, Cell | MapEntries>, kinds: ReadonlyMap<string, ColumnKind>, overflow: string, held: HeldNames): Record_ {
   const record: Record_ = {};
   let spilled: string | undefined;
   for (const [name, cell] of Object.entries(row)) {
     // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
     if (cell === null || cell === undefined) continue;
-    if (name === overflow) spilled = String(cell);
+    if (isPlainObject(cell)) setPath(record, splitColumnName(name), entriesOf(cell, kinds.get(name)));
+    else if (name === overflow) spilled = String(cell);
     else setPath(record, splitColumnName(name), valueOf(cell, kinds.get(name)));
   }
   if (spilled !== undefined) putSpilled(record, spilled, held);
@@ -268,6 +296,13 @@ function nestedValueOf(value: unknown, shape: Shape, element: Element): unknown 
     return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, nestedValueOf(item, shape.map, valueElement!) ?? null]));
   }
   return valueOf(value as Cell, shape.kind);
+}
+
+/** A MAP's entries as the object they were written from, each value as its kind gives it back. */
+function entriesOf(map: MapEntries, kind: ColumnKind | undefined): Record_ {
+  const object: Record_ = {};
+  for (const [key, cell] of Object.entries(map)) setField(object, key, cell === null || cell === undefined ? null : valueOf(cell, kind));
+  return object;
 }
 
 function valueOf(cell: Cell, kind: ColumnKind | undefined): unknown {

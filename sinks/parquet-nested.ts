@@ -504,8 +504,8 @@ function repairShape(shape: Shape, repairs: Repairs): Shape {
 
 const { FieldRepetitionType, ConvertedType, Type } = parquetTypes;
 
-/** Appends the schema elements of one optional field, depth first. */
-function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = FieldRepetitionType.OPTIONAL): void {
+/** Appends the schema elements of one optional field, depth first (the flat layout's MAP columns too: `parquet.ts`). */
+export function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = FieldRepetitionType.OPTIONAL): void {
   if ('kind' in shape) {
     const { physical, converted } = PARQUET_TYPE[shape.kind];
     elements.push(

@@ -39,12 +39,23 @@ export type ColumnKind = (typeof COLUMN_KINDS)[number];
 export interface Column {
   /** Escaped, dotted path: `author.name`, `a\.b`. */
   readonly name: string;
-  /** What the column holds; `undefined` in untyped layouts. */
+  /** What the column holds (a MAP column: its values); `undefined` in untyped layouts. */
   readonly kind: ColumnKind | undefined;
+  /** A MAP column: the object at its path is keyed by data, each entry a key and a value of `kind` (`PartRowOptions.maps`). */
+  readonly map?: true;
 }
 
 /** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; a bigint column's may be bigints. */
 export type Cell = string | number | bigint | boolean | null;
+
+/** A MAP column's cell: its entries' keys and their values' cells, in the record's order. */
+export interface MapCell {
+  readonly keys: string[];
+  readonly values: Cell[];
+}
+
+/** A cell of a row: a MAP column's is a `MapCell` (only a flat dataset's Parquet parts plan one). */
+export type RowCell = Cell | MapCell;
 
 /** Options every sink that writes rows takes (CSV, Parquet): how columns are found and named. */
 export interface RowOptions {
@@ -64,10 +75,12 @@ export interface RowOptions {
 /**
  * What a dataset's part writers take besides `RowOptions` (`sinks/dataset-parts.ts`), never a file's sink: `held`, that
  * a record's field named like the overflow column holds values bound for it by path (a record's own fields named like a
- * column the dataset adds, `src/export/dataset-columns.ts`), written into it as they are rather than as a field.
+ * column the dataset adds, `src/export/dataset-columns.ts`), written into it as they are rather than as a field; and
+ * `maps`, the pinned columns that are MAPs (a flat dataset's objects keyed by data), of the kind `kinds` gives their values.
  */
 export interface PartRowOptions extends RowOptions {
   held?: boolean;
+  maps?: readonly string[];
 }
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
@@ -294,29 +307,41 @@ export class RowLayout {
     if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined })), held);
     const pinned = (name: string): boolean => kinds !== undefined && Object.hasOwn(kinds, name);
     // A dataset pins every column: then the sample need not be counted.
-    const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names);
+    const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names.map((name) => ({ name, kind: undefined })));
     const kindOfColumn = (name: string, i: number) => (pinned(name) ? kinds![name] : (settleKind(counts[i]) ?? 'string'));
-    return new RowLayout(names.map((name, i) => ({ name, kind: kindOfColumn(name, i) })), held);
+    const maps = new Set(options.maps);
+    return new RowLayout(
+      names.map((name, i) => ({ name, kind: kindOfColumn(name, i), ...(maps.has(name) ? { map: true as const } : {}) })),
+      held,
+    );
   }
 
   /**
    * The columns a sample's records fill, the kind each would get and how many values of each kind
    * it received; `undefined` for a column that only ever holds null (absence decides nothing).
+   * `maps` (a flat dataset's, `SchemaTracker`): the paths whose objects are MAP columns, counted by
+   * their values' kinds; no other object is then taken as keyed by data, since the dataset counts
+   * an object's keys over every run itself.
    */
-  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): Array<Column & { counts: ReadonlyMap<ColumnKind, number> }> {
-    const names = discoverColumns(sample, maxDepth);
-    const counts = RowLayout.tally(sample, names);
-    return names.map((name, i) => ({ name, kind: settleKind(counts[i]), counts: counts[i] }));
+  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH, maps?: ReadonlySet<string>): Array<Column & { counts: ReadonlyMap<ColumnKind, number> }> {
+    const names = discoverColumns(sample, maxDepth, maps);
+    const columns = names.map((name): Column => ({ name, kind: undefined, ...(maps?.has(name) === true ? { map: true as const } : {}) }));
+    const counts = RowLayout.tally(sample, columns);
+    return columns.map((column, i) => ({ ...column, kind: settleKind(counts[i]), counts: counts[i] }));
   }
 
-  /** How many values of each kind every column receives from the sample. */
-  private static tally(sample: readonly unknown[], names: readonly string[]): Map<ColumnKind, number>[] {
-    const untyped = new RowLayout(names.map((name) => ({ name, kind: undefined })));
-    const counts = names.map(() => new Map<ColumnKind, number>());
+  /** How many values of each kind every column receives from the sample (a MAP column: its entries' values). */
+  private static tally(sample: readonly unknown[], columns: readonly Column[]): Map<ColumnKind, number>[] {
+    const untyped = new RowLayout(columns.map(({ name }) => ({ name, kind: undefined })));
+    const counts = columns.map(() => new Map<ColumnKind, number>());
+    const count = (i: number, value: unknown, path: string) => {
+      const kind = kindOf(value, path);
+      counts[i].set(kind, (counts[i].get(kind) ?? 0) + 1);
+    };
     const tally: Visitor = {
       column: (i, value, path) => {
-        const kind = kindOf(value, path);
-        counts[i].set(kind, (counts[i].get(kind) ?? 0) + 1);
+        if (columns[i].map === undefined || !isPlainObject(value)) count(i, value, path);
+        else for (const key in value) if (value[key] !== null && value[key] !== undefined) count(i, value[key], joinName(path, key));
       },
       overflow: () => undefined,
     };
@@ -328,7 +353,7 @@ export class RowLayout {
    * One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed).
    * Strings repaired on the way are counted in `repairs`.
    */
-  toRow(record: unknown, repairs: Repairs = new Repairs()): Cell[] {
+  toRow(record: unknown, repairs: Repairs = new Repairs()): RowCell[] {
     const filler = new RowFiller(this.columns, repairs);
     try {
       this.walk(checkRecord(record), this.root, '', filler);
@@ -408,39 +433,60 @@ interface Visitor {
 
 /** Fills one row: each value into its column's cell, or into the overflow object when it does not fit. */
 class RowFiller implements Visitor {
-  private readonly row: Cell[];
+  private readonly row: RowCell[];
   private spilled: PlainObject | undefined;
 
   constructor(
     private readonly columns: readonly Column[],
     private readonly repairs: Repairs,
   ) {
-    this.row = new Array<Cell>(columns.length + 1).fill(null);
+    this.row = new Array<RowCell>(columns.length + 1).fill(null);
   }
 
   column(index: number, value: unknown, name: string): void {
-    const { kind } = this.columns[index];
+    const { kind, map } = this.columns[index];
     if (kind === undefined) {
       checkJsonValue(value, name);
       this.row[index] = untypedCell(value, this.repairs);
-    } else if (kind === 'timestamp') {
-      const ms = typeof value === 'string' ? timestampOf(value) : undefined;
-      if (ms !== undefined) this.row[index] = ms;
-      else this.overflow(name, value);
-    } else if (fits(kind, value)) {
-      if (kind === 'json') checkJsonValue(value, name);
-      this.row[index] = typedCell(kind, value, this.repairs);
+    } else if (map !== undefined && isPlainObject(value)) {
+      this.row[index] = this.mapCell(kind, value, name);
     } else {
-      checkJsonValue(value, name);
-      this.overflow(name, value);
+      const cell = map === undefined ? this.leafCell(kind, value, name) : undefined;
+      if (cell === undefined) this.overflow(name, value);
+      else this.row[index] = cell;
     }
+  }
+
+  /** The cell of a value in a column of `kind`, or undefined when it cannot hold it (the value then goes to `_extra`). */
+  private leafCell(kind: ColumnKind, value: unknown, name: string): Cell | undefined {
+    checkJsonValue(value, name);
+    if (kind === 'timestamp') return typeof value === 'string' ? timestampOf(value) : undefined;
+    return fits(kind, value) ? typedCell(kind, value, this.repairs) : undefined;
+  }
+
+  /** A MAP column's entries: each key with its value's cell; a value its kind cannot hold goes to `_extra` at its own path. */
+  private mapCell(kind: ColumnKind, object: PlainObject, name: string): MapCell {
+    const keys: string[] = [];
+    const values: Cell[] = [];
+    for (const key in object) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const cell = value === null ? null : this.leafCell(kind, value, joinName(name, key));
+      if (cell === undefined) {
+        this.overflow(joinName(name, key), value);
+        continue;
+      }
+      keys.push(wellFormed(key, this.repairs));
+      values.push(cell);
+    }
+    return { keys, values };
   }
 
   overflow(name: string, value: unknown): void {
     (this.spilled ??= {})[name] = value;
   }
 
-  finish(): Cell[] {
+  finish(): RowCell[] {
     if (this.spilled !== undefined) this.row[this.columns.length] = wellFormedJson(stringifyExact(this.spilled)!, this.repairs);
     return this.row;
   }
@@ -480,9 +526,12 @@ export function checkRecord(record: unknown): PlainObject {
   return record;
 }
 
-/** Every leaf path of the sample, in order of first appearance; a path seen only as null still gets a column. */
-function discoverColumns(sample: readonly unknown[], maxDepth: number): string[] {
-  const keyed = keyedByData(sample, maxDepth);
+/**
+ * Every leaf path of the sample, in order of first appearance; a path seen only as null still gets a column. An object
+ * keyed by data is one column: those of `maps` when given, else those the sample shows (`keyedByData`).
+ */
+function discoverColumns(sample: readonly unknown[], maxDepth: number, maps?: ReadonlySet<string>): string[] {
+  const keyed = maps ?? keyedByData(sample, maxDepth);
   const seen = new Map<string, boolean>();
   const visit = (object: PlainObject, prefix: string, depth: number): void => {
     for (const key of Object.keys(object)) {

@@ -3,7 +3,7 @@
  * from them, then stream every row. Only the sample is ever held; with explicit untyped `columns`
  * nothing is.
  */
-import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type Cell, type PartRowOptions } from './rows.ts';
+import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type PartRowOptions, type RowCell } from './rows.ts';
 import type { RecordWriter } from './run.ts';
 import { Repairs, wellFormed } from './strings.ts';
 
@@ -12,7 +12,7 @@ export interface TableFormat {
   /** `names`: the layout's column names as the file must hold them (well-formed: `strings.ts`). */
   begin(layout: RowLayout, names: string[]): Promise<void>;
   /** Takes one row; a promise only when it had to wait (see `RecordWriter.write`). */
-  writeRow(row: Cell[]): Promise<void> | undefined;
+  writeRow(row: RowCell[]): Promise<void> | undefined;
   end(): Promise<void>;
 }
 

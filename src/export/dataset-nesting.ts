@@ -9,7 +9,7 @@
 import { DatasetLayoutError } from '../errors.ts';
 import { readPart, type DatasetFormat } from '../../sinks/dataset-parts.ts';
 import { NestedSchemaTracker } from '../../sinks/dataset-nested.ts';
-import { mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
+import { mergeFlatSchemas, mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { joinName, splitColumnName } from '../../sinks/rows.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import type { RecordedSchema, ScannedPart } from './dataset-scan.ts';
@@ -51,9 +51,17 @@ export function layoutForRun(schema: RecordedSchema | undefined, format: Dataset
   );
 }
 
-/** How a run's records change the schema of a dataset of `layout` (flat for NDJSON and CSV). */
+/**
+ * How a run's records change the schema of a dataset of `layout` (flat for NDJSON and CSV): a flat Parquet dataset's
+ * objects keyed by data become MAP columns, which only Parquet parts hold.
+ */
 export function schemaTracker(columns: readonly SchemaColumn[], layout: ParquetLayout | undefined): DatasetSchemaTracker {
-  return layout === 'nested' ? new NestedSchemaTracker(columns) : new SchemaTracker(columns);
+  return layout === 'nested' ? new NestedSchemaTracker(columns) : new SchemaTracker(columns, layout === 'flat');
+}
+
+/** `run`'s columns merged into `recorded`'s, in a dataset of `layout`: a flat Parquet one folds objects keyed by data into MAPs (`mergeFlatSchemas`). */
+export function mergeColumns(recorded: readonly SchemaColumn[], run: readonly SchemaColumn[], layout: ParquetLayout | undefined): SchemaColumn[] {
+  return layout === 'flat' ? mergeFlatSchemas(recorded, run) : mergeSchemas(recorded, run);
 }
 
 /**
@@ -76,12 +84,12 @@ export async function convertedSchema(schema: RecordedSchema, parts: readonly Sc
   }
   // A column the schema records but no row fills (a field always null so far) is kept, as `target` holds it: readers still see it, as NULL.
   const recorded = inLayout(schema.columns, recordedLayout(schema) ?? 'flat', target);
-  return { ...schema, columns: inOrderOf(mergeSchemas(tracker.columns(), recorded), recorded), parquetLayout: target };
+  return { ...schema, columns: inOrderOf(mergeColumns(tracker.columns(), recorded, target), recorded), parquetLayout: target };
 }
 
 /**
- * Recorded columns as `to` holds them: a nested dataset's structs as dotted leaves and its lists
- * and maps as JSON text in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
+ * Recorded columns as `to` holds them: a nested dataset's structs as dotted leaves, its lists as
+ * JSON text and its maps as MAPs of leaves in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
  * (a leaf that a shorter one already holds as a leaf is left to what the rows say).
  */
 function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: ParquetLayout): SchemaColumn[] {
@@ -108,8 +116,9 @@ function flattened(columns: readonly SchemaColumn[], prefix: string): SchemaColu
   return columns.flatMap((column): SchemaColumn[] => {
     const name = joinName(prefix, column.name);
     if (column.kind === 'struct') return flattened(column.fields, name);
-    // A flat dataset keeps lists and maps as JSON text (`rows.ts`: an object keyed by data is one value).
-    return [{ name, kind: column.kind === 'list' || column.kind === 'map' ? 'json' : column.kind }];
+    // A flat dataset keeps lists as JSON text, and a map as a MAP of leaves (its values' objects and lists JSON text).
+    if (column.kind === 'map') return [{ name, kind: 'map', value: { kind: column.value.kind === 'struct' || column.value.kind === 'list' || column.value.kind === 'map' ? 'json' : column.value.kind } }];
+    return [{ name, kind: column.kind === 'list' ? 'json' : column.kind }];
   });
 }
 

@@ -15,7 +15,7 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart, type DatasetFormat, type HeldNames, type PartSchema } from '../../sinks/dataset-parts.ts';
 import { heldNames } from './dataset-columns.ts';
-import { mergeSchemas, type DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
+import type { DatasetSchemaTracker } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
 import { fromNdjson, fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
@@ -25,7 +25,7 @@ import { dropKey, keyOfRow, STAND_IN } from './dataset-keys.ts';
 import { PassKeys, type Moves } from './dataset-moves.ts';
 import type { Commit, PassPlanning } from './dataset-commit.ts';
 import { isClockStamp, laterStamp, olderStamp } from './fetch-clock.ts';
-import { schemaTracker } from './dataset-nesting.ts';
+import { mergeColumns, schemaTracker } from './dataset-nesting.ts';
 import { BucketMerge, rowHash, type GroupJournal, type GroupMember } from './dataset-rewrite.ts';
 import type { RecordedSchema } from './dataset-scan.ts';
 import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './dataset-store.ts';
@@ -189,7 +189,7 @@ export class PassPlan implements PassPlanning {
   /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the locks of the partitions and of `movedFrom`. */
   async merge(): Promise<GroupJournal> {
     const { context, commits } = this;
-    const columns = mergeSchemas(context.recorded?.columns ?? [], this.#tracker.columns());
+    const columns = mergeColumns(context.recorded?.columns ?? [], this.#tracker.columns(), context.parquetLayout);
     checkPartitionCollision(context.paths, context.partitioning, columns);
     const schema: RecordedSchema = {
       version: 1,

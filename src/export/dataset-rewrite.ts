@@ -19,7 +19,6 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart } from '../../sinks/dataset-parts.ts';
 import { heldNames } from './dataset-columns.ts';
-import { mergeSchemas } from '../../sinks/dataset-schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPartName, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './dataset-buckets.ts';
 import { outrankedVersions, withFetchedAt } from './dataset-duplicates.ts';
@@ -31,7 +30,7 @@ import { compactionStaging, finishCompaction, writeCompactionJournal, type Compa
 import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './dataset-state.ts';
 import type { DatasetLocks } from './dataset-locks.ts';
 import { compareFetchTimes } from './fetch-clock.ts';
-import { convertedSchema, recordedLayout } from './dataset-nesting.ts';
+import { convertedSchema, mergeColumns, recordedLayout } from './dataset-nesting.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from './durable.ts';
 import { writeState, type ExportState } from './journal.ts';
 import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
@@ -152,7 +151,7 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
 
 /** The schema recorded once a pass's is merged in: another pass may have recorded columns since this one read it, so it is their union. */
 function mergedSchema(recorded: RecordedSchema | undefined, pass: RecordedSchema): RecordedSchema {
-  return { ...pass, columns: mergeSchemas(recorded?.columns ?? [], pass.columns), ...(recorded?.locks === 'queue' ? { locks: 'queue' as const } : {}) };
+  return { ...pass, columns: mergeColumns(recorded?.columns ?? [], pass.columns, recordedLayout(pass)), ...(recorded?.locks === 'queue' ? { locks: 'queue' as const } : {}) };
 }
 
 /** Whether merging a pass's schema changes the one recorded (most passes add no column: they need not take the meta lock). */
@@ -316,7 +315,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const schema = converting ? await convertedSchema(operation.schema!, parts, parquetLayout) : operation.schema!;
   const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
-  const columns = mergeSchemas(schema.columns, [{ name: FETCHED_AT, kind: 'string' }]);
+  const columns = mergeColumns(schema.columns, [{ name: FETCHED_AT, kind: 'string' }], recordedLayout(schema));
   const rewritten: RecordedSchema = { ...schema, columns, partitioning: { by, column: from.column }, layout, keys: 'indexed', shards: undefined };
   const journal: CompactionJournal = {
     version: 1,

@@ -136,17 +136,56 @@ describe('an object keyed by date in a nested dataset', () => {
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId([...first.slice(0, 3), ...again]));
   });
 
-  it('is one column of JSON text after compaction to the flat layout, never a column per date, and a MAP again back in the nested one', async () => {
+  it('is one MAP column after compaction to the flat layout, never a column per date, and a MAP again back in the nested one', async () => {
     const dir = fresh('map-flat');
     const posts = postsOf(0, 5, 50, 0);
     await recordsIntoDataset(posts, dir, { params: { subforum: 'flat' } });
     await compactDataset(dir, { layout: 'flat' });
     const columns = await queryJS(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true))`);
-    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'VARCHAR' }]);
-    const texts = await queryJS(`SELECT id, views_by_day AS text FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true)`);
-    expect(Object.fromEntries(texts.map((row) => [row.id, JSON.parse(String(row.text)) as Daily]))).toEqual(byId(posts));
+    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'MAP(VARCHAR, BIGINT)' }]);
+    for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
     await compactDataset(dir, { layout: 'nested' });
     for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
+  });
+});
+
+describe('an object keyed by date in a flat dataset', () => {
+  /** The recipe of docs/datasets.md for Polars: every part as one table, its schema from the dataset's schema file. */
+  function polarsMaps(dir: string): Record<string, Daily> {
+    const schema = pl.readParquet(readFileSync(new DatasetPaths(dir, 'forum/subforum', 'all').tableSchema)).schema;
+    const frame = pl
+      .scanParquet(`${dir}/forum/subforum/**/*.parquet`, { hivePartitioning: true, schema, missingColumns: 'insert', castOptions: { missingStructFields: 'insert' } })
+      .collectSync();
+    const ids = frame.getColumn('id').toArray() as string[];
+    const entries = frame.getColumn('views_by_day').toArray() as unknown as Array<Array<{ key: string; value: number }>>;
+    return Object.fromEntries(ids.map((id, i) => [id, Object.fromEntries(entries[i].map(({ key, value }) => [key, Number(value)]))]));
+  }
+
+  it('folds its date columns into one MAP once the dates of every run pass the threshold, every value in it for DuckDB, Polars and arrow-rs', async () => {
+    const dir = fresh('flat-map-runs');
+    // Each run brings 80 dates no run had, in a month of its own: none passes the threshold alone, the third run's passes it over all.
+    const runs = [0, 1, 2, 3].map((run) => postsOf(run, 4, 20, run * 80));
+    for (const [i, posts] of runs.entries()) await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: `run${i}` } });
+    const columns = await queryJS(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true))`);
+    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'MAP(VARCHAR, BIGINT)' }]);
+    expect(partTypes(dir)).toHaveLength(4);
+    for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
+    const [fromDuck, , fromArrow] = await mapsOfThree(dir);
+    const all = byId(runs.flat());
+    expect(fromDuck).toEqual(all);
+    expect(polarsMaps(dir)).toEqual(all);
+    expect(fromArrow).toEqual(all);
+  });
+
+  it('says in the drift of the run that passes the threshold that the object widened to a MAP, and rewrites the earlier runs\' parts', async () => {
+    const dir = fresh('flat-map-drift');
+    const runs = [0, 1, 2].map((run) => postsOf(run, 4, 20, run * 80));
+    const summaries: FlatSummary[] = [];
+    for (const [i, posts] of runs.entries()) summaries.push(await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: `run${i}` } }));
+    expect(summaries[1].drift.widened).toBeUndefined();
+    expect(summaries[2].drift.widened).toEqual([{ column: 'views_by_day', from: 'struct', to: 'map' }]);
+    expect(summaries[2].drift.added).toEqual([]);
+    expect(summaries[2].widening?.partitions).toBe(2);
   });
 });
