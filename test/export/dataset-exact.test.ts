@@ -6,7 +6,7 @@
  * every part as one table through the schema file the dataset keeps, whichever part is newest.
  * Read back by DuckDB, Polars (nodejs-polars) and arrow-rs (parquet-wasm).
  */
-import { readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/index.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { compactDataset, datasetInfo, describeDatasetInfo, toDataset as intoDataset } from '../../src/export/index.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -37,12 +38,6 @@ async function duckdbRows(dir: string): Promise<string[]> {
   return rows.map((row) => String(row.row));
 }
 
-/** The part files, each alone. */
-function parts(dir: string): string[] {
-  const folder = join(dir, 'forum/subforum');
-  return (readdirSync(folder, { recursive: true }) as string[]).filter((name) => name.endsWith('.parquet')).map((name) => join(folder, name)).sort();
-}
-
 /** The recipe of docs/guide/datasets.md, as written there for Node: the schema from the dataset's schema file. */
 function polarsTable(dir: string): pl.DataFrame {
   const schema = pl.readParquet(readFileSync(join(dir, '_dataset/forum__subforum/schema.parquet-schema'))).schema;
@@ -53,7 +48,7 @@ function polarsTable(dir: string): pl.DataFrame {
 
 /** Polars' rows of the one part a dataset of one month has but the later run's `p9` (JSON text, so a field `__proto__` stays one), in key order, without `_fetched_at`. */
 function polarsRows(dir: string): string {
-  const [part] = parts(dir);
+  const [part] = datasetParts(dir);
   const frame = pl.readParquet(readFileSync(part)).filter(pl.col('id').neq(pl.lit('p9')));
   return String(frame.drop('_fetched_at').sort('id').writeJSON({ format: 'json' }));
 }
@@ -194,7 +189,7 @@ describe('one table for every reader', () => {
       await toDataset([{ id: 'p1', created_utc: MARCH, a: 1, o: { x: 1 } }], dir, { layout, params: { subforum: 'first' } });
       await toDataset([{ id: 'p2', created_utc: APRIL, b: 's', o: { y: 's' } }], dir, { layout, params: { subforum: 'second' } });
       // A copy that loses file times: the part of the first run looks newest.
-      const [march] = parts(dir);
+      const [march] = datasetParts(dir);
       utimesSync(march, new Date(), new Date(Date.now() + 60_000));
       const frame = polarsTable(dir);
       expect(frame.height).toBe(2);
@@ -211,7 +206,7 @@ describe('one table for every reader', () => {
       const frame = polarsTable(dir).sort('id');
       expect(frame.getColumn('a').toArray()).toEqual([1, null]);
       expect(frame.getColumn('b').toArray()).toEqual([null, 's']);
-      const rows = parts(dir).flatMap((part) => tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).toArray());
+      const rows = datasetParts(dir).flatMap((part) => tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).toArray());
       expect(rows.map((row) => String((row as { id: unknown }).id)).sort()).toEqual(['p1', 'p2']);
     });
   }

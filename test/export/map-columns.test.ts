@@ -4,7 +4,6 @@
  * is a MAP in the schema and in every part, whichever run passed the threshold, so it does not grow
  * a field per date. Read back by DuckDB (`element_at`, `map_keys`), Polars and arrow-rs.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
@@ -17,6 +16,7 @@ import { mergeSchemas, type SchemaColumn } from '../../sinks/dataset-schema.ts';
 import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
 
 const root = scratchDir();
@@ -39,13 +39,9 @@ function postsOf(run: number, records: number, perRecord: number, firstDay: numb
   }));
 }
 
-function partsOf(dir: string): string[] {
-  return execFileSync('find', [dir, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
-}
-
 /** Each part's type of `views_by_day`, as arrow-rs reads the part alone. */
 const partTypes = (dir: string) =>
-  partsOf(dir).map((part) => String(tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).schema.fields.find((field) => field.name === 'views_by_day')?.type));
+  datasetParts(dir).map((part) => String(tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).schema.fields.find((field) => field.name === 'views_by_day')?.type));
 
 const glob = (dir: string) => sqlPath(`${dir}/**/*.parquet`);
 
@@ -56,14 +52,14 @@ async function mapsOfThree(dir: string): Promise<Array<Record<string, Daily>>> {
   );
   const fromDuck = Object.fromEntries(duck.map((row) => [row.id, Object.fromEntries((row.k as string[]).map((key, i) => [key, Number((row.v as bigint[])[i])]))]));
   const fromPolars: Record<string, Daily> = {};
-  for (const part of partsOf(dir)) {
+  for (const part of datasetParts(dir)) {
     const frame = pl.readParquet(part);
     const ids = frame.getColumn('id').toArray() as string[];
     const entries = frame.getColumn('views_by_day').toArray() as unknown as Array<Array<{ key: string; value: number }>>;
     ids.forEach((id, i) => (fromPolars[id] = Object.fromEntries(entries[i].map(({ key, value }) => [key, Number(value)]))));
   }
   const fromArrow: Record<string, Daily> = {};
-  for (const part of partsOf(dir)) {
+  for (const part of datasetParts(dir)) {
     const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream());
     const maps = table.getChild('views_by_day')!;
     table.getChild('id')!.toArray().forEach((id: string, i: number) => {

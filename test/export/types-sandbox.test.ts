@@ -4,7 +4,6 @@
  * `distinguished` are always null, `all_awardings` always empty: they stay `untyped` and out of the
  * parts), no JSON-quoted strings, and reads as one table in DuckDB, Polars and arrow-rs.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
@@ -16,6 +15,7 @@ import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 
 const root = scratchDir();
 const RUNS = 10;
@@ -83,7 +83,7 @@ describe.each(CASES)('a dataset of $operation grown over 10 runs of advance', ({
 
   it('reads as one table in DuckDB, Polars and arrow-rs', () => {
     expect(rows).toBeGreaterThan(40);
-    const parts = execFileSync('find', [dir, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    const parts = datasetParts(dir);
     const frame = pl.concat(
       parts.map((part) => pl.readParquet(part)),
       { how: 'diagonalRelaxed' },

@@ -6,7 +6,6 @@
  * after the sample) and as a dataset over several runs (served over HTTP, through the engine), and
  * read back by DuckDB, Polars and arrow-rs.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
@@ -18,6 +17,7 @@ import { toParquet } from '../../sinks/index.ts';
 import { describeDrift } from '../../sinks/dataset-schema.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
 
 const root = scratchDir();
@@ -33,7 +33,7 @@ function plain(value: unknown): unknown {
 
 function partsOf(target: string): string[] {
   if (target.endsWith('.parquet')) return [target];
-  return execFileSync('find', [target, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
+  return datasetParts(target);
 }
 
 /**
