@@ -340,8 +340,9 @@ export class RowLayout {
     };
     const tally: Visitor = {
       column: (i, value, path) => {
-        if (columns[i].map === undefined || !isPlainObject(value)) count(i, value, path);
-        else for (const key in value) if (value[key] !== null && value[key] !== undefined) count(i, value[key], joinName(path, key));
+        if (columns[i].map === undefined) count(i, value, path);
+        // A MAP's entries type its values; a value at its path that is no object types nothing (it goes to `_extra`).
+        else if (isPlainObject(value)) for (const key in value) if (value[key] !== null && value[key] !== undefined) count(i, value[key], joinName(path, key));
       },
       overflow: () => undefined,
     };
