@@ -184,4 +184,13 @@ describe('an object keyed by date in a flat dataset', () => {
     expect(summaries[2].drift.added).toEqual([]);
     expect(summaries[2].widening?.partitions).toBe(2);
   });
+
+  it('is one MAP from the first run when one page alone passes the threshold', async () => {
+    const dir = fresh('flat-map-first');
+    const posts = postsOf(0, 5, 50, 0);
+    await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: 'first' } });
+    const schema = JSON.parse(readFileSync(new DatasetPaths(dir, 'forum/subforum', 'all').schema, 'utf8')) as { columns: Array<{ name: string }> };
+    expect(schema.columns.filter((column) => column.name.startsWith('views_by_day'))).toEqual([{ name: 'views_by_day', kind: 'map', value: { kind: 'integer' } }]);
+    for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
+  });
 });
