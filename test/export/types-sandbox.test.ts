@@ -11,11 +11,12 @@ import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toDataset } from '../../src/export/index.ts';
-import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Client } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 import { datasetParts } from './helpers/dataset-parts.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 const RUNS = 10;
@@ -24,14 +25,8 @@ type Column = { name: string; kind: string; fields?: Column[]; element?: Column 
 
 let sandbox: Sandbox;
 let client: Client;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, slowMs: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient({ slowMs: 0 })));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
