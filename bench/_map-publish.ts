@@ -3,14 +3,17 @@
  * posts whose `views_by_day` holds dates no run had before (100 new ones a run), as a feed of
  * daily counters does. A nested dataset records such an object as a MAP once it passes
  * `MAP_THRESHOLD` distinct keys, so its type, and what a publish writes, stays the same size; as a
- * STRUCT it grew 100 fields a run and every publish took longer (here run 12's took 37x run 2's). Prints each
- * run's publish seconds, then run 2's and the last run's and their ratio (target: ≤ 1.5×).
+ * STRUCT it grew 100 fields a run and every publish took longer (here run 12's took 37x run 2's).
+ * A flat dataset folds the 100 columns a run adds (`views_by_day.2020-01-01`, …) into one MAP
+ * column once they pass the threshold, and the widening rewrite rewrites the parts that hold them
+ * (inside that run's publish). Prints each run's publish seconds, then run 2's and the last run's
+ * and their ratio (target: ≤ 1.5×), for the nested layout and then the flat one.
  *
  * The posts are served by a tiny service on loopback in the operation's own envelope, so they go
  * through HTTP, the client and the engine as a real run's do. Publish time is measured by wrapping
  * `DatasetDestination.prototype.publish`, as bench/datasets.ts does.
  *
- * Part of `npm run bench -- sinks`; alone: `npx tsx bench/_map-publish.ts [runs]` (default 25).
+ * Part of `npm run bench -- sinks`; alone: `npx tsx bench/_map-publish.ts [runs]` (default 25), both layouts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -21,6 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { createClient, type RecordStream } from '../src/index.ts';
 import { toDataset } from '../src/export/index.ts';
 import { DatasetDestination } from '../src/dataset/destination.ts';
+import type { ParquetLayout } from '../sinks/parquet.ts';
 
 const POSTS_PER_RUN = 300;
 const NEW_DATES_PER_RUN = 100;
@@ -44,8 +48,8 @@ function postsOf(run: number): Array<Record<string, unknown>> {
   }));
 }
 
-/** Publishes `runs` runs into a fresh nested dataset; returns each run's publish seconds. */
-export async function benchMapPublish(runs = 25): Promise<number[]> {
+/** Publishes `runs` runs into a fresh dataset of `layout`; returns each run's publish seconds. */
+export async function benchMapPublish(runs = 25, layout: ParquetLayout = 'nested'): Promise<number[]> {
   if (!Number.isSafeInteger(runs) || runs < 2) throw new TypeError(`runs must be an integer of at least 2, got ${runs}`);
   const seconds: number[] = [];
   const publish = Object.getOwnPropertyDescriptor(DatasetDestination.prototype, 'publish')!;
@@ -67,11 +71,11 @@ export async function benchMapPublish(runs = 25): Promise<number[]> {
   const client = createClient({ apiKey: 'sk_test_bench_map_publish', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, retry: { retries: 0 } });
   const dir = mkdtempSync(join(tmpdir(), 'socialstream-bench-map-publish-'));
   try {
-    console.log(`map publish: ${runs} runs of ${POSTS_PER_RUN} posts, each run ${NEW_DATES_PER_RUN} new dates in views_by_day, into one nested dataset`);
+    console.log(`map publish: ${runs} runs of ${POSTS_PER_RUN} posts, each run ${NEW_DATES_PER_RUN} new dates in views_by_day, into one ${layout} dataset`);
     for (let run = 0; run < runs; run++) {
       served = postsOf(run);
       const stream = (client.stream as (id: string, params: Record<string, string>) => RecordStream<unknown>)('forum/subforum', { subforum: `run${run}` });
-      await toDataset(stream, dir);
+      await toDataset(stream, dir, { layout });
       console.log(`run ${String(run + 1).padStart(2)}  publish ${seconds[run].toFixed(3)} s`);
     }
     const [second, last] = [seconds[1], seconds[runs - 1]];
@@ -94,5 +98,7 @@ function median(values: readonly number[]): number {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await benchMapPublish(process.argv[2] === undefined ? undefined : Number(process.argv[2]));
+  const runs = process.argv[2] === undefined ? undefined : Number(process.argv[2]);
+  await benchMapPublish(runs, 'nested');
+  await benchMapPublish(runs, 'flat');
 }

@@ -309,7 +309,8 @@ export async function benchSinks(count = 1_000_000, parquetOnly = false): Promis
     await benchSandboxParquet(dir, 'shortvideo/videos', SANDBOX_VIDEOS, (client, n) => client.shortvideo.videos({ handle: `creator-n${n}` }));
     if (!parquetOnly) {
       benchFixUp(dir, count);
-      await benchMapPublish();
+      await benchMapPublish(25, 'nested');
+      await benchMapPublish(25, 'flat');
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@
  */
 import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, ROW_OPTIONS, type Cell, type RowOptions } from './rows.ts';
+import { checkRowOptions, ROW_OPTIONS, type Cell, type PartRowOptions, type RowOptions } from './rows.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { tableWriter } from './table.ts';
@@ -61,7 +61,7 @@ export function toCsv(
   return runSink(source, path, (destination) => csvWriter(destination, options));
 }
 
-export function csvWriter(destination: Destination, options: CsvOptions): RecordWriter {
+export function csvWriter(destination: Destination, options: CsvOptions & PartRowOptions): RecordWriter {
   const escapeFormulae = options.escapeFormulae ?? false;
   let pending = '';
 
@@ -84,7 +84,8 @@ export function csvWriter(destination: Destination, options: CsvOptions): Record
         await line(names.map(csvField));
       },
       writeRow(row) {
-        return line(row.map(toField));
+        // An untyped layout plans no MAP column (`RowLayout.plan`): every cell is a `Cell`.
+        return line((row as Cell[]).map(toField));
       },
       async end() {
         if (pending !== '') await destination.write(pending);

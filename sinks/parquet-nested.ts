@@ -48,7 +48,7 @@ import {
   type Cell,
   type ColumnKind,
   type PlainObject,
-  type RowOptions,
+  type PartRowOptions,
 } from './rows.ts';
 import { stringifyExact } from '../src/exact-json.ts';
 import { wellFormed, wellFormedJson, type Repairs } from './strings.ts';
@@ -264,6 +264,8 @@ export class NestedLayout {
     /** Whether a top-level field first seen after the sample becomes a column (not when `columns` chose them). */
     private readonly evolves: boolean,
     private readonly maxDepth: number,
+    /** Whether a record's field named like the overflow column holds values bound for it (`PartRowOptions.held`). */
+    private readonly held = false,
   ) {
     let overflow = OVERFLOW_NAME;
     while (fields.some((field) => field.name === overflow)) overflow = '_' + overflow;
@@ -280,9 +282,9 @@ export class NestedLayout {
    * Plans the layout from the sample: the fields the records have (or those `columns` names), and their
    * shapes; or takes `shapes` as they are (a dataset's recorded schema, so its parts type a field alike).
    */
-  static plan(sample: readonly unknown[], options: RowOptions & { shapes?: readonly NestedField[] }, repairs: Repairs): NestedLayout {
+  static plan(sample: readonly unknown[], options: PartRowOptions & { shapes?: readonly NestedField[] }, repairs: Repairs): NestedLayout {
     const maxDepth = options.maxDepth ?? DEFAULT_NESTED_MAX_DEPTH;
-    if (options.shapes !== undefined) return new NestedLayout([...options.shapes], repairs, false, maxDepth);
+    if (options.shapes !== undefined) return new NestedLayout([...options.shapes], repairs, false, maxDepth, options.held);
     const fields = new Map<string, Seen>();
     for (const record of sample) {
       const object = checkRecord(record);
@@ -295,7 +297,7 @@ export class NestedLayout {
       if (shape !== undefined) return [{ name, shape }];
       return options.columns === undefined ? [] : [{ name, shape: { kind: 'string' } }];
     });
-    return new NestedLayout(planned, repairs, options.columns === undefined, maxDepth);
+    return new NestedLayout(planned, repairs, options.columns === undefined, maxDepth, options.held);
   }
 
   /** The schema elements (depth first) for the file's footer. */
@@ -417,6 +419,10 @@ export class NestedLayout {
     for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
+      if (this.held && node === this.root && key === this.overflowName && isPlainObject(value)) {
+        for (const path in value) (this.spilled ??= {})[path] = value[path];
+        continue;
+      }
       let field = fields.find(key, at++);
       if (field === undefined && holdsNothing(value)) continue;
       if (field === undefined && node === this.root && this.evolves && key !== this.overflowName) field = this.addField(key, value);
@@ -508,8 +514,8 @@ function repairShape(shape: Shape, repairs: Repairs): Shape {
 
 const { FieldRepetitionType, ConvertedType, Type } = parquetTypes;
 
-/** Appends the schema elements of one optional field, depth first. */
-function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = FieldRepetitionType.OPTIONAL): void {
+/** Appends the schema elements of one optional field, depth first (the flat layout's MAP columns too: `parquet.ts`). */
+export function schemaOf(name: string, shape: Shape, elements: unknown[], repetition = FieldRepetitionType.OPTIONAL): void {
   if ('kind' in shape) {
     const { physical, converted } = PARQUET_TYPE[shape.kind];
     elements.push(

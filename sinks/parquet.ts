@@ -18,12 +18,24 @@
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { AnyIterable } from '../src/operators/types.ts';
 import { ParquetFile } from './parquet-file.ts';
-import { DEFAULT_NESTED_MAX_DEPTH, NestedLayout, PARQUET_TYPE, type NestedField } from './parquet-nested.ts';
+import type { RowGroupCells } from './parquet-cells.ts';
+import { DEFAULT_NESTED_MAX_DEPTH, NestedLayout, schemaOf, type NestedField } from './parquet-nested.ts';
 import { Spills, widenColumns, widenFields } from './parquet-widening.ts';
 import { readParquetRecords } from './read-back.ts';
-import type { ColumnSpec, PhysicalType } from './parquet-types.ts';
+import type { ColumnSpec } from './parquet-types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, DEFAULT_MAX_DEPTH, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type ColumnKind, type RowLayout, type RowOptions } from './rows.ts';
+import {
+  checkRowOptions,
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_SAMPLE_SIZE,
+  ROW_OPTIONS,
+  type Cell,
+  type MapCell,
+  type PartRowOptions,
+  type RowCell,
+  type RowLayout,
+  type RowOptions,
+} from './rows.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { sampledWriter, tableWriter } from './table.ts';
@@ -55,7 +67,7 @@ export interface ParquetOptions extends RowOptions {
 }
 
 /** What the dataset code writes parts with besides `ParquetOptions` (its recorded nested fields, `NestedLayout.plan`), and an export its file (its record). */
-export interface ParquetWriterOptions extends ParquetOptions {
+export interface ParquetWriterOptions extends ParquetOptions, PartRowOptions {
   shapes?: readonly NestedField[];
   /**
    * More key-value metadata for the footer, asked for when the footer is written: an export's file
@@ -178,8 +190,12 @@ async function reencode(written: string, writer: RecordWriter): Promise<void> {
   await writer.close();
 }
 
-/** The flat layout: one optional column per dotted leaf path, fed a row of cells per record (`rows.ts`). */
-function flatWriter(file: ParquetFile, options: ParquetOptions): LayoutWriter {
+/**
+ * The flat layout: one optional column per dotted leaf path, fed a row of cells per record (`rows.ts`). A MAP column (a
+ * flat dataset's object keyed by data, `PartRowOptions.maps`) is the Parquet specification's MAP group, as the nested
+ * layout writes one (`parquet-nested.ts`): its `key` and `value` are two leaf columns, filled entry by entry.
+ */
+function flatWriter(file: ParquetFile, options: ParquetWriterOptions): LayoutWriter {
   const pinned = (name: string): boolean => options.kinds !== undefined && Object.hasOwn(options.kinds, name);
   // A dataset's part pins every column: nothing could widen, so nothing is noted.
   const fixes = !(options.columns !== undefined && options.columns.every(pinned));
@@ -187,22 +203,30 @@ function flatWriter(file: ParquetFile, options: ParquetOptions): LayoutWriter {
   // The flat layout descends into an object at depth d only while d < maxDepth; deeper, it is JSON text.
   const spills = fixes ? new Spills(maxDepth - 1) : undefined;
   let layout: RowLayout | undefined;
+  /** Per cell of a row, whether it is a MAP's; none when no column is (each row then goes in whole: `RowGroupCells.add`). */
+  let maps: boolean[] | undefined;
   const writer = tableWriter(
     {
       async begin(planned, names) {
         layout = planned;
-        const kinds: ColumnKind[] = [...layout.columns.map((column) => column.kind ?? 'string'), 'json'];
-        const specs = names.map((name, i) => file.spec([name], kinds[i], 1, 0));
-        // Which VARCHAR columns hold JSON text, and which column overflows: what a reader needs to rebuild records.
-        file.describe(schemaElements(names.map((name, i) => ({ name, ...PARQUET_TYPE[kinds[i]] }))), {
+        const columns = [...layout.columns.map((column, i) => ({ ...column, name: names[i], kind: column.kind ?? 'string' })), { name: names.at(-1)!, kind: 'json' as const }];
+        maps = columns.some((column) => column.map !== undefined) ? columns.map((column) => column.map !== undefined) : undefined;
+        const specs = columns.flatMap(({ name, kind, map }) =>
+          map === undefined ? [file.spec([name], kind, 1, 0)] : [file.spec([name, 'key_value', 'key'], 'string', 2, 1), file.spec([name, 'key_value', 'value'], kind, 3, 1)],
+        );
+        const elements: unknown[] = [new parquetTypes.SchemaElement({ name: 'root', num_children: columns.length })];
+        for (const { name, kind, map } of columns) schemaOf(name, map === undefined ? { kind } : { map: { kind } }, elements);
+        // Which VARCHAR columns hold JSON text, which are MAPs, and which column overflows: what a reader needs to rebuild records.
+        file.describe(elements, {
           layout: 'flat',
-          columns: layout.columns.map(({ kind }, i) => ({ name: names[i], kind })),
+          columns: layout.columns.map(({ kind, map }, i) => ({ name: names[i], kind, ...(map === undefined ? {} : { map }) })),
           overflow: layout.overflowName,
         });
         await file.begin(specs);
       },
       writeRow(row) {
-        file.cells.add(row);
+        if (maps !== undefined) addRowWithMaps(file.cells, row, maps);
+        else file.cells.add(row as Cell[]);
         return file.rowAdded();
       },
       spilled: spills?.note,
@@ -220,6 +244,38 @@ function flatWriter(file: ParquetFile, options: ParquetOptions): LayoutWriter {
       return { ...options, columns: columns.map(({ name }) => name), kinds: Object.fromEntries(columns.map(({ name, kind }) => [name, kind!])) };
     },
   };
+}
+
+/**
+ * A flat row with MAP cells, entry by entry into the row group's columns (a leaf's cell is definition level 1 when set;
+ * a MAP's entries are the repeated `key_value` group: key at level 2, value at 3 when set, an empty map at 1).
+ */
+function addRowWithMaps(cells: RowGroupCells, row: readonly RowCell[], maps: readonly boolean[]): void {
+  cells.beginRow();
+  let c = 0;
+  row.forEach((cell, i) => {
+    if (!maps[i]) {
+      if (cell === null) cells.push(c++, 0, 0);
+      else cells.push(c++, 1, 0, cell as Exclude<Cell, null>);
+      return;
+    }
+    const entries = cell as MapCell | null;
+    if (entries === null || entries.keys.length === 0) {
+      // NULL, or a map without entries.
+      const level = entries === null ? 0 : 1;
+      cells.push(c, level, 0);
+      cells.push(c + 1, level, 0);
+    } else {
+      entries.keys.forEach((key, at) => {
+        const value = entries.values[at];
+        cells.push(c, 2, at === 0 ? 0 : 1, key);
+        if (value === null) cells.push(c + 1, 2, at === 0 ? 0 : 1);
+        else cells.push(c + 1, 3, at === 0 ? 0 : 1, value);
+      });
+    }
+    c += 2;
+  });
+  cells.endRow();
 }
 
 /** The nested layout: records shredded into STRUCT and LIST columns (`parquet-nested.ts`). */
@@ -264,20 +320,4 @@ function nestedWriter(file: ParquetFile, options: ParquetWriterOptions): LayoutW
  */
 function defaultEncoder(): ParquetEncoder {
   return 'Deno' in globalThis ? 'thread' : 'worker';
-}
-
-/** The thrift schema: a root holding one optional leaf per column. */
-function schemaElements(columns: Array<{ name: string; physical: PhysicalType; converted?: string }>): unknown[] {
-  return [
-    new parquetTypes.SchemaElement({ name: 'root', num_children: columns.length }),
-    ...columns.map(
-      ({ name, physical, converted }) =>
-        new parquetTypes.SchemaElement({
-          name,
-          type: parquetTypes.Type[physical],
-          repetition_type: parquetTypes.FieldRepetitionType.OPTIONAL,
-          converted_type: converted === undefined ? undefined : parquetTypes.ConvertedType[converted],
-        }),
-    ),
-  ];
 }

@@ -12,45 +12,68 @@ import { parseExact } from '../src/exact-json.ts';
 import { setField } from '../src/operations/unkey.ts';
 import { COLUMNS_METADATA_KEY } from './parquet-file.ts';
 import type { NestedField, Shape } from './parquet-nested.ts';
-import { splitColumnName, type ColumnKind } from './rows.ts';
+import { isPlainObject, OVERFLOW_NAME, splitColumnName, type ColumnKind } from './rows.ts';
 
 type Record_ = Record<string, unknown>;
 
-/** The records of a Parquet file written by `parquet.ts` (either layout), in order, a row group at a time. */
-export async function* readParquetRecords(path: string): AsyncGenerator<Record_> {
+/**
+ * Names (lower case) of top-level fields a record holds in its field `_extra`, by path, rather than at
+ * its top: a dataset's record's own fields named like a column the dataset adds (`_fetched_at`, `_key`,
+ * `_extra`, its Hive key; `src/dataset/columns.ts`). A part writes them into its `_extra` column beside
+ * the dataset's own columns of those names, and reading it back puts them into the record's `_extra` again.
+ */
+export type HeldNames = ReadonlySet<string>;
+
+const NONE_HELD: HeldNames = new Set();
+
+/**
+ * The records of a Parquet file written by `parquet.ts` (either layout), in order, a row group at a
+ * time; `held`: a dataset part's (`HeldNames`).
+ */
+export async function* readParquetRecords(path: string, held: HeldNames = NONE_HELD): AsyncGenerator<Record_> {
   const file = await asyncBufferFromFile(path);
   const metadata = await parquetMetadataAsync(file);
   const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
   const described = JSON.parse(entry?.value ?? '{}') as {
     layout?: 'nested' | 'flat';
-    columns?: { name: string; kind: ColumnKind }[];
+    columns?: { name: string; kind: ColumnKind; map?: true }[];
     fields?: NestedField[];
     overflow?: string;
   };
   const overflow = described.overflow ?? '_extra';
   const nested = described.layout === 'nested';
-  const { renamed, root } = nested ? ownNames(metadata) : { renamed: metadata, root: undefined };
+  const columns = described.columns ?? [];
+  // A flat MAP column's leaves have paths (`name`, `key_value`, `key`), which hyparquet would join with the dots in flat names: read under names of our own.
+  const ownNamed = nested || columns.some((column) => column.map !== undefined);
+  const { renamed, root } = ownNamed ? ownNames(metadata) : { renamed: metadata, root: undefined };
   const fields = described.fields ?? [];
-  const kinds = new Map((described.columns ?? []).map((column) => [column.name, column.kind]));
-  const flatRecord = flatRecords(kinds, overflow);
+  const flatRecord = flatRecords(new Map(columns.map((column) => [column.name, column.kind])), overflow, held);
+  const tokens = root === undefined || nested ? undefined : [...root.children].map(([name, element]) => [name, element.token] as const);
   let rowStart = 0;
   for (const group of metadata.row_groups) {
     const rowEnd = rowStart + Number(group.num_rows);
     const rows = (await parquetReadObjects({ file, metadata: renamed, rowStart, rowEnd })) as Record<string, unknown>[];
     rowStart = rowEnd;
-    for (const row of rows) yield root === undefined ? flatRecord(row as Record<string, Cell>) : nestedRecordOf(row, fields, root, overflow);
+    for (const row of rows) {
+      if (nested) yield nestedRecordOf(row, fields, root!, overflow, held);
+      else if (tokens === undefined) yield flatRecord(row as Record<string, Cell>);
+      else yield flatRecord(Object.fromEntries(tokens.map(([name, token]) => [name, row[token] as Cell | MapEntries])));
+    }
   }
 }
 
 /** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
 export type Cell = string | number | boolean | bigint | Date | null | undefined;
 
+/** A MAP column's cell as hyparquet gives it: an object of its entries (a flat dataset's, `PartRowOptions.maps`). */
+type MapEntries = Record<string, Cell>;
+
 /**
  * How a flat row (Parquet or CSV) becomes the record it was: dotted names split, `_extra` put back
  * at its paths. Each column's name is split once, not once a row (a re-encoded file's rows went
  * through `splitColumnName` per cell, most of the time it took to read them back).
  */
-export function flatRecords(kinds: ReadonlyMap<string, ColumnKind>, overflow: string): (row: Record<string, Cell>) => Record_ {
+export function flatRecords(kinds: ReadonlyMap<string, ColumnKind>, overflow: string, held: HeldNames = NONE_HELD): (row: Record<string, Cell | MapEntries>) => Record_ {
   const columns = new Map<string, { keys: string[]; kind: ColumnKind | undefined }>();
   const columnOf = (name: string) => {
     let column = columns.get(name);
@@ -59,19 +82,40 @@ export function flatRecords(kinds: ReadonlyMap<string, ColumnKind>, overflow: st
   };
   return (row) => {
     const record: Record_ = {};
+    let spilled: string | undefined;
     for (const name in row) {
       const cell = row[name];
       // NULL and an absent field are the same in a part (sinks/README.md): a record gets neither.
       if (cell === null || cell === undefined) continue;
-      if (name === overflow) {
-        for (const [path, value] of Object.entries(parseExact(String(cell)) as Record_)) setPath(record, splitColumnName(path), value);
-      } else {
-        const { keys, kind } = columnOf(name);
-        setPath(record, keys, valueOf(cell, kind));
-      }
+      const { keys, kind } = columnOf(name);
+      if (isPlainObject(cell)) setPath(record, keys, entriesOf(cell, kind));
+      else if (name === overflow) spilled = String(cell);
+      else setPath(record, keys, valueOf(cell, kind));
     }
+    if (spilled !== undefined) putSpilled(record, spilled, held);
     return record;
   };
+}
+
+/**
+ * Puts the values of a row's `_extra` cell back where they were: each at its path, but those of `held` names into the
+ * record's field `_extra` (as staged), where they cannot take the place of the dataset's own columns of those names.
+ */
+function putSpilled(record: Record_, cell: string, held: HeldNames): void {
+  let holder: Record_ | undefined;
+  for (const [path, value] of Object.entries(parseExact(cell) as Record_)) {
+    const keys = splitColumnName(path);
+    if (keys.length === 1 && held.has(keys[0].toLowerCase())) setField((holder ??= {}), path, value);
+    else setPath(record, keys, value);
+  }
+  if (holder !== undefined) setField(record, OVERFLOW_NAME, holder);
+}
+
+/** A MAP's entries as the object they were written from, each value as its kind gives it back. */
+function entriesOf(map: MapEntries, kind: ColumnKind | undefined): Record_ {
+  const object: Record_ = {};
+  for (const [key, cell] of Object.entries(map)) setField(object, key, cell === null || cell === undefined ? null : valueOf(cell, kind));
+  return object;
 }
 
 /** A schema element of a part read under names of our own: the name hyparquet gives it, its children by their names in the part. */
@@ -130,11 +174,11 @@ function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Elemen
  * are absent (NULL and absent are the same in a part), list elements keep their nulls, JSON text
  * leaves are parsed, and `_extra`'s values go back to their dotted paths.
  */
-function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string): Record_ {
+function nestedRecordOf(row: Record<string, unknown>, fields: readonly NestedField[], root: Element, overflow: string, held: HeldNames): Record_ {
   const record = structOf(row, fields, root);
   const token = root.children.get(overflow)?.token;
   const spilled = token === undefined ? undefined : row[token];
-  if (typeof spilled === 'string') for (const [path, value] of Object.entries(parseExact(spilled) as Record_)) setPath(record, splitColumnName(path), value);
+  if (typeof spilled === 'string') putSpilled(record, spilled, held);
   return record;
 }
 

@@ -40,7 +40,7 @@ export type ColumnKind = (typeof COLUMN_KINDS)[number];
 export interface Column {
   /** Escaped, dotted path: `author.name`, `a\.b`. */
   readonly name: string;
-  /** What the column holds; `undefined` in untyped layouts. */
+  /** What the column holds (a MAP column: its values); `undefined` in untyped layouts. */
   readonly kind: ColumnKind | undefined;
   /**
    * A typed layout's column that nothing in the sample typed (only null there): written as
@@ -48,10 +48,21 @@ export interface Column {
    * the column by it (`parquet-widening.ts`).
    */
   readonly untyped?: boolean;
+  /** A MAP column: the object at its path is keyed by data, each entry a key and a value of `kind` (`PartRowOptions.maps`). */
+  readonly map?: true;
 }
 
 /** A cell: a number, boolean or text; a timestamp column's cells are epoch milliseconds; a bigint column's may be bigints. */
 export type Cell = string | number | bigint | boolean | null;
+
+/** A MAP column's cell: its entries' keys and their values' cells, in the record's order. */
+export interface MapCell {
+  readonly keys: string[];
+  readonly values: Cell[];
+}
+
+/** A cell of a row: a MAP column's is a `MapCell` (only a flat dataset's Parquet parts plan one). */
+export type RowCell = Cell | MapCell;
 
 /** Options every sink that writes rows takes (CSV, Parquet): how columns are found and named. */
 export interface RowOptions {
@@ -66,6 +77,17 @@ export interface RowOptions {
    * its recorded schema this way, so every part file types a column alike.
    */
   kinds?: Readonly<Record<string, ColumnKind>>;
+}
+
+/**
+ * What a dataset's part writers take besides `RowOptions` (`src/dataset/parts.ts`), never a file's sink: `held`, that
+ * a record's field named like the overflow column holds values bound for it by path (a record's own fields named like a
+ * column the dataset adds, `src/dataset/columns.ts`), written into it as they are rather than as a field; and
+ * `maps`, the pinned columns that are MAPs (a flat dataset's objects keyed by data), of the kind `kinds` gives their values.
+ */
+export interface PartRowOptions extends RowOptions {
+  held?: boolean;
+  maps?: readonly string[];
 }
 
 export const DEFAULT_SAMPLE_SIZE = 1000;
@@ -268,7 +290,11 @@ export class RowLayout {
   /** The column names as a tree of raw keys, so a record is matched key by key without building names. */
   private readonly root: KeyIndex<PathNode>;
 
-  private constructor(columns: Column[]) {
+  private constructor(
+    columns: Column[],
+    /** Whether a record's field named like the overflow column holds values bound for it (`PartRowOptions.held`). */
+    private readonly held = false,
+  ) {
     this.columns = columns;
     this.root = pathTree(columns.map((column) => column.name));
     const names = new Set(columns.map((column) => column.name));
@@ -282,40 +308,52 @@ export class RowLayout {
     return [...this.columns.map((column) => column.name), this.overflowName];
   }
 
-  static plan(sample: readonly unknown[], options: RowOptions, typed: boolean): RowLayout {
-    const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds } = options;
+  static plan(sample: readonly unknown[], options: PartRowOptions, typed: boolean): RowLayout {
+    const { columns, maxDepth = DEFAULT_MAX_DEPTH, kinds, held } = options;
     const names = columns ? [...columns] : discoverColumns(sample, maxDepth);
-    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined, untyped: false })));
+    if (!typed) return new RowLayout(names.map((name) => ({ name, kind: undefined, untyped: false })), held);
     const pinned = (name: string): boolean => kinds !== undefined && Object.hasOwn(kinds, name);
     // A dataset pins every column: then the sample need not be counted.
-    const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names);
+    const counts = names.every(pinned) ? [] : RowLayout.tally(sample, names.map((name) => ({ name, kind: undefined })));
+    const maps = new Set(options.maps);
     return new RowLayout(
       names.map((name, i) => {
-        if (pinned(name)) return { name, kind: kinds![name], untyped: false };
+        const map = maps.has(name) ? { map: true as const } : {};
+        if (pinned(name)) return { name, kind: kinds![name], untyped: false, ...map };
         const kind = settleKind(counts[i]);
-        return { name, kind: kind ?? 'string', untyped: kind === undefined };
+        return { name, kind: kind ?? 'string', untyped: kind === undefined, ...map };
       }),
+      held,
     );
   }
 
   /**
    * The columns a sample's records fill, the kind each would get and how many values of each kind
    * it received; `undefined` for a column that only ever holds null (absence decides nothing).
+   * `maps` (a flat dataset's, `SchemaTracker`): the paths whose objects are MAP columns, counted by
+   * their values' kinds; no other object is then taken as keyed by data, since the dataset counts
+   * an object's keys over every run itself.
    */
-  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): Array<Column & { counts: ReadonlyMap<ColumnKind, number> }> {
-    const names = discoverColumns(sample, maxDepth);
-    const counts = RowLayout.tally(sample, names);
-    return names.map((name, i) => ({ name, kind: settleKind(counts[i]), counts: counts[i] }));
+  static observe(sample: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH, maps?: ReadonlySet<string>): Array<Column & { counts: ReadonlyMap<ColumnKind, number> }> {
+    const names = discoverColumns(sample, maxDepth, maps);
+    const columns = names.map((name): Column => ({ name, kind: undefined, ...(maps?.has(name) === true ? { map: true as const } : {}) }));
+    const counts = RowLayout.tally(sample, columns);
+    return columns.map((column, i) => ({ ...column, kind: settleKind(counts[i]), counts: counts[i] }));
   }
 
-  /** How many values of each kind every column receives from the sample. */
-  private static tally(sample: readonly unknown[], names: readonly string[]): Map<ColumnKind, number>[] {
-    const untyped = new RowLayout(names.map((name) => ({ name, kind: undefined })));
-    const counts = names.map(() => new Map<ColumnKind, number>());
+  /** How many values of each kind every column receives from the sample (a MAP column: its entries' values). */
+  private static tally(sample: readonly unknown[], columns: readonly Column[]): Map<ColumnKind, number>[] {
+    const untyped = new RowLayout(columns.map(({ name }) => ({ name, kind: undefined })));
+    const counts = columns.map(() => new Map<ColumnKind, number>());
+    const count = (i: number, value: unknown, path: string) => {
+      const kind = kindOf(value, path);
+      counts[i].set(kind, (counts[i].get(kind) ?? 0) + 1);
+    };
     const tally: Visitor = {
       column: (i, value, path) => {
-        const kind = kindOf(value, path);
-        counts[i].set(kind, (counts[i].get(kind) ?? 0) + 1);
+        if (columns[i].map === undefined) count(i, value, path);
+        // A MAP's entries type its values; a value at its path that is no object types nothing (it goes to `_extra`).
+        else if (isPlainObject(value)) for (const key in value) if (value[key] !== null && value[key] !== undefined) count(i, value[key], joinName(path, key));
       },
       overflow: () => undefined,
     };
@@ -327,7 +365,7 @@ export class RowLayout {
    * One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed).
    * Strings repaired on the way are counted in `repairs`; what overflowed is handed to `spilled`.
    */
-  toRow(record: unknown, repairs: Repairs = new Repairs(), spilled?: (values: PlainObject) => void): Cell[] {
+  toRow(record: unknown, repairs: Repairs = new Repairs(), spilled?: (values: PlainObject) => void): RowCell[] {
     const filler = new RowFiller(this.columns, repairs, spilled);
     try {
       this.walk(checkRecord(record), this.root, '', filler);
@@ -350,6 +388,10 @@ export class RowLayout {
     for (const key in object) {
       const value = object[key];
       if (value === undefined) continue;
+      if (this.held && prefix === '' && key === this.overflowName && isPlainObject(value)) {
+        for (const path in value) visitor.overflow(path, value[path]);
+        continue;
+      }
       const node = children.find(key, at++);
       if (node === undefined) {
         // NULL and an absent field read the same: a null needs no column.
@@ -403,7 +445,7 @@ interface Visitor {
 
 /** Fills one row: each value into its column's cell, or into the overflow object when it does not fit. */
 class RowFiller implements Visitor {
-  private readonly row: Cell[];
+  private readonly row: RowCell[];
   private spilled: PlainObject | undefined;
 
   constructor(
@@ -411,36 +453,57 @@ class RowFiller implements Visitor {
     private readonly repairs: Repairs,
     private readonly noteSpilled: ((values: PlainObject) => void) | undefined,
   ) {
-    this.row = new Array<Cell>(columns.length + 1).fill(null);
+    this.row = new Array<RowCell>(columns.length + 1).fill(null);
   }
 
   column(index: number, value: unknown, name: string): void {
     const column = this.columns[index];
-    const { kind } = column;
+    const { kind, map } = column;
     if (kind === undefined) {
       checkJsonValue(value, name);
       this.row[index] = untypedCell(value, this.repairs);
+    } else if (map !== undefined && isPlainObject(value)) {
+      this.row[index] = this.mapCell(kind, value, name);
     } else if (column.untyped === true) {
       checkJsonValue(value, name);
       this.overflow(name, value);
-    } else if (kind === 'timestamp') {
-      const ms = typeof value === 'string' ? timestampOf(value) : undefined;
-      if (ms !== undefined) this.row[index] = ms;
-      else this.overflow(name, value);
-    } else if (fits(kind, value)) {
-      if (kind === 'json') checkJsonValue(value, name);
-      this.row[index] = typedCell(kind, value, this.repairs);
     } else {
-      checkJsonValue(value, name);
-      this.overflow(name, value);
+      const cell = map === undefined ? this.leafCell(kind, value, name) : undefined;
+      if (cell === undefined) this.overflow(name, value);
+      else this.row[index] = cell;
     }
+  }
+
+  /** The cell of a value in a column of `kind`, or undefined when it cannot hold it (the value then goes to `_extra`). */
+  private leafCell(kind: ColumnKind, value: unknown, name: string): Cell | undefined {
+    checkJsonValue(value, name);
+    if (kind === 'timestamp') return typeof value === 'string' ? timestampOf(value) : undefined;
+    return fits(kind, value) ? typedCell(kind, value, this.repairs) : undefined;
+  }
+
+  /** A MAP column's entries: each key with its value's cell; a value its kind cannot hold goes to `_extra` at its own path. */
+  private mapCell(kind: ColumnKind, object: PlainObject, name: string): MapCell {
+    const keys: string[] = [];
+    const values: Cell[] = [];
+    for (const key in object) {
+      const value = object[key];
+      if (value === undefined) continue;
+      const cell = value === null ? null : this.leafCell(kind, value, joinName(name, key));
+      if (cell === undefined) {
+        this.overflow(joinName(name, key), value);
+        continue;
+      }
+      keys.push(wellFormed(key, this.repairs));
+      values.push(cell);
+    }
+    return { keys, values };
   }
 
   overflow(name: string, value: unknown): void {
     (this.spilled ??= {})[name] = value;
   }
 
-  finish(): Cell[] {
+  finish(): RowCell[] {
     if (this.spilled !== undefined) {
       this.row[this.columns.length] = wellFormedJson(stringifyExact(this.spilled)!, this.repairs);
       this.noteSpilled?.(this.spilled);
@@ -483,9 +546,12 @@ export function checkRecord(record: unknown): PlainObject {
   return record;
 }
 
-/** Every leaf path of the sample, in order of first appearance; a path seen only as null still gets a column. */
-function discoverColumns(sample: readonly unknown[], maxDepth: number): string[] {
-  const keyed = keyedByData(sample, maxDepth);
+/**
+ * Every leaf path of the sample, in order of first appearance; a path seen only as null still gets a column. An object
+ * keyed by data is one column: those of `maps` when given, else those the sample shows (`keyedByData`).
+ */
+function discoverColumns(sample: readonly unknown[], maxDepth: number, maps?: ReadonlySet<string>): string[] {
+  const keyed = maps ?? keyedByData(sample, maxDepth);
   const seen = new Map<string, boolean>();
   const visit = (object: PlainObject, prefix: string, depth: number): void => {
     for (const key of Object.keys(object)) {

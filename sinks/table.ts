@@ -3,7 +3,7 @@
  * from them, then stream every row. Only the sample is ever held; with explicit untyped `columns`
  * nothing is.
  */
-import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type Cell, type PlainObject, type RowOptions } from './rows.ts';
+import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type PartRowOptions, type PlainObject, type RowCell } from './rows.ts';
 import type { RecordWriter } from './run.ts';
 import { Repairs, wellFormed } from './strings.ts';
 
@@ -12,7 +12,7 @@ export interface TableFormat {
   /** `names`: the layout's column names as the file must hold them (well-formed: `strings.ts`). */
   begin(layout: RowLayout, names: string[]): Promise<void>;
   /** Takes one row; a promise only when it had to wait (see `RecordWriter.write`). */
-  writeRow(row: Cell[]): Promise<void> | undefined;
+  writeRow(row: RowCell[]): Promise<void> | undefined;
   /** Told what each record sent to `_extra`, if it asks (Parquet's fix-up: `parquet-widening.ts`). */
   readonly spilled?: (values: PlainObject) => void;
   end(): Promise<void>;
@@ -26,7 +26,7 @@ export interface SampledFormat {
 }
 
 /** The flat layout: one cell per dotted column (`rows.ts`). */
-export function tableWriter(format: TableFormat, options: RowOptions, typed: boolean): RecordWriter {
+export function tableWriter(format: TableFormat, options: PartRowOptions, typed: boolean): RecordWriter {
   const sampleSize = options.columns && !typed ? 0 : (options.sampleSize ?? DEFAULT_SAMPLE_SIZE);
   return sampledWriter(
     {

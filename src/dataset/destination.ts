@@ -30,7 +30,7 @@ import { fetchClock } from './fetch-clock.ts';
 import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './commit.ts';
 import { PassPlan } from './plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets } from './rewrite.ts';
-import { checkOwnFields } from './columns.ts';
+import { heldNames, holdOwnFields } from './columns.ts';
 import { STABLE_KEY, STAND_IN } from './keys.ts';
 import { isCurrentLayout, scanParts, type RecordedSchema } from './scan.ts';
 import { bindSettings, withdrawSettings, type Binding } from './settings.ts';
@@ -356,8 +356,8 @@ export class DatasetDestination implements Destination {
    */
   inspect(walk: WalkState, records: readonly unknown[]): 'more' | 'stop' {
     if (records.length > 0) {
-      checkOwnFields(this.paths, this.#partitioning, records);
-      this.#checkFrozen(records);
+      const held = heldNames(this.#partitioning);
+      this.#checkFrozen(records.map((record) => holdOwnFields(record, held)));
     }
     const newestFirst = isNewestFirst(this.op, walk.params);
     const now = Date.now();
@@ -389,8 +389,11 @@ export class DatasetDestination implements Destination {
   admit(walk: WalkState, records: unknown[], servedAt: number | undefined): unknown[] {
     const admitted: unknown[] = [];
     const fetched = fetchClock.stamp(servedAt);
-    for (const record of records) {
-      if (!this.#admitted(record)) continue;
+    const held = heldNames(this.#partitioning);
+    for (const each of records) {
+      if (!this.#admitted(each)) continue;
+      // A record's own fields named like a column the dataset adds are kept in `_extra` (`columns.ts`).
+      const record = holdOwnFields(each, held);
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
         admitted.push(record);
         continue;

@@ -11,7 +11,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { keyOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
-import { readPart, type DatasetFormat } from './parts.ts';
+import { readPart, type DatasetFormat, type HeldNames } from './parts.ts';
 import { FETCHED_AT, fetchedLater, keyHash } from './buckets.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import type { ScannedPart } from './scan.ts';
@@ -41,12 +41,12 @@ interface Version {
  * but the one fetched later, across partitions and stand-in keys. None when each key is in one
  * partition once (the usual case: one read of the parts, then nothing held).
  */
-export async function outrankedVersions(op: OperationSpec, paths: DatasetPaths, format: DatasetFormat, parts: readonly GroupedPart[]): Promise<Set<string>> {
+export async function outrankedVersions(op: OperationSpec, paths: DatasetPaths, format: DatasetFormat, held: HeldNames, parts: readonly GroupedPart[]): Promise<Set<string>> {
   const first = new Map<number, string>();
   const twice = new Set<number>();
   const standIns = new Set<string>();
   for (const { part, partition } of parts) {
-    for await (const row of readPart(part.path, format)) {
+    for await (const row of readPart(part.path, format, held)) {
       const key = keyOfRow(op, row);
       if (key === undefined) continue;
       if (op.key !== null && keyOf(op, row) === undefined) standIns.add(key);
@@ -64,7 +64,7 @@ export async function outrankedVersions(op: OperationSpec, paths: DatasetPaths, 
   const kept: { standIn: string; version: Version }[] = [];
   const add = (key: string, version: Version) => versions.set(key, [...(versions.get(key) ?? []), version]);
   for (const { part, partition } of parts) {
-    for await (const read of readPart(part.path, format)) {
+    for await (const read of readPart(part.path, format, held)) {
       const stored = keyOfRow(op, read);
       if (stored === undefined) continue;
       const row = withFetchedAt(read, part);

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
-import { overflowCounts, readPart, type DatasetFormat } from './parts.ts';
+import { overflowCounts, readPart, type DatasetFormat, type HeldNames } from './parts.ts';
+import { heldNames } from './columns.ts';
 import { typeName, type SchemaColumn } from './schema.ts';
 import { describeDrift } from '../export/summary.ts';
 import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
@@ -129,7 +130,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
     const parts = await scanParts(dir, operation);
     await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
     const rows = new Map<ScannedPart, number>();
-    for (const part of parts) rows.set(part, await rowsIn(part.path, operation.format));
+    for (const part of parts) rows.set(part, await rowsIn(part.path, operation.format, heldNames(operation.partitioning)));
     const partitions = new Map<string, PartitionInfo>();
     for (const part of parts) {
       const info = partitions.get(part.partition) ?? { name: part.partition, rows: 0, parts: 0, bytes: 0 };
@@ -217,14 +218,14 @@ async function extraIn(parts: readonly ScannedPart[], format: DatasetFormat): Pr
 }
 
 /** Rows of a part: Parquet says so in its footer; NDJSON and CSV are counted. */
-async function rowsIn(path: string, format: DatasetFormat): Promise<number> {
+async function rowsIn(path: string, format: DatasetFormat, held: HeldNames): Promise<number> {
   if (format === 'parquet') return Number((await parquetMetadataAsync(await asyncBufferFromFile(path))).num_rows);
   let rows = 0;
   if (format === 'ndjson') {
     for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) if (line.trim() !== '') rows++;
     return rows;
   }
-  for await (const _ of readPart(path, format)) rows++;
+  for await (const _ of readPart(path, format, held)) rows++;
   return rows;
 }
 

@@ -13,6 +13,7 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { readPart, type DatasetFormat } from './parts.ts';
 import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './buckets.ts';
 import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './key-index.ts';
+import { heldNames } from './columns.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import type { DatasetPaths, Partitioning } from './store.ts';
 
@@ -143,7 +144,7 @@ export class PassKeys {
     for (const [key, targets] of this.#targets) if (!targets.has(partition)) look(key);
     for (const standIn of this.#aliases.keys()) look(standIn);
     for (const [path, keys] of wanted) {
-      for await (const row of readPart(path, format)) {
+      for await (const row of readPart(path, format, heldNames(partitioning))) {
         const stored = keyOfRow(op, row);
         if (stored === undefined || !keys.has(stored)) continue;
         add(this.#aliases.get(stored) ?? stored, { partition, stored, row, incoming: false });

@@ -1,6 +1,6 @@
 /**
  * A Parquet dataset's layout (docs/datasets.md "Parquet layout"): `nested` (records keep their shape,
- * objects as STRUCT and arrays as LIST, `src/dataset/schema-nested.ts`) or `flat` (dotted leaf columns).
+ * objects as STRUCT and arrays as LIST, `schema-nested.ts`) or `flat` (dotted leaf columns).
  * The first run records it in the schema file (`parquetLayout`; new datasets are nested), and every
  * later run, migration and compaction keeps it: a dataset recorded before layouts has none and is
  * flat. Only a compaction asked for another layout converts one (`convertedSchema`); a run asked
@@ -9,11 +9,12 @@
 import { DatasetLayoutError } from '../errors.ts';
 import { readPart, type DatasetFormat } from './parts.ts';
 import { NestedSchemaTracker } from './schema-nested.ts';
-import { mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from './schema.ts';
+import { mergeFlatSchemas, mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from './schema.ts';
 import { joinName, splitColumnName } from '../../sinks/rows.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import type { RecordedSchema, ScannedPart } from './scan.ts';
-import type { DatasetPaths } from './store.ts';
+import { heldNames } from './columns.ts';
+import { LEGACY_PARTITIONING, type DatasetPaths } from './store.ts';
 
 /** The layout a new Parquet dataset records. */
 export const DEFAULT_DATASET_LAYOUT: ParquetLayout = 'nested';
@@ -50,9 +51,17 @@ export function layoutForRun(schema: RecordedSchema | undefined, format: Dataset
   );
 }
 
-/** How a run's records change the schema of a dataset of `layout` (flat for NDJSON and CSV). */
+/**
+ * How a run's records change the schema of a dataset of `layout` (flat for NDJSON and CSV): a flat Parquet dataset's
+ * objects keyed by data become MAP columns, which only Parquet parts hold.
+ */
 export function schemaTracker(columns: readonly SchemaColumn[], layout: ParquetLayout | undefined): DatasetSchemaTracker {
-  return layout === 'nested' ? new NestedSchemaTracker(columns) : new SchemaTracker(columns);
+  return layout === 'nested' ? new NestedSchemaTracker(columns) : new SchemaTracker(columns, layout === 'flat');
+}
+
+/** `run`'s columns merged into `recorded`'s, in a dataset of `layout`: a flat Parquet one folds objects keyed by data into MAPs (`mergeFlatSchemas`). */
+export function mergeColumns(recorded: readonly SchemaColumn[], run: readonly SchemaColumn[], layout: ParquetLayout | undefined): SchemaColumn[] {
+  return layout === 'flat' ? mergeFlatSchemas(recorded, run) : mergeSchemas(recorded, run);
 }
 
 /**
@@ -64,7 +73,7 @@ export async function convertedSchema(schema: RecordedSchema, parts: readonly Sc
   const tracker = schemaTracker([], target);
   for (const part of parts) {
     let chunk: Record<string, unknown>[] = [];
-    for await (const row of readPart(part.path, schema.format)) {
+    for await (const row of readPart(part.path, schema.format, heldNames(schema.partitioning ?? LEGACY_PARTITIONING))) {
       chunk.push(row);
       if (chunk.length >= 1_000) {
         tracker.observe(chunk);
@@ -75,12 +84,12 @@ export async function convertedSchema(schema: RecordedSchema, parts: readonly Sc
   }
   // A column the schema records but no row fills (a field always null so far) is kept, as `target` holds it: readers still see it, as NULL.
   const recorded = inLayout(schema.columns, recordedLayout(schema) ?? 'flat', target);
-  return { ...schema, columns: inOrderOf(mergeSchemas(tracker.columns(), recorded), recorded), parquetLayout: target };
+  return { ...schema, columns: inOrderOf(mergeColumns(tracker.columns(), recorded, target), recorded), parquetLayout: target };
 }
 
 /**
- * Recorded columns as `to` holds them: a nested dataset's structs as dotted leaves and its lists
- * and maps as JSON text in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
+ * Recorded columns as `to` holds them: a nested dataset's structs as dotted leaves, its lists as
+ * JSON text and its maps as MAPs of leaves in a flat one; a flat dataset's dotted leaves as structs of leaves in a nested one
  * (a leaf that a shorter one already holds as a leaf is left to what the rows say).
  */
 function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: ParquetLayout): SchemaColumn[] {
@@ -107,8 +116,9 @@ function flattened(columns: readonly SchemaColumn[], prefix: string): SchemaColu
   return columns.flatMap((column): SchemaColumn[] => {
     const name = joinName(prefix, column.name);
     if (column.kind === 'struct') return flattened(column.fields, name);
-    // A flat dataset keeps lists and maps as JSON text (`rows.ts`: an object keyed by data is one value).
-    return [{ name, kind: column.kind === 'list' || column.kind === 'map' ? 'json' : column.kind }];
+    // A flat dataset keeps lists as JSON text, and a map as a MAP of leaves (its values' objects and lists JSON text).
+    if (column.kind === 'map') return [{ name, kind: 'map', value: { kind: column.value.kind === 'struct' || column.value.kind === 'list' || column.value.kind === 'map' ? 'json' : column.value.kind } }];
+    return [{ name, kind: column.kind === 'list' ? 'json' : column.kind }];
   });
 }
 

@@ -1,15 +1,14 @@
 /**
  * Whether a dataset's part holds the types its schema records: a part written before a run widened
  * a column (or typed an untyped one, or added a field) holds the narrower shape, which the
- * documented reads widen but which the widening rewrite (`src/dataset/widen.ts`) and
+ * documented reads widen but which the widening rewrite (`widen.ts`) and
  * `dataset compact` rewrite, so every part holds the one type (docs/types.md). Read from the part's
  * footer (`socialstream.columns`), not its rows.
  */
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { nestedFields } from './schema-nested.ts';
 import type { NestedField } from '../../sinks/parquet-nested.ts';
-import { leavesOf } from './schema.ts';
-import type { PartSchema } from './parts.ts';
+import { typedColumns, type PartSchema } from './parts.ts';
 import { COLUMNS_METADATA_KEY } from '../../sinks/parquet.ts';
 
 interface Described {
@@ -22,7 +21,7 @@ export async function partHoldsSchema(path: string, schema: PartSchema): Promise
   if (schema.format !== 'parquet') return true;
   const described = await describedColumns(path);
   if (schema.parquetLayout === 'nested') return JSON.stringify(described.fields) === JSON.stringify(nestedFields(schema.columns));
-  return JSON.stringify(described.columns) === JSON.stringify(typedLeaves(schema));
+  return JSON.stringify(described.columns) === JSON.stringify(typedColumns(schema.columns, schema.format));
 }
 
 /**
@@ -36,9 +35,22 @@ export async function partHoldsNarrowerType(path: string, schema: PartSchema): P
   const [held, recorded] =
     schema.parquetLayout === 'nested'
       ? [leafKinds((described.fields ?? []) as NestedField[]), leafKinds(nestedFields(schema.columns))]
-      : [new Map(((described.columns ?? []) as { name: string; kind: string }[]).map(({ name, kind }) => [name, kind])), new Map(typedLeaves(schema).map(({ name, kind }) => [name, kind]))];
+      : [flatKinds((described.columns ?? []) as FlatDescribed[]), flatKinds(typedColumns(schema.columns, schema.format))];
   for (const [path, kind] of held) if (recorded.has(path) && recorded.get(path) !== kind) return true;
+  // A flat part's columns of an object the schema has since folded into a MAP (`foldKeyedColumns`).
+  if (schema.parquetLayout !== 'nested') {
+    const maps = [...recorded].flatMap(([name, kind]) => (kind.endsWith('{}') ? [name] : []));
+    for (const name of held.keys()) if (maps.some((map) => name.startsWith(`${map}.`))) return true;
+  }
   return false;
+}
+
+/** A flat part's column as its footer describes it. */
+type FlatDescribed = { name: string; kind: string; map?: true };
+
+/** Each flat column by name, with its kind: a MAP's as `<kind>{}`, as `leafKinds` names a map's value. */
+function flatKinds(columns: readonly FlatDescribed[]): Map<string, string> {
+  return new Map(columns.map(({ name, kind, map }) => [name, map === undefined ? kind : `${kind}{}`]));
 }
 
 async function describedColumns(path: string): Promise<Described> {
@@ -47,10 +59,6 @@ async function describedColumns(path: string): Promise<Described> {
   return JSON.parse(entry?.value ?? '{}') as Described;
 }
 
-/** The flat layout's columns as its footer lists them: untyped ones are left out of parts. */
-function typedLeaves(schema: PartSchema): { name: string; kind: string }[] {
-  return leavesOf(schema.columns).flatMap(({ name, kind }) => (kind === 'untyped' ? [] : [{ name, kind }]));
-}
 
 /** Each scalar of nested fields by its path (`a.b`, a list's element as `a[]`, a map's value as `a{}`), with its kind. */
 function leafKinds(fields: readonly NestedField[], prefix = ''): Map<string, string> {

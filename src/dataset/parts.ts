@@ -19,12 +19,13 @@ import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'h
 import type { AnyIterable } from '../operators/types.ts';
 import { csvWriter } from '../../sinks/csv.ts';
 import { nestedFields } from './schema-nested.ts';
-import { leavesOf, type SchemaColumn } from './schema.ts';
+import { flatColumnsOf, type SchemaColumn } from './schema.ts';
 import { parseExact } from '../exact-json.ts';
 import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { ndjsonWriter } from '../../sinks/ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from '../../sinks/parquet.ts';
-import { flatRecords, readParquetRecords } from '../../sinks/read-back.ts';
+import { flatRecords, readParquetRecords, type HeldNames } from '../../sinks/read-back.ts';
+import type { ColumnKind } from '../../sinks/rows.ts';
 import { runSink, type SinkResult } from '../../sinks/run.ts';
 
 /** The file format of a dataset's parts, fixed by its first run. */
@@ -41,9 +42,13 @@ export interface PartSchema {
   parquetLayout?: ParquetLayout;
 }
 
+/** A record's own fields a dataset keeps in `_extra` (`columns.ts` `heldNames`). */
+export type { HeldNames };
+
 /**
  * Writes `records` to `path` (any name: staged parts must not end in the format's extension, or a
- * reader globbing the dataset would see them) with the schema's columns and kinds, atomically.
+ * reader globbing the dataset would see them) with the schema's columns and kinds, atomically. A
+ * record's field `_extra` holds values bound for the overflow column (`HeldNames`).
  */
 export function writePart(records: AnyIterable<unknown>, path: string, schema: PartSchema): Promise<SinkResult> {
   const { format, columns } = schema;
@@ -51,22 +56,38 @@ export function writePart(records: AnyIterable<unknown>, path: string, schema: P
   if (format === 'parquet' && schema.parquetLayout === 'nested') {
     // Every part of a nested dataset has the recorded shapes (`schema-nested.ts`), never its own sample's.
     const shapes = columns.length === 0 ? {} : { shapes: nestedFields(columns) };
-    return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested' }));
+    return runSink(records, path, (destination) => parquetWriter(destination, { ...shapes, layout: 'nested', held: true }));
   }
   // Records with no field at all give no columns; the sinks then plan from the records themselves.
   // CSV is text: an untyped column is an empty one. A Parquet part leaves it out (`DatasetKind`).
-  const leaves = leavesOf(columns).flatMap(({ name, kind }) => (kind !== 'untyped' ? [{ name, kind }] : format === 'csv' ? [{ name, kind: 'string' as const }] : []));
-  const pinned =
-    leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) };
+  const leaves = typedColumns(columns, format);
+  const maps = leaves.flatMap((column) => (column.map ? [column.name] : []));
+  const pinned = {
+    held: true,
+    ...(leaves.length === 0 ? {} : { columns: leaves.map((column) => column.name), kinds: Object.fromEntries(leaves.map((column) => [column.name, column.kind])) }),
+    ...(maps.length === 0 ? {} : { maps }),
+  };
   if (format === 'csv') return runSink(records, path, (destination) => csvWriter(destination, pinned));
   // A flat dataset's parts pin dotted columns (sinks/README.md).
   return runSink(records, path, (destination) => parquetWriter(destination, { ...pinned, layout: 'flat' }));
 }
 
-/** The records of a part file, as a run merges them. */
-export function readPart(path: string, format: DatasetFormat): AsyncIterable<Record_> {
+/**
+ * A flat dataset's columns as its parts hold them: each with its kind (a MAP's values'), an untyped one left out of
+ * Parquet parts (`DatasetKind`), and an empty one in CSV, which is text; so is a MAP in CSV (a CSV dataset records none).
+ */
+export function typedColumns(columns: readonly SchemaColumn[], format: DatasetFormat): { name: string; kind: ColumnKind; map?: true }[] {
+  return flatColumnsOf(columns).flatMap((column) => {
+    const kind = column.kind === 'map' ? column.value.kind : column.kind;
+    if (kind === 'untyped') return format === 'csv' ? [{ name: column.name, kind: 'string' as const }] : [];
+    return [{ name: column.name, kind, ...(column.kind === 'map' ? { map: true as const } : {}) }];
+  });
+}
+
+/** The records of a part file, as a run merges them: as they were staged, the values of `held` names in their field `_extra`. */
+export function readPart(path: string, format: DatasetFormat, held: HeldNames): AsyncIterable<Record_> {
   if (format === 'ndjson') return fromNdjson(path);
-  return format === 'csv' ? readCsvPart(path) : readParquetRecords(path);
+  return format === 'csv' ? readCsvPart(path, held) : readParquetRecords(path, held);
 }
 
 /**
@@ -99,7 +120,7 @@ export async function overflowCounts(path: string, format: DatasetFormat): Promi
   return counts;
 }
 
-async function* readCsvPart(path: string): AsyncGenerator<Record_> {
+async function* readCsvPart(path: string, held: HeldNames): AsyncGenerator<Record_> {
   const file = createReadStream(path);
   const rows = parse<Record<string, string>, Record<string, string>>({ headers: true });
   file.on('error', (error) => rows.destroy(error));
@@ -114,7 +135,7 @@ async function* readCsvPart(path: string): AsyncGenerator<Record_> {
     const cells: Record<string, string> = {};
     for (const [name, cell] of Object.entries(row)) if (cell !== '') cells[name] = cell;
     // After the header, which named the overflow column.
-    recordOf ??= flatRecords(new Map(), overflow);
+    recordOf ??= flatRecords(new Map(), overflow, held);
     yield recordOf(cells);
   }
 }

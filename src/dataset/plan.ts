@@ -13,8 +13,9 @@ import type { SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, type DatasetFormat, type PartSchema } from './parts.ts';
-import { mergeSchemas, type DatasetSchemaTracker } from './schema.ts';
+import { readPart, type DatasetFormat, type HeldNames, type PartSchema } from './parts.ts';
+import { heldNames } from './columns.ts';
+import type { DatasetSchemaTracker } from './schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DatasetError } from '../errors.ts';
 import { fromNdjson, fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
@@ -24,7 +25,7 @@ import { dropKey, keyOfRow, STAND_IN } from './keys.ts';
 import { PassKeys, type Moves } from './moves.ts';
 import type { Commit, PassPlanning } from './commit.ts';
 import { isClockStamp, laterStamp, olderStamp } from './fetch-clock.ts';
-import { schemaTracker } from './nesting.ts';
+import { mergeColumns, schemaTracker } from './nesting.ts';
 import { BucketMerge, rowHash, type GroupJournal, type GroupMember } from './rewrite.ts';
 import type { RecordedSchema } from './scan.ts';
 import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './store.ts';
@@ -188,7 +189,7 @@ export class PassPlan implements PassPlanning {
   /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the locks of the partitions and of `movedFrom`. */
   async merge(): Promise<GroupJournal> {
     const { context, commits } = this;
-    const columns = mergeSchemas(context.recorded?.columns ?? [], this.#tracker.columns());
+    const columns = mergeColumns(context.recorded?.columns ?? [], this.#tracker.columns(), context.parquetLayout);
     checkPartitionCollision(context.paths, context.partitioning, columns);
     const schema: RecordedSchema = {
       version: 1,
@@ -288,7 +289,7 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
     const merge = new BucketMerge(op);
     // A row an older version published without a fetch time gets one, below every stamp of this version.
     const older = olderStamp((await stat(target).catch(() => undefined))?.mtimeMs ?? 0);
-    for await (const row of readExisting(target, format)) {
+    for await (const row of readExisting(target, format, heldNames(context.partitioning))) {
       const key = keyOfRow(op, row);
       if (key !== undefined && removed.has(key)) continue;
       merge.add(typeof row[FETCHED_AT] === 'string' ? row : { ...row, [FETCHED_AT]: older }, key);
@@ -400,9 +401,9 @@ async function keepRest(paths: DatasetPaths, commit: Commit): Promise<KeptRest |
 }
 
 /** The rows of a part, none when it does not exist yet. */
-async function* readExisting(path: string, format: DatasetFormat): AsyncGenerator<Record<string, unknown>> {
+async function* readExisting(path: string, format: DatasetFormat, held: HeldNames): AsyncGenerator<Record<string, unknown>> {
   try {
-    yield* readPart(path, format);
+    yield* readPart(path, format, held);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     const reason = error instanceof Error ? error.message : String(error);

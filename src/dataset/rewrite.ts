@@ -18,7 +18,7 @@ import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readPart } from './parts.ts';
-import { mergeSchemas } from './schema.ts';
+import { heldNames } from './columns.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPartName, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './buckets.ts';
 import { outrankedVersions, withFetchedAt } from './duplicates.ts';
@@ -30,7 +30,7 @@ import { compactionStaging, finishCompaction, writeCompactionJournal, type Compa
 import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './state.ts';
 import type { DatasetLocks } from './locks.ts';
 import { compareFetchTimes } from './fetch-clock.ts';
-import { convertedSchema, recordedLayout } from './nesting.ts';
+import { convertedSchema, mergeColumns, recordedLayout } from './nesting.ts';
 import { fileSize, readJsonFile, writeJsonAtomic } from '../export/durable.ts';
 import { writeState, type ExportState } from '../export/journal.ts';
 import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
@@ -151,7 +151,7 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
 
 /** The schema recorded once a pass's is merged in: another pass may have recorded columns since this one read it, so it is their union. */
 function mergedSchema(recorded: RecordedSchema | undefined, pass: RecordedSchema): RecordedSchema {
-  return { ...pass, columns: mergeSchemas(recorded?.columns ?? [], pass.columns), ...(recorded?.locks === 'queue' ? { locks: 'queue' as const } : {}) };
+  return { ...pass, columns: mergeColumns(recorded?.columns ?? [], pass.columns, recordedLayout(pass)), ...(recorded?.locks === 'queue' ? { locks: 'queue' as const } : {}) };
 }
 
 /** Whether merging a pass's schema changes the one recorded (most passes add no column: they need not take the meta lock). */
@@ -309,13 +309,13 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const { paths } = operation;
   const dir = paths.dir;
   const from = operation.partitioning;
-  const groups = inPartition(groupsOf(await scanParts(dir, operation), by), only);
+  const groups = inPartition(groupsOf(await scanParts(dir, operation, only), by), only);
   const parts = [...groups.values()].flat();
   const converting = parquetLayout !== undefined && parquetLayout !== recordedLayout(operation.schema!);
   const schema = converting ? await convertedSchema(operation.schema!, parts, parquetLayout) : operation.schema!;
   const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
-  const columns = mergeSchemas(schema.columns, [{ name: FETCHED_AT, kind: 'string' }]);
+  const columns = mergeColumns(schema.columns, [{ name: FETCHED_AT, kind: 'string' }], recordedLayout(schema));
   const rewritten: RecordedSchema = { ...schema, columns, partitioning: { by, column: from.column }, layout, keys: 'indexed', shards: undefined };
   const journal: CompactionJournal = {
     version: 1,
@@ -328,12 +328,13 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const staging = compactionStaging(paths);
   const targets = new Set<string>();
   // A key kept in several partitions, or under its stand-in beside its own, keeps its later fetch alone.
-  const outranked = await outrankedVersions(spec, paths, operation.format, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
+  const held = heldNames(from);
+  const outranked = await outrankedVersions(spec, paths, operation.format, held, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
   let rows = 0;
   for (const [partition, group] of groups) {
     const merge = new BucketMerge(spec);
     for (const part of group) {
-      for await (const record of readPart(part.path, operation.format)) {
+      for await (const record of readPart(part.path, operation.format, held)) {
         // A row goes where a later publish looks for it: the partition of its own time.
         if (partitionOf(timeOf(spec, record), by) !== partition) {
           throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
@@ -373,7 +374,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   for (const index of await keyIndexFiles(paths, only)) if (!targets.has(index)) journal.removes.push(relative(dir, index));
   await writeCompactionJournal(paths, journal);
   if (finish) await finishCompaction(paths);
-  const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }), by), only).values()].flat();
+  const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }, only), by), only).values()].flat();
   return {
     parts: { before: parts.length, after: finish ? after.length : journal.renames.length },
     bytes: { before: bytes, after: after.reduce((sum, part) => sum + part.bytes, 0) },

@@ -78,16 +78,19 @@ export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
   return operations;
 }
 
-/** The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order. */
-export async function scanParts(dir: string, operation: ScannedOperation): Promise<ScannedPart[]> {
+/**
+ * The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order.
+ * `only`, a partition folder's value, lists that folder's parts alone: a rewrite one partition at a time (the widening) reads
+ * one folder per partition, not the whole dataset again.
+ */
+export async function scanParts(dir: string, operation: ScannedOperation, only?: string): Promise<ScannedPart[]> {
   const root = join(dir, ...operation.operation.split('/'));
   const prefix = `${operation.partitioning.column}=`;
   const extension = PART_EXTENSION[operation.format];
   const parts: ScannedPart[] = [];
-  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
-  // Only this operation's own partition folders: `shortvideo/videos/popular` lives inside `shortvideo/videos`.
-  for (const folder of folders.filter((entry) => entry.isDirectory() && entry.name.startsWith(prefix)).map((entry) => entry.name).sort()) {
-    for (const name of (await readdir(join(root, folder))).sort()) {
+  const folders = only === undefined ? await partitionFolders(root, prefix) : [`${prefix}${only}`];
+  for (const folder of folders) {
+    for (const name of (await folderNames(join(root, folder))).sort()) {
       if (!name.startsWith('part-') || !name.endsWith(extension)) continue;
       const path = join(root, folder, name);
       const { size, mtimeMs } = await stat(path);
@@ -96,6 +99,20 @@ export async function scanParts(dir: string, operation: ScannedOperation): Promi
     }
   }
   return parts;
+}
+
+/** The names in a partition folder; none when it is not there (a partition asked by `only` that holds no part). */
+async function folderNames(folder: string): Promise<string[]> {
+  return readdir(folder).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+}
+
+/** The operation's own partition folders, in order: `shortvideo/videos/popular` lives inside `shortvideo/videos`. */
+async function partitionFolders(root: string, prefix: string): Promise<string[]> {
+  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
+  return folders.filter((entry) => entry.isDirectory() && entry.name.startsWith(prefix)).map((entry) => entry.name).sort();
 }
 
 /**

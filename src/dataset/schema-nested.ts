@@ -26,7 +26,7 @@ import {
   type SchemaColumn,
 } from './schema.ts';
 import { DEFAULT_NESTED_MAX_DEPTH, mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from '../../sinks/parquet-nested.ts';
-import { checkRecord, joinName, MAP_THRESHOLD } from '../../sinks/rows.ts';
+import { checkRecord, joinName, MAP_THRESHOLD, OVERFLOW_NAME } from '../../sinks/rows.ts';
 
 type Draft = ColumnShape;
 type DraftColumn = SchemaColumn;
@@ -59,6 +59,8 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
       const object = checkRecord(record);
       observeFields(object, Object.keys(object), fields, '', 1, maxDepth);
     }
+    // A record's field `_extra` holds values bound for the overflow column (`HeldNames`), never a column.
+    fields.delete(OVERFLOW_NAME);
     for (const name of fields.keys()) this.#seen.add(name);
     const before = this.#columns;
     this.#page = [];

@@ -7,7 +7,7 @@
  * stop at the first drifting page, before another is bought.
  */
 import type { SchemaDrift } from '../errors.ts';
-import { DEFAULT_MAX_DEPTH, joinKinds, MAP_THRESHOLD, RowLayout, type ColumnKind } from '../../sinks/rows.ts';
+import { DEFAULT_MAX_DEPTH, joinKinds, joinName, MAP_THRESHOLD, OVERFLOW_NAME, RowLayout, splitColumnName, type ColumnKind } from '../../sinks/rows.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
@@ -39,11 +39,25 @@ export type ColumnShape =
 /** A MAP from string keys to values of one shape. */
 export type MapShape = { kind: 'map'; value: ColumnShape };
 
-/** A leaf column: every column of a flat dataset. */
+/** A leaf column: every column of a flat dataset but its MAPs. */
 export interface LeafColumn {
   name: string;
   kind: DatasetKind;
 }
+
+/**
+ * A flat dataset's MAP column (Parquet parts): an object keyed by data at its path, whose columns once passed
+ * `MAP_THRESHOLD` distinct keys over every run (`foldKeyedColumns`), from string keys to values of one leaf kind
+ * (objects and arrays among them JSON text, as the flat layout writes them).
+ */
+export interface FlatMapColumn {
+  name: string;
+  kind: 'map';
+  value: { kind: DatasetKind };
+}
+
+/** A flat dataset's column: a leaf, or a MAP of leaves. */
+export type FlatColumn = LeafColumn | FlatMapColumn;
 
 /** A conflict: values of kind `seen` that a column of kind `recorded` cannot hold, `values` of them, put in `_extra` by path. */
 export type Conflict = { column: string; recorded: string; seen: string; values: number };
@@ -105,19 +119,34 @@ export function datasetKind(kind: ColumnKind): ColumnKind {
   return kind === 'timestamp' ? 'string' : kind;
 }
 
+/**
+ * A flat dataset's schema over a run: dotted leaf columns, widened on the lattice. With `maps` (Parquet parts), an
+ * object keyed by data is one MAP column once its keys over every run pass `MAP_THRESHOLD` (`foldKeyedColumns`, after
+ * each page): the columns it had fold into it, the drift says `widened (views_by_day: struct → map)`, and the parts
+ * that hold them are rewritten by the widening rewrite. Without (CSV, NDJSON), such an object stays columns.
+ */
 export class SchemaTracker implements DatasetSchemaTracker {
-  /** Columns by name: recorded ones, then those added this run. */
-  readonly #columns = new Map<string, DatasetKind>();
+  /** Columns by name: recorded ones, then those added this run; a MAP's kind is its values'. */
+  #columns = new Map<string, DatasetKind>();
+  /** The MAP columns among them. */
+  readonly #maps = new Set<string>();
   readonly #recorded: ReadonlyMap<string, DatasetKind>;
   /** Columns some record of this run carried (null or not). */
   readonly #seen = new Set<string>();
   readonly #conflicting = new Map<string, Conflict>();
 
   /** The columns' names in lower case: a name that differs from one only by case gets no column (`caseless`). */
-  readonly #cased = new Set<string>();
+  #cased = new Set<string>();
 
-  constructor(recorded: readonly SchemaColumn[]) {
-    for (const { name, kind } of leavesOf(recorded)) this.#columns.set(name, kind);
+  constructor(
+    recorded: readonly SchemaColumn[],
+    /** Whether objects keyed by data become MAP columns (a flat dataset's Parquet parts can hold them). */
+    private readonly maps = false,
+  ) {
+    for (const column of flatColumnsOf(recorded)) {
+      this.#columns.set(column.name, column.kind === 'map' ? column.value.kind : column.kind);
+      if (column.kind === 'map') this.#maps.add(column.name);
+    }
     for (const name of this.#columns.keys()) this.#cased.add(caseless(name));
     this.#recorded = new Map(this.#columns);
   }
@@ -130,7 +159,9 @@ export class SchemaTracker implements DatasetSchemaTracker {
   /** Takes in one page; returns how it drifts from the schema as it stood before the page. */
   observe(records: readonly unknown[], maxDepth = DEFAULT_MAX_DEPTH): PageDrift {
     const drift: PageDrift = { added: [], conflicting: [] };
-    for (const observed of RowLayout.observe(records, maxDepth)) {
+    for (const observed of RowLayout.observe(records, maxDepth, this.maps ? this.#maps : undefined)) {
+      // A record's field `_extra` holds values bound for the overflow column (`HeldNames`), never a column.
+      if (isHolder(observed.name)) continue;
       this.#seen.add(observed.name);
       const known = this.#columns.has(observed.name);
       if (!known) {
@@ -144,29 +175,60 @@ export class SchemaTracker implements DatasetSchemaTracker {
       this.#columns.set(observed.name, kind);
       if (!known && !this.first) drift.added.push({ name: observed.name, kind });
     }
+    if (this.maps) this.#fold(drift);
     return drift;
   }
 
+  /** Folds the objects keyed by data into MAP columns; a page that made one adds it, not the columns it folded. */
+  #fold(drift: PageDrift): void {
+    const before = new Set(this.#maps);
+    const folded = foldKeyedColumns(this.columns());
+    if (folded.length === this.#columns.size) return;
+    this.#columns = new Map(folded.map((column) => [column.name, column.kind === 'map' ? column.value.kind : column.kind]));
+    for (const column of folded) if (column.kind === 'map') this.#maps.add(column.name);
+    this.#cased = new Set([...this.#columns.keys()].map(caseless));
+    if (this.first) return;
+    const added = drift.added.filter(({ name }) => this.#columns.has(name));
+    drift.added.splice(0, drift.added.length, ...added);
+    for (const name of this.#maps) if (!before.has(name)) drift.added.push({ name, kind: 'map' });
+  }
+
   /** The schema to write with: recorded columns first; a column never given a value is `untyped`, and left out of the parts. */
-  columns(): LeafColumn[] {
-    return [...this.#columns].map(([name, kind]) => ({ name, kind }));
+  columns(): FlatColumn[] {
+    return [...this.#columns].map(([name, kind]) => (this.#maps.has(name) ? { name, kind: 'map', value: { kind } } : { name, kind }));
   }
 
   /** The whole run's drift (empty for the run that records the first schema). */
   drift(): SchemaDrift {
     if (this.first) return { added: [], missing: [], conflicting: [] };
-    const widened = [...this.#recorded].flatMap(([column, from]) => {
-      const to = this.#columns.get(column)!;
-      return to === from ? [] : [{ column, from, to }];
+    // A recorded column folded into a MAP this run: the MAP is a widening of the object it lay in, not a new column.
+    const into = new Map<string, string>();
+    for (const name of this.#recorded.keys()) {
+      if (this.#columns.has(name)) continue;
+      const map = [...this.#maps].find((each) => name.startsWith(`${each}.`));
+      if (map !== undefined) into.set(name, map);
+    }
+    const widened: { column: string; from: string; to: string }[] = [...this.#recorded].flatMap(([column, from]) => {
+      const to = this.#columns.get(column);
+      return to === undefined || to === from ? [] : [{ column, from, to }];
     });
+    for (const map of new Set(into.values())) widened.push({ column: map, from: 'struct', to: 'map' });
+    const seen = (name: string) => this.#seen.has(name) || (into.has(name) && this.#seen.has(into.get(name)!));
     return {
       // Added: every column this run brought that the recorded schema lacks, with the kind it settled on.
-      added: [...this.#columns].filter(([name]) => !this.#recorded.has(name)).map(([column, kind]) => ({ column, kind })),
-      missing: [...this.#recorded.keys()].filter((name) => !this.#seen.has(name)),
+      added: [...this.#columns]
+        .filter(([name]) => !this.#recorded.has(name) && !(this.#maps.has(name) && [...into.values()].includes(name)))
+        .map(([column, kind]) => ({ column, kind: this.#maps.has(column) ? 'map' : kind })),
+      missing: [...this.#recorded.keys()].filter((name) => !seen(name)),
       conflicting: [...this.#conflicting.values()],
       ...(widened.length === 0 ? {} : { widened }),
     };
   }
+}
+
+/** Whether a flat column's name lies in a record's field `_extra`, which holds values bound for the overflow column. */
+function isHolder(name: string): boolean {
+  return name === OVERFLOW_NAME || name.startsWith(`${OVERFLOW_NAME}.`);
 }
 
 /**
@@ -188,12 +250,77 @@ export function addConflict(conflicts: Map<string, Conflict>, conflict: Conflict
   return conflict;
 }
 
-/** A flat dataset's columns, which are all leaves (`state.ts` refuses a schema file that says otherwise). */
-export function leavesOf(columns: readonly SchemaColumn[]): LeafColumn[] {
+/** A flat dataset's columns: leaves, and MAPs of leaves (`state.ts` refuses a schema file that says otherwise). */
+export function flatColumnsOf(columns: readonly SchemaColumn[]): FlatColumn[] {
   return columns.map((column) => {
+    if (column.kind === 'map' && column.value.kind !== 'struct' && column.value.kind !== 'list' && column.value.kind !== 'map') return { name: column.name, kind: 'map', value: { kind: column.value.kind } };
     if (column.kind === 'struct' || column.kind === 'list' || column.kind === 'map') throw new TypeError(`the flat column ${column.name} cannot be a ${column.kind}`);
     return column;
   });
+}
+
+/**
+ * `columns` (a flat dataset's) with each object keyed by data folded into one MAP column: the columns under a path whose
+ * distinct next keys pass `MAP_THRESHOLD` over them all (dates spread over runs, or two writers' shares of one
+ * object), and those under a recorded MAP. The MAP takes the place of the first column it folds; its values' kind is
+ * theirs merged on the lattice (`takes`: a kind that does not join leaves it, and such values go to `_extra`), a column
+ * deeper than a key being an object, JSON text. A record's top level is never a map.
+ */
+export function foldKeyedColumns(columns: readonly FlatColumn[]): FlatColumn[] {
+  const paths = columns.map((column) => splitColumnName(column.name));
+  const keysUnder = new Map<string, Set<string>>();
+  paths.forEach((keys) => {
+    for (let depth = 1; depth < keys.length; depth++) {
+      const prefix = pathName(keys.slice(0, depth));
+      let next = keysUnder.get(prefix);
+      if (next === undefined) keysUnder.set(prefix, (next = new Set()));
+      next.add(keys[depth]);
+    }
+  });
+  const leaves = new Set(columns.flatMap((column) => (column.kind === 'map' ? [] : [column.name])));
+  const folded = new Set(columns.flatMap((column) => (column.kind === 'map' ? [column.name] : [])));
+  for (const [prefix, keys] of keysUnder) if (keys.size > MAP_THRESHOLD && !leaves.has(prefix)) folded.add(prefix);
+  /** The outermost folded path a column lies in (or is), if any. */
+  const mapOf = (keys: readonly string[]): string | undefined => {
+    for (let depth = 1; depth <= keys.length; depth++) {
+      const prefix = pathName(keys.slice(0, depth));
+      if (folded.has(prefix)) return prefix;
+    }
+    return undefined;
+  };
+  const maps = new Map<string, FlatMapColumn>();
+  const result: FlatColumn[] = [];
+  columns.forEach((column, i) => {
+    const map = mapOf(paths[i]);
+    if (map === undefined) {
+      result.push(column);
+      return;
+    }
+    let into = maps.get(map);
+    if (into === undefined) {
+      maps.set(map, (into = { name: map, kind: 'map', value: { kind: 'untyped' } }));
+      result.push(into);
+    }
+    const depth = splitColumnName(map).length;
+    // A column the map was, its values' kind; one a key's, its kind; one deeper, an object: JSON text.
+    const kind: DatasetKind = column.name === map ? (column as FlatMapColumn).value.kind : paths[i].length === depth + 1 && column.kind !== 'map' ? column.kind : 'json';
+    if (kind !== 'untyped') into.value = { kind: takes(into.value.kind, kind) ?? into.value.kind };
+  });
+  return result;
+}
+
+/** The escaped, dotted name of a path of keys. */
+function pathName(keys: readonly string[]): string {
+  return keys.reduce((name, key) => joinName(name, key), '');
+}
+
+/**
+ * A flat dataset's schema merged: `mergeSchemas` (leaves widen, another writer's columns are kept), then its objects
+ * keyed by data folded into MAPs (`foldKeyedColumns`), so two writers' shares of one object that pass the threshold
+ * together make one MAP, and a recorded map takes in the columns another writer added under it.
+ */
+export function mergeFlatSchemas(recorded: readonly SchemaColumn[], run: readonly SchemaColumn[]): SchemaColumn[] {
+  return foldKeyedColumns(flatColumnsOf(mergeSchemas(recorded, run)));
 }
 
 /**

@@ -183,7 +183,8 @@ function columnList(depth: number): Rule<SchemaColumn[]> {
 
 /**
  * The schema file's fields that must agree: a Parquet layout only for Parquet parts, and STRUCT,
- * LIST and MAP columns only in a nested dataset (a flat one's parts have dotted leaf columns).
+ * LIST and MAP columns only in a nested dataset (a flat one's parts have dotted leaf columns, and
+ * MAPs of leaves in Parquet).
  */
 function agreeing<T extends { format: DatasetFormat; columns: SchemaColumn[]; parquetLayout?: ParquetLayout }>(inner: Rule<T>): Rule<T> {
   return {
@@ -196,7 +197,9 @@ function agreeing<T extends { format: DatasetFormat; columns: SchemaColumn[]; pa
       if (parquetLayout !== undefined && format !== 'parquet') {
         return { what: `${prefix}parquetLayout is ${shown(parquetLayout)}, and the parts are ${format}, which has none`, remedy: 'remove parquetLayout' };
       }
-      const nested = columns.findIndex((each) => each.kind === 'struct' || each.kind === 'list' || each.kind === 'map');
+      // A flat Parquet dataset's MAP of leaves is an object keyed by data (`foldKeyedColumns`).
+      const flatMap = (each: SchemaColumn) => each.kind === 'map' && format === 'parquet' && each.value.kind !== 'struct' && each.value.kind !== 'list' && each.value.kind !== 'map';
+      const nested = columns.findIndex((each) => each.kind === 'struct' || each.kind === 'list' || (each.kind === 'map' && !flatMap(each)));
       if (parquetLayout !== 'nested' && nested !== -1) {
         return {
           what: `${prefix}columns[${nested}] is a ${columns[nested].kind}, and the parts are ${format === 'parquet' ? 'flat (parquetLayout is not "nested")' : format}`,

@@ -52,13 +52,16 @@ async function recordedOperation(paths: DatasetPaths): Promise<ScannedOperation 
   return { operation: paths.operation, schema, format: schema.format, partitioning: schema.partitioning ?? LEGACY_PARTITIONING, paths };
 }
 
-/** The partitions (of the recorded partitioning) that hold a part of a narrower type than recorded, in order. */
+/**
+ * The partitions (of the recorded partitioning) that hold a part of a narrower type than recorded, in order. `only` looks at
+ * that partition's folder alone: a pass scans the dataset once to list them, then one folder before each partition's rewrite.
+ */
 async function narrowerPartitions(paths: DatasetPaths, only?: string): Promise<string[]> {
   const operation = await recordedOperation(paths);
   if (operation?.schema === undefined) return [];
   const schema = { format: operation.format, columns: operation.schema.columns, parquetLayout: recordedLayout(operation.schema) };
   const narrower: string[] = [];
-  for (const [partition, parts] of groupsOf(await scanParts(paths.dir, operation), operation.partitioning.by)) {
+  for (const [partition, parts] of groupsOf(await scanParts(paths.dir, operation, only), operation.partitioning.by)) {
     if (only !== undefined && partition !== only) continue;
     for (const part of parts) {
       if (!(await partHoldsNarrowerType(part.path, schema))) continue;

@@ -12,10 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { exportTo, toDataset } from '../../src/export/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 import { pythonCsvRows } from '../sinks/helpers/read-back.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -24,14 +25,8 @@ const fresh = (name: string) => join(root, `${++counter}-${name}`);
 let sandbox: Sandbox;
 let client: Client;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient()));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 /** Every `music.id` of a text file beside its `id_str`, as the raw digits the file holds. */
 function musicIdsIn(text: string): Array<[string, string]> {

@@ -2,19 +2,20 @@
  * A dataset gives back exactly what went in, as one table (docs/datasets.md "Merges
  * give back what went in", "Columns the dataset adds", "One table"): a merge reads a part back and
  * writes every record again unchanged; a record's own field named like a column the dataset adds is
- * refused by name; a compaction to the other layout and back keeps every column; and Polars reads
+ * kept in `_extra` under its own path; a compaction to the other layout and back keeps every column; and Polars reads
  * every part as one table through the schema file the dataset keeps, whichever part is newest.
  * Read back by DuckDB, Polars (nodejs-polars) and arrow-rs (parquet-wasm).
  */
-import { readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClient, DatasetError } from '../../src/index.ts';
+import { createClient } from '../../src/index.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { compactDataset, datasetInfo, describeDatasetInfo, toDataset as intoDataset } from '../../src/export/index.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -37,12 +38,6 @@ async function duckdbRows(dir: string): Promise<string[]> {
   return rows.map((row) => String(row.row));
 }
 
-/** The part files, each alone. */
-function parts(dir: string): string[] {
-  const folder = join(dir, 'forum/subforum');
-  return (readdirSync(folder, { recursive: true }) as string[]).filter((name) => name.endsWith('.parquet')).map((name) => join(folder, name)).sort();
-}
-
 /** The recipe of docs/guide/datasets.md, as written there for Node: the schema from the dataset's schema file. */
 function polarsTable(dir: string): pl.DataFrame {
   const schema = pl.readParquet(readFileSync(join(dir, '_dataset/forum__subforum/schema.parquet-schema'))).schema;
@@ -53,7 +48,7 @@ function polarsTable(dir: string): pl.DataFrame {
 
 /** Polars' rows of the one part a dataset of one month has but the later run's `p9` (JSON text, so a field `__proto__` stays one), in key order, without `_fetched_at`. */
 function polarsRows(dir: string): string {
-  const [part] = parts(dir);
+  const [part] = datasetParts(dir);
   const frame = pl.readParquet(readFileSync(part)).filter(pl.col('id').neq(pl.lit('p9')));
   return String(frame.drop('_fetched_at').sort('id').writeJSON({ format: 'json' }));
 }
@@ -82,13 +77,40 @@ describe('merges give back what went in', () => {
 });
 
 describe('columns the dataset adds', () => {
-  for (const field of ['_fetched_at', '_KEY', '_Extra', '_stand_in', '_Date']) {
-    it(`refuses records with a field of their own named ${field}, naming it, and publishes nothing`, async () => {
+  /** Records with fields of their own named like the dataset's columns: `k` has no id, so the dataset keys it by `_key`. */
+  const OWN: object[] = [
+    { id: 'a', created_utc: MARCH, _fetched_at: 'mine', _key: 'my key', _extra: { note: 'mine', n: 1 }, _date: '1999-01', _Fetched_At: 7 },
+    { permalink: '/r/x/k', created_utc: MARCH, title: 'keyless', _key: 'k of my own' },
+  ];
+  /** Each row's own values as `_extra` holds them and the dataset's columns beside them, as DuckDB reads them. */
+  const ownAndAdded = (dir: string) =>
+    query(
+      `SELECT coalesce(id, title) AS id, _extra, _fetched_at LIKE '2%' AS stamped, _key, _date FROM ${table(dir)} ORDER BY id`,
+    ).then((rows) => rows.map((row): Record<string, unknown> => ({ ...row, _extra: JSON.parse(String(row._extra)) as unknown })));
+  const expected = [
+    { id: 'a', _extra: { _fetched_at: 'mine', _key: 'my key', _extra: { note: 'mine', n: 1 }, _date: '1999-01', _Fetched_At: 7 }, stamped: true, _key: null, _date: '2024-03' },
+    { id: 'keyless', _extra: { _key: 'k of my own' }, stamped: true, _key: expect.stringMatching(/\S/) as unknown, _date: '2024-03' },
+  ];
+
+  for (const layout of LAYOUTS) {
+    it(`keeps a record's own _fetched_at, _key, _extra and _date (any case) in _extra under their own paths, the ${layout} dataset's columns intact`, async () => {
       const dir = freshDir();
-      const error = await toDataset([{ id: 'a', created_utc: MARCH, [field]: 'mine' }], dir).catch((failure: unknown) => failure);
-      expect(error).toBeInstanceOf(DatasetError);
-      expect((error as Error).message).toMatch(new RegExp(`have a field ${field.toLowerCase()}\\b.*Nothing of this run was published`));
-      expect(() => readdirSync(join(dir, 'forum'))).toThrow(/ENOENT/);
+      await toDataset(OWN, dir, { layout, params: { subforum: 'own' } });
+      const rows = await ownAndAdded(dir);
+      expect(rows).toEqual(expected);
+      expect(rows[1]._key).not.toBe('k of my own');
+      const [{ mine }] = await query(`SELECT json_extract_string(_extra, '$._fetched_at') AS mine FROM ${table(dir)} WHERE id = 'a'`);
+      expect(mine).toBe('mine');
+    });
+
+    it(`keeps them so when a later run merges into the same month of a ${layout} dataset`, async () => {
+      const dir = freshDir();
+      await toDataset(OWN, dir, { layout, params: { subforum: 'own' } });
+      const before = await ownAndAdded(dir);
+      await toDataset([{ id: 'p9', created_utc: MARCH, _date: 'later' }], dir, { layout, params: { subforum: 'later' } });
+      const after = await ownAndAdded(dir);
+      expect(after.filter((row) => row.id !== 'p9')).toEqual(before);
+      expect(after.find((row) => row.id === 'p9')).toMatchObject({ _extra: { _date: 'later' }, _date: '2024-03' });
     });
   }
 });
@@ -167,7 +189,7 @@ describe('one table for every reader', () => {
       await toDataset([{ id: 'p1', created_utc: MARCH, a: 1, o: { x: 1 } }], dir, { layout, params: { subforum: 'first' } });
       await toDataset([{ id: 'p2', created_utc: APRIL, b: 's', o: { y: 's' } }], dir, { layout, params: { subforum: 'second' } });
       // A copy that loses file times: the part of the first run looks newest.
-      const [march] = parts(dir);
+      const [march] = datasetParts(dir);
       utimesSync(march, new Date(), new Date(Date.now() + 60_000));
       const frame = polarsTable(dir);
       expect(frame.height).toBe(2);
@@ -184,7 +206,7 @@ describe('one table for every reader', () => {
       const frame = polarsTable(dir).sort('id');
       expect(frame.getColumn('a').toArray()).toEqual([1, null]);
       expect(frame.getColumn('b').toArray()).toEqual([null, 's']);
-      const rows = parts(dir).flatMap((part) => tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).toArray());
+      const rows = datasetParts(dir).flatMap((part) => tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).toArray());
       expect(rows.map((row) => String((row as { id: unknown }).id)).sort()).toEqual(['p1', 'p2']);
     });
   }

@@ -72,7 +72,7 @@ describe('the bucket layout', () => {
     // p3 as a machine that fetched it later (year 2999, by the fetch clock) but published first left it.
     const part = join(dir, 'forum/subforum/_date=2024-03/part-b0-of-1.parquet');
     const rows: Record<string, unknown>[] = [];
-    for await (const row of readPart(part, 'parquet')) rows.push(row.id === 'p3' ? { ...row, title: 'fetched later', _fetched_at: '2999-01-01T00:00:00.000000Z' } : row);
+    for await (const row of readPart(part, 'parquet', new Set())) rows.push(row.id === 'p3' ? { ...row, title: 'fetched later', _fetched_at: '2999-01-01T00:00:00.000000Z' } : row);
     await writePart(rows, `${part}.tmp`, JSON.parse(readFileSync(join(dir, META, 'schema.json'), 'utf8')) as PartSchema);
     renameSync(`${part}.tmp`, part);
 
@@ -202,7 +202,7 @@ async function legacyDataset(format: DatasetFormat): Promise<{ dir: string; walk
   ];
   for (const [from, to, mtime] of writers) {
     const rows: Record<string, unknown>[] = [];
-    for await (const { _fetched_at: _, ...row } of readPart(from, format)) rows.push(row);
+    for await (const { _fetched_at: _, ...row } of readPart(from, format, new Set())) rows.push(row);
     await writePart(rows, `${to}.tmp`, { format, columns });
     rmSync(from);
     renameSync(`${to}.tmp`, to);

@@ -7,11 +7,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Client } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { compactDataset, datasetInfo, DatasetLayoutError, describeDatasetInfo, toDataset } from '../../src/export/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -33,14 +34,8 @@ async function authorType(dir: string): Promise<string | undefined> {
   return columns.find((column) => column.column_name === 'author')?.column_type as string | undefined;
 }
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, slowMs: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient({ slowMs: 0 })));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 describe('a Parquet dataset', () => {
   it('is nested when new, and records it', async () => {

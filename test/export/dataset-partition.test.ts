@@ -69,12 +69,10 @@ describe('dataset partitions', () => {
     expect(await query(`SELECT date, _date FROM ${table(dir)}`)).toEqual([{ date: 'the record says so', _date: '2023-11' }]);
   });
 
-  it('refuses records with a field named _date, naming it, and publishes nothing', async () => {
+  it("keeps a record's own field named _date in _extra, the partition column beside it", async () => {
     const dir = freshDir();
-    const error = await toDataset([{ id: 'a', created_utc: 1_700_000_000, _date: 'mine' }], dir, SUBFORUM).catch((failure: unknown) => failure);
-    expect(error).toBeInstanceOf(DatasetError);
-    expect((error as Error).message).toMatch(/have a field _date, the name of the dataset's partition folders/);
-    expect(() => readdirSync(join(dir, 'forum'))).toThrow(/ENOENT/);
+    await toDataset([{ id: 'a', created_utc: 1_700_000_000, _date: 'mine' }], dir, SUBFORUM);
+    expect(await query(`SELECT json_extract_string(_extra, '$._date') AS mine, _date FROM ${table(dir)}`)).toEqual([{ mine: 'mine', _date: '2023-11' }]);
   });
 
   it('files times past the year 9999 or before the year 0 in the Hive default partition, read as NULL', async () => {

@@ -152,7 +152,8 @@ describe('dataset state checked on open', () => {
     ['a list without an element', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list' }] }, /columns\[0\]\.element is missing, not an object/],
     ['an element of an unknown kind', { parquetLayout: 'nested', columns: [{ name: 'tags', kind: 'list', element: { kind: 'set' } }] }, /columns\[0\]\.element\.kind is "set", not one of .*struct, list, map/],
     ['a map without a value', { parquetLayout: 'nested', columns: [{ name: 'views_by_day', kind: 'map' }] }, /columns\[0\]\.value is missing, not an object/],
-    ['a map in a flat dataset', { parquetLayout: 'flat', columns: [{ name: 'views_by_day', kind: 'map', value: { kind: 'integer' } }] }, /columns\[0\] is a map, and the parts are flat/],
+    // A MAP of leaves is a flat dataset's object keyed by data; a MAP of structs only a nested one's.
+    ['a map of structs in a flat dataset', { parquetLayout: 'flat', columns: [{ name: 'views_by_day', kind: 'map', value: { kind: 'struct', fields: [{ name: 'n', kind: 'integer' }] } }] }, /columns\[0\] is a map, and the parts are flat/],
     ['a layout for NDJSON parts', { format: 'ndjson', parquetLayout: 'nested' }, /parquetLayout is "nested", and the parts are ndjson, which has none; remove parquetLayout/],
   ])('refuses a schema file with %s, naming the file, before any request', async (_, change, message) => {
     const dir = copy('nested-damage');

@@ -4,13 +4,14 @@
  * parts of the months it did not touch, one partition at a time, so every part holds the one type
  * and DuckDB, the Polars recipe of docs/guide/datasets.md and arrow-rs (part by part) read one table.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeSummary } from '../../src/export/index.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -46,14 +47,9 @@ async function widened(layout: 'flat' | 'nested'): Promise<{ dir: string; summar
   return { dir, summary };
 }
 
-function parts(dir: string): string[] {
-  const folder = join(dir, 'forum/subforum');
-  return (readdirSync(folder, { recursive: true }) as string[]).filter((name) => name.endsWith('.parquet')).map((name) => join(folder, name)).sort();
-}
-
 /** Each part as arrow-rs reads it alone: `score`'s type and the rows' ids and scores. */
 function arrowParts(dir: string): { type: string; rows: { id: string; score: number }[] }[] {
-  return parts(dir).map((part) => {
+  return datasetParts(dir).map((part) => {
     const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream());
     const rows = table.toArray().map((row) => {
       const { id, score } = (row as { toJSON(): { id: string; score: number } }).toJSON();

@@ -11,6 +11,7 @@ import { createClient, filter, map, pipe, ResponseFormatError, type Client } fro
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { exportTo, HeldStateError, LockedError, NotWritableError, StreamUsedError } from '../../src/export/index.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -25,14 +26,8 @@ let sandbox: Sandbox;
 let client: Client;
 const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient()));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 describe('exportTo a file', () => {
   it('writes every record of every walk once, and says what it did', async () => {

@@ -13,6 +13,7 @@ import { exportTo, TransformError, type ExportOptions } from '../../src/export/i
 import { loadState } from '../../src/export/journal.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { readCsvWithPython, scratchDir } from '../sinks/helpers/files.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -27,14 +28,8 @@ let sandbox: Sandbox;
 let client: Client;
 const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient()));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 /** The files this process holds open under `folder`. */
 function openFilesUnder(folder: string): string[] {

@@ -4,7 +4,6 @@
  * is a MAP in the schema and in every part, whichever run passed the threshold, so it does not grow
  * a field per date. Read back by DuckDB (`element_at`, `map_keys`), Polars and arrow-rs.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
@@ -17,6 +16,7 @@ import { mergeSchemas, type SchemaColumn } from '../../src/dataset/schema.ts';
 import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
 import { closeServed, recordsIntoDataset, type FlatSummary } from './helpers/served-records.ts';
 
 const root = scratchDir();
@@ -39,13 +39,9 @@ function postsOf(run: number, records: number, perRecord: number, firstDay: numb
   }));
 }
 
-function partsOf(dir: string): string[] {
-  return execFileSync('find', [dir, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
-}
-
 /** Each part's type of `views_by_day`, as arrow-rs reads the part alone. */
 const partTypes = (dir: string) =>
-  partsOf(dir).map((part) => String(tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).schema.fields.find((field) => field.name === 'views_by_day')?.type));
+  datasetParts(dir).map((part) => String(tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream()).schema.fields.find((field) => field.name === 'views_by_day')?.type));
 
 const glob = (dir: string) => sqlPath(`${dir}/**/*.parquet`);
 
@@ -56,14 +52,14 @@ async function mapsOfThree(dir: string): Promise<Array<Record<string, Daily>>> {
   );
   const fromDuck = Object.fromEntries(duck.map((row) => [row.id, Object.fromEntries((row.k as string[]).map((key, i) => [key, Number((row.v as bigint[])[i])]))]));
   const fromPolars: Record<string, Daily> = {};
-  for (const part of partsOf(dir)) {
+  for (const part of datasetParts(dir)) {
     const frame = pl.readParquet(part);
     const ids = frame.getColumn('id').toArray() as string[];
     const entries = frame.getColumn('views_by_day').toArray() as unknown as Array<Array<{ key: string; value: number }>>;
     ids.forEach((id, i) => (fromPolars[id] = Object.fromEntries(entries[i].map(({ key, value }) => [key, Number(value)]))));
   }
   const fromArrow: Record<string, Daily> = {};
-  for (const part of partsOf(dir)) {
+  for (const part of datasetParts(dir)) {
     const table = tableFromIPC(readParquet(new Uint8Array(readFileSync(part))).intoIPCStream());
     const maps = table.getChild('views_by_day')!;
     table.getChild('id')!.toArray().forEach((id: string, i: number) => {
@@ -136,17 +132,65 @@ describe('an object keyed by date in a nested dataset', () => {
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId([...first.slice(0, 3), ...again]));
   });
 
-  it('is one column of JSON text after compaction to the flat layout, never a column per date, and a MAP again back in the nested one', async () => {
+  it('is one MAP column after compaction to the flat layout, never a column per date, and a MAP again back in the nested one', async () => {
     const dir = fresh('map-flat');
     const posts = postsOf(0, 5, 50, 0);
     await recordsIntoDataset(posts, dir, { params: { subforum: 'flat' } });
     await compactDataset(dir, { layout: 'flat' });
     const columns = await queryJS(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true))`);
-    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'VARCHAR' }]);
-    const texts = await queryJS(`SELECT id, views_by_day AS text FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true)`);
-    expect(Object.fromEntries(texts.map((row) => [row.id, JSON.parse(String(row.text)) as Daily]))).toEqual(byId(posts));
+    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'MAP(VARCHAR, BIGINT)' }]);
+    for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
     await compactDataset(dir, { layout: 'nested' });
     for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
+    for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
+  });
+});
+
+describe('an object keyed by date in a flat dataset', () => {
+  /** The recipe of docs/datasets.md for Polars: every part as one table, its schema from the dataset's schema file. */
+  function polarsMaps(dir: string): Record<string, Daily> {
+    const schema = pl.readParquet(readFileSync(new DatasetPaths(dir, 'forum/subforum', 'all').tableSchema)).schema;
+    const frame = pl
+      .scanParquet(`${dir}/forum/subforum/**/*.parquet`, { hivePartitioning: true, schema, missingColumns: 'insert', castOptions: { missingStructFields: 'insert' } })
+      .collectSync();
+    const ids = frame.getColumn('id').toArray() as string[];
+    const entries = frame.getColumn('views_by_day').toArray() as unknown as Array<Array<{ key: string; value: number }>>;
+    return Object.fromEntries(ids.map((id, i) => [id, Object.fromEntries(entries[i].map(({ key, value }) => [key, Number(value)]))]));
+  }
+
+  it('folds its date columns into one MAP once the dates of every run pass the threshold, every value in it for DuckDB, Polars and arrow-rs', async () => {
+    const dir = fresh('flat-map-runs');
+    // Each run brings 80 dates no run had, in a month of its own: none passes the threshold alone, the third run's passes it over all.
+    const runs = [0, 1, 2, 3].map((run) => postsOf(run, 4, 20, run * 80));
+    for (const [i, posts] of runs.entries()) await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: `run${i}` } });
+    const columns = await queryJS(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${glob(dir)}, hive_partitioning = true, union_by_name = true))`);
+    expect(columns.filter((column) => String(column.column_name).startsWith('views_by_day'))).toEqual([{ column_name: 'views_by_day', column_type: 'MAP(VARCHAR, BIGINT)' }]);
+    expect(partTypes(dir)).toHaveLength(4);
+    for (const type of partTypes(dir)) expect(type).toMatch(/^Map<\{?key/i);
+    const [fromDuck, , fromArrow] = await mapsOfThree(dir);
+    const all = byId(runs.flat());
+    expect(fromDuck).toEqual(all);
+    expect(polarsMaps(dir)).toEqual(all);
+    expect(fromArrow).toEqual(all);
+  });
+
+  it('says in the drift of the run that passes the threshold that the object widened to a MAP, and rewrites the earlier runs\' parts', async () => {
+    const dir = fresh('flat-map-drift');
+    const runs = [0, 1, 2].map((run) => postsOf(run, 4, 20, run * 80));
+    const summaries: FlatSummary[] = [];
+    for (const [i, posts] of runs.entries()) summaries.push(await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: `run${i}` } }));
+    expect(summaries[1].drift.widened).toBeUndefined();
+    expect(summaries[2].drift.widened).toEqual([{ column: 'views_by_day', from: 'struct', to: 'map' }]);
+    expect(summaries[2].drift.added).toEqual([]);
+    expect(summaries[2].widening?.partitions).toBe(2);
+  });
+
+  it('is one MAP from the first run when one page alone passes the threshold', async () => {
+    const dir = fresh('flat-map-first');
+    const posts = postsOf(0, 5, 50, 0);
+    await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: 'first' } });
+    const schema = JSON.parse(readFileSync(new DatasetPaths(dir, 'forum/subforum', 'all').schema, 'utf8')) as { columns: Array<{ name: string }> };
+    expect(schema.columns.filter((column) => column.name.startsWith('views_by_day'))).toEqual([{ name: 'views_by_day', kind: 'map', value: { kind: 'integer' } }]);
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
   });
 });

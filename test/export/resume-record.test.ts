@@ -6,12 +6,13 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Client } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { describeSummary, exportTo, OtherExportError } from '../../src/export/index.ts';
 import { toParquet } from '../../sinks/index.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -23,14 +24,8 @@ let client: Client;
 const credits = () => sandbox.balance(sandbox.apiKey).credits;
 const walk = (subforum: string) => client.forum.subforum({ subforum });
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient()));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 async function rows(path: string): Promise<number> {
   const [row] = await query(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlPath(path)})`);

@@ -5,11 +5,12 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Client } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { exportTo, HeldStateError, NotWritableError, StateDamagedError } from '../../src/export/index.ts';
 import { loadState, writeState } from '../../src/export/journal.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -23,14 +24,8 @@ let sandbox: Sandbox;
 let client: Client;
 const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient()));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 describe('an output name its side files cannot carry', () => {
   it('is refused before any request for every length from 225 to 232 bytes, leaving nothing behind', async () => {

@@ -6,10 +6,11 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Client } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { exportTo, NotWritableError, type ExportOptions } from '../../src/export/index.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 let counter = 0;
@@ -18,14 +19,8 @@ let sandbox: Sandbox;
 let client: Client;
 const charged = () => sandbox.requests.charged[sandbox.apiKey] ?? 0;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient()));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 /**
  * Exports 50 pages into `target(folder)`, deleting `doomed(folder)` once 3 pages are staged, and

@@ -4,7 +4,6 @@
  * `distinguished` are always null, `all_awardings` always empty: they stay `untyped` and out of the
  * parts), no JSON-quoted strings, and reads as one table in DuckDB, Polars and arrow-rs.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
@@ -12,10 +11,12 @@ import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toDataset } from '../../src/export/index.ts';
-import { createClient, type Client } from '../../src/index.ts';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Client } from '../../src/index.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { datasetParts } from './helpers/dataset-parts.ts';
+import { closeSandboxClient, startSandboxClient } from './helpers/sandbox-client.ts';
 
 const root = scratchDir();
 const RUNS = 10;
@@ -24,14 +25,8 @@ type Column = { name: string; kind: string; fields?: Column[]; element?: Column 
 
 let sandbox: Sandbox;
 let client: Client;
-beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, slowMs: 0 });
-  client = createClient({ apiKey: sandbox.apiKey, baseUrl: sandbox.url });
-});
-afterAll(async () => {
-  await client.close();
-  await sandbox.close();
-});
+beforeAll(async () => ({ sandbox, client } = await startSandboxClient({ slowMs: 0 })));
+afterAll(() => closeSandboxClient({ sandbox, client }));
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -83,7 +78,7 @@ describe.each(CASES)('a dataset of $operation grown over 10 runs of advance', ({
 
   it('reads as one table in DuckDB, Polars and arrow-rs', () => {
     expect(rows).toBeGreaterThan(40);
-    const parts = execFileSync('find', [dir, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    const parts = datasetParts(dir);
     const frame = pl.concat(
       parts.map((part) => pl.readParquet(part)),
       { how: 'diagonalRelaxed' },

@@ -3,7 +3,7 @@
  * documented read), Polars (every part, concatenated diagonally) and arrow-rs (parquet-wasm, part by
  * part).
  */
-import { execFileSync } from 'node:child_process';
+import { datasetParts } from './dataset-parts.ts';
 import { readFileSync } from 'node:fs';
 import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
@@ -18,7 +18,7 @@ export function plain(value: unknown): unknown {
 
 export function partsOf(target: string): string[] {
   if (target.endsWith('.parquet')) return [target];
-  return execFileSync('find', [target, '-name', '*.parquet', '-not', '-path', '*/_dataset/*'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).sort();
+  return datasetParts(target);
 }
 
 /**
