@@ -18,7 +18,7 @@ import { lockKey } from '../../src/queue/lease-lock.ts';
 import type { WalkJob } from '../../src/queue/runs.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { CLI, finished, runCli, sandboxEnv, tempDir, type CliResult } from '../cli/helpers.ts';
-import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { datasetCounts } from './dataset-counts.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
 import { stopWorkers } from './workers.ts';
 
@@ -81,12 +81,6 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
 
 const finishedRun = (url: string): Promise<RunStatus> => until(async () => ((await run(url)).state === 'finished' ? run(url) : undefined), 'the run to finish');
 
-/** The dataset's rows and distinct ids (DuckDB). */
-async function datasetRows(dir: string): Promise<{ rows: number; ids: number }> {
-  const [row] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
-  return { rows: Number(row.rows), ids: Number(row.ids) };
-}
-
 describe.skipIf(!haveRedis)('queue status that adds up', () => {
   it('a walk whose worker is killed -9 once its pages are published is counted once, by the worker that takes it over, as many records and pages as the dataset holds of it', async () => {
     const context = await setup();
@@ -95,13 +89,13 @@ describe.skipIf(!haveRedis)('queue status that adds up', () => {
       const first = startWorker(context, LEASE_MS, true);
       expect((await first.done).signal).toBe('SIGKILL');
       // Killed with the walk's rows in the dataset and nothing said to Redis.
-      expect(await datasetRows(context.dir)).toEqual({ rows: 120, ids: 120 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 120, ids: 120 });
       expect((await run(context.url)).walks.done).toBe(0);
       startWorker(context);
       const done = await finishedRun(context.url);
       expect(done.walks).toMatchObject({ total: 1, done: 1, failed: 0 });
       // Once: as many records as the dataset's rows of the walk, and its 5 pages.
-      expect(done.records).toBe((await datasetRows(context.dir)).rows);
+      expect(done.records).toBe((await datasetCounts(context.dir)).rows);
       expect({ records: done.records, pages: done.pages }).toEqual({ records: 120, pages: 5 });
       // The takeover bought nothing: every page was bought once.
       expect(context.service.requests.charged[KEY]).toBe(5);
@@ -140,7 +134,7 @@ describe.skipIf(!haveRedis)('queue status that adds up', () => {
       await redis.del(publishLock);
       stalled.child.kill('SIGCONT');
       await until(() => (existsSync(paths.commit()) || existsSync(paths.receipt()) ? undefined : true), 'the walk to be published');
-      expect(await datasetRows(context.dir)).toEqual({ rows: 90, ids: 90 });
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 90, ids: 90 });
       other.child.kill('SIGCONT');
       const done = await finishedRun(context.url);
       // Both have had their say.

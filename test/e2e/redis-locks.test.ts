@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from '../cli/helpers.ts';
-import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
+import { datasetCounts } from './dataset-counts.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
 
 const KEY = 'sk_live_sandbox_locks_e2e_secret';
@@ -26,11 +26,6 @@ async function setup(latencyMs = 5): Promise<{ url: string; service: Sandbox; en
   const inputs = join(tempDir(), 'inputs.txt');
   writeFileSync(inputs, COUNTS.map((count, index) => `subforum=locks${index}-n${count}\n`).join(''));
   return { url: redisServer.nextUrl(), service, env: sandboxEnv(service, KEY), charged: () => service.requests.charged[KEY] ?? 0, dir: join(tempDir(), 'ds'), inputs };
-}
-
-async function datasetCounts(dir: string): Promise<{ rows: number; ids: number }> {
-  const [row] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
-  return { rows: Number(row.rows), ids: Number(row.ids) };
 }
 
 describe.skipIf(!haveRedis)('export --dataset --locks redis://… over a real Redis', () => {

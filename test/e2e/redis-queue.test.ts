@@ -18,6 +18,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, randomDelays, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { freePort, spawnRedis } from '../../bench/_cluster.ts';
+import { datasetCounts } from './dataset-counts.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
 import { stopWorkers } from './workers.ts';
 
@@ -67,11 +68,6 @@ async function until(url: string, done: (run: RunStatus) => boolean, timeoutMs =
     if (Date.now() > deadline) throw new Error(`timed out; status: ${JSON.stringify(current)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-async function datasetCounts(dir: string): Promise<{ rows: number; ids: number }> {
-  const [row] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS ids FROM read_parquet(${sqlPath(`${dir}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`);
-  return row as { rows: number; ids: number };
 }
 
 const pagesOf = (counts: number[]): number => counts.reduce((sum, count) => sum + Math.ceil(count / 25), 0);
