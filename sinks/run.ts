@@ -10,6 +10,7 @@
  */
 import { SinkError } from '../src/errors.ts';
 import type { AnyIterable } from '../src/operators/types.ts';
+import { isBatched, RECORD_BATCHES } from './from-ndjson.ts';
 import { messageOf, openDestination, type Destination } from './atomic.ts';
 
 /** A sink's result. */
@@ -133,12 +134,22 @@ export async function runSink(
 }
 
 /**
- * Hands each record of `source` to `take` until it says false (and then closes the source). A sync
+ * Hands each record of `source` to `take` until it says false (and then closes the source). A source
+ * that gives its records in batches (`fromNdjson`'s: `RECORD_BATCHES`) is read a batch at a time. A sync
  * iterable (an array, a dataset's merged rows, a generator) is read with `for…of`: `for await` would
  * add a promise and a turn of the microtask queue per record, a twentieth of a Parquet sink's time.
  * A promise among its values is still awaited, as `for await` would.
  */
 async function eachRecord(source: AnyIterable<unknown>, take: (record: unknown) => boolean | Promise<boolean>): Promise<void> {
+  if (isBatched(source)) {
+    for await (const batch of source[RECORD_BATCHES]()) {
+      for (const record of batch) {
+        const more = take(record);
+        if (more === false || (more !== true && !(await more))) return;
+      }
+    }
+    return;
+  }
   if (typeof (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function') {
     for await (const record of source) {
       const more = take(record);

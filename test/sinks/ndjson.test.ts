@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fromNdjson, toNdjson } from '../../sinks/index.ts';
+import { fromNdjson, partialOf, toNdjson, toParquet } from '../../sinks/index.ts';
 import { query, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
 import { hostileRecords } from './helpers/hostile.ts';
@@ -80,6 +80,31 @@ describe('fromNdjson', () => {
     const file = join(dir, 'corrupt-after-long.ndjson');
     writeFileSync(file, `{"a":1}\n${JSON.stringify({ text: 'x'.repeat(3_000_000) })}\n\n{"a":\n`);
     await expect(collect(fromNdjson(file))).rejects.toThrow(/corrupt-after-long\.ndjson: record 3 is not valid JSON/);
+  });
+
+  it('gives a sink every record before a line that is not JSON, then fails naming that line', async () => {
+    // A sink reads fromNdjson a chunk of the file at a time: the records of the chunk before the bad line still arrive.
+    const file = join(dir, 'corrupt-for-sink.ndjson');
+    const good = Array.from({ length: 2_500 }, (_, seq) => ({ seq, text: `row ${seq}` }));
+    writeFileSync(file, `${good.map((record) => JSON.stringify(record)).join('\n')}\n{"seq":\n{"seq":2501}\n`);
+    for (const [name, sink] of [['ndjson', toNdjson], ['parquet', toParquet]] as const) {
+      const out = join(dir, `from-corrupt.${name}`);
+      const failure = await sink(fromNdjson(file), out).then(() => undefined, (error: unknown) => error);
+      expect(failure).toBeInstanceOf(SyntaxError);
+      expect(String(failure)).toMatch(/corrupt-for-sink\.ndjson: record 2501 is not valid JSON/);
+      expect(partialOf(failure)?.records).toBe(2_500);
+      const kept = await query(`SELECT count(*) AS n, max(seq) AS last FROM ${sqlPath(out)}`);
+      expect(kept).toEqual([{ n: 2_500, last: 2_499 }]);
+    }
+  });
+
+  it('gives a sink every record of a file larger than one read, in order', async () => {
+    const file = join(dir, 'many-chunks.ndjson');
+    const records = Array.from({ length: 9_000 }, (_, seq) => ({ seq, pad: 'p'.repeat(300) }));
+    writeFileSync(file, `${records.map((record) => JSON.stringify(record)).join('\n')}\n`);
+    const out = join(dir, 'many-chunks-copy.ndjson');
+    expect((await toNdjson(fromNdjson(file), out)).records).toBe(9_000);
+    expect(readFileSync(out, 'utf8')).toBe(readFileSync(file, 'utf8'));
   });
 
   it('fails with the file system error when the file does not exist', async () => {
