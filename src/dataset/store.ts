@@ -87,6 +87,7 @@ export class DatasetNames {
     this.meta = `_dataset/${operation.replaceAll('/', '__')}`;
   }
 
+  /** The operation's columns and settings, shared by every writer. */
   get schema(): string {
     return `${this.meta}/schema.json`;
   }
@@ -98,9 +99,11 @@ export class DatasetNames {
   get states(): string {
     return `${this.meta}/state-`;
   }
+  /** The run this writer last published complete. */
   get state(): string {
     return `${this.states}${this.writer}.json`;
   }
+  /** This writer's last publish's schema drift. */
   get drift(): string {
     return `${this.meta}/drift-${this.writer}.json`;
   }
@@ -154,6 +157,7 @@ export class DatasetNames {
   }
 }
 
+/** Where an operation's writer keeps things: its JSON objects by name (`names`, in `storage`), and the files still on the folder by path. */
 export class DatasetPaths {
   readonly meta: string;
   readonly staging: string;
