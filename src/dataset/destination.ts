@@ -123,7 +123,7 @@ export class DatasetDestination implements Destination {
     readonly op: OperationSpec,
     options: DatasetDestinationOptions,
   ) {
-    // The dataset's store, one for the destination: its requests are this export's (a local folder holds no connection to close).
+    // The dataset's store, one for the destination (its requests are this export's), closed with it.
     this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard), new LocalStorage(output));
     this.folder = resolve(output);
     this.files = {
@@ -495,6 +495,10 @@ export class DatasetDestination implements Destination {
     const parquetLayout = layoutForRun(recorded, format, asked.parquetLayout, this.paths);
     const partitioning = await partitioningFor(this.paths, recorded === undefined ? undefined : (recorded.partitioning ?? LEGACY_PARTITIONING), asked.partition);
     return { format, partitioning, parquetLayout };
+  }
+
+  async close(): Promise<void> {
+    await this.paths.storage.close();
   }
 
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */
