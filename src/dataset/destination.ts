@@ -41,7 +41,7 @@ import { widenParts } from './widen.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './nesting.ts';
 import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from '../export/destination.ts';
 import { fileSize } from '../export/durable.ts';
-import { hasObject, objectPlace, writeObject } from './objects.ts';
+import { hasObject, writeObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from '../export/journal.ts';
@@ -285,7 +285,7 @@ export class DatasetDestination implements Destination {
     }
     for (const writer of await commitsWaiting(this.paths)) {
       if (writer === this.paths.writer) continue;
-      const path = objectPlace(this.paths.storage, this.paths.names.commit(writer));
+      const path = this.paths.file(this.paths.names.commit(writer));
       const version = await commitVersion(path);
       if (version === undefined || checkedCommits.get(path) === version) continue;
       await readCommitFile(this.paths, writer, commitRemedy(this.paths, writer));
