@@ -46,12 +46,12 @@ export async function writeObject(storage: Storage, name: string, value: unknown
 }
 
 /**
- * Whether the object `name` exists: a listing of its name, not a read, since some are polled (a
- * writer waiting for its commit to be taken) and a commit of many walks is large.
+ * Whether the object `name` exists: one `HEAD`, not a read, since some are polled (a writer
+ * waiting for its commit to be taken) and a commit of many walks is large; nor a listing, which on
+ * a local folder reads the whole folder (hundreds of commits may wait in `commits/`).
  */
-export async function hasObject(storage: Storage, name: string): Promise<boolean> {
-  for await (const object of storage.list(name)) if (object.name === name) return true;
-  return false;
+export function hasObject(storage: Storage, name: string): Promise<boolean> {
+  return storage.exists(name);
 }
 
 /**
