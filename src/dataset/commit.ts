@@ -26,17 +26,16 @@
  * drops it when it has none (its commits are then taken again).
  */
 import { randomUUID } from 'node:crypto';
-import { basename, join } from 'node:path';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { DatasetError, LockedError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from './locks.ts';
 import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPasses } from './passes.ts';
 import { finishLegacyGroup, finishPass, type GroupJournal } from './rewrite.ts';
 import { readCommitFile, readReceiptFile } from './state.ts';
-import { DatasetPaths, passFolders } from './store.ts';
+import { localPaths, passFolders, type DatasetPaths } from './store.ts';
+import { hasObject, objectPlace, objectsIn, writeObject } from './objects.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { fileSize, writeJsonAtomic } from '../export/durable.ts';
 import type { SpoolPrefix } from '../export/destination.ts';
 import type { ExportState } from '../export/journal.ts';
 import type { DatasetChanges } from '../export/types.ts';
@@ -53,7 +52,7 @@ const PUBLISH_PATIENCE_MS = 10 * 60_000;
  */
 export const PASS_BYTES = 1024 * 1024 * 1024;
 
-/** A writer's staged pages, waiting for a publish (`DatasetPaths.commit`). */
+/** A writer's staged pages, waiting for a publish (`DatasetNames.commit`). */
 export interface Commit {
   writer: string;
   /** New for each commit (`GroupCommit.publish` gives it): a replay of a publish finishes its member only while this commit waits. */
@@ -76,7 +75,7 @@ export interface Commit {
   partitions?: string[];
 }
 
-/** What a publish tells a writer it took the pages of (`DatasetPaths.receipt`). */
+/** What a publish tells a writer it took the pages of (`DatasetNames.receipt`). */
 export interface Receipt {
   changes: DatasetChanges;
   repaired: number;
@@ -137,13 +136,12 @@ export class GroupCommit {
    */
   async publish(commit: Commit, handOff: boolean): Promise<Receipt | undefined> {
     const id = randomUUID();
-    await mkdir(this.paths.commits, { recursive: true });
-    await writeJsonAtomic(this.paths.commit(), { ...commit, id, ...(handOff ? { handOff } : {}) });
+    await writeObject(this.paths.storage, this.paths.names.commit(), { ...commit, id, ...(handOff ? { handOff } : {}) });
     try {
       return handOff ? await this.#handOff() : await this.awaitOwn();
     } catch (error) {
       // Not published: the staging is whole, and a resume publishes it (unless a live pass took it).
-      if (!(await claimed(this.paths, this.paths.writer, id))) await rm(this.paths.commit(), { force: true }).catch(() => undefined);
+      if (!(await claimed(this.paths, this.paths.writer, id))) await this.paths.storage.remove(this.paths.names.commit()).catch(() => undefined);
       throw error;
     }
   }
@@ -252,7 +250,7 @@ export class GroupCommit {
         pass.push(...commits);
         for (const commit of commits) taken.add(commit.writer);
         bytes += commits.reduce((sum, commit) => sum + commit.state.spool.bytes, 0);
-        await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass) });
+        await writeObject(this.paths.storage, this.paths.names.passClaim(id), { commits: claimOf(pass) });
         await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
         // With the partitions holding older versions of its records that moved, or where a pass at work places one of its keys: the pass rewrites those too.
         const working = (await passFolders(this.paths)).filter((other) => other !== id);
@@ -260,7 +258,7 @@ export class GroupCommit {
         await plan.writeKeys(this.paths.passKeys(id));
         const partitions = [...plan.partitions(), ...moved];
         // What passes forming next read to tell whether they would wait for this one.
-        await writeJsonAtomic(this.paths.passClaim(id), { commits: claimOf(pass), partitions });
+        await writeObject(this.paths.storage, this.paths.names.passClaim(id), { commits: claimOf(pass), partitions });
         if (handOff && partitions.some((partition) => avoid.has(partition))) {
           await rm(this.paths.pass(id), { recursive: true, force: true });
           return 'busy';
@@ -308,16 +306,16 @@ export class GroupCommit {
           0,
         );
       }
-      await writeJsonAtomic(this.paths.passJournal(id), journal);
+      await writeObject(this.paths.storage, this.paths.names.passJournal(id), journal);
       await finishPass(this.paths, id, this.locks, journal);
       const member = journal.members.find((each) => each.writer === this.paths.writer);
       if (member === undefined) return undefined;
       // Read here: a writer leading reads its receipt from the journal, not the file.
-      await rm(this.paths.receipt(), { force: true });
+      await this.paths.storage.remove(this.paths.names.receipt());
       return { changes: member.changes, repaired: member.repaired };
     } catch (error) {
       // Before its journal the pass changed nothing: its folder goes. After it, the next pass formed finishes it.
-      if ((await fileSize(this.paths.passJournal(id))) === undefined) await rm(this.paths.pass(id), { recursive: true, force: true });
+      if (!(await hasObject(this.paths.storage, this.paths.names.passJournal(id)))) await rm(this.paths.pass(id), { recursive: true, force: true });
       throw error;
     } finally {
       await releaseAll(held);
@@ -330,13 +328,12 @@ export class GroupCommit {
    */
   async #nextPass(refused: ReadonlySet<string>, taken: ReadonlySet<string>, bytes: number, busy: ReadonlySet<string>): Promise<Commit[]> {
     const pass: Commit[] = [];
-    const paths = await commitsWaiting(this.paths);
-    const own = this.paths.commit();
-    for (const path of [...paths.filter((each) => each === own), ...paths.filter((each) => each !== own)]) {
-      const writer = writerOfCommit(path);
+    const writers = await commitsWaiting(this.paths);
+    const own = this.paths.writer;
+    for (const writer of [...writers.filter((each) => each === own), ...writers.filter((each) => each !== own)]) {
       // A writer's next commit comes only once its last is gone: one claimed is the one waiting, unread.
       if (refused.has(writer) || taken.has(writer)) continue;
-      const commit = await readCommitFile(path, writer, commitRemedy(path));
+      const commit = await readCommitFile(this.paths, writer, commitRemedy(this.paths, writer));
       if (commit === undefined) continue;
       if (commit.partitions?.some((partition) => busy.has(partition)) === true) continue;
       if ((pass.length > 0 || bytes > 0) && bytes + commit.state.spool.bytes > PASS_BYTES) break;
@@ -348,27 +345,28 @@ export class GroupCommit {
 
   /** Whether commits wait that a pass may take (not those a pass could not publish). */
   async #othersWait(refused: ReadonlySet<string>): Promise<boolean> {
-    return (await commitsWaiting(this.paths)).some((path) => !refused.has(writerOfCommit(path)));
+    return (await commitsWaiting(this.paths)).some((writer) => !refused.has(writer));
   }
 
   /** Whether this writer's commit hints at a partition that a pass at work holds (read from files: no round trip). */
   async #ownBusy(): Promise<boolean> {
     if ((await passFolders(this.paths)).length === 0) return false;
-    const own = await readCommitFile(this.paths.commit(), this.paths.writer, commitRemedy(this.paths.commit()));
+    const own = await readCommitFile(this.paths, this.paths.writer, commitRemedy(this.paths, this.paths.writer));
     if (own?.partitions === undefined) return false;
     const { partitions } = await claimsOfLivePasses(this.paths);
     return own.partitions.some((partition) => partitions.has(partition));
   }
 
   async #waiting(): Promise<boolean> {
-    return (await fileSize(this.paths.commit())) !== undefined;
+    return hasObject(this.paths.storage, this.paths.names.commit());
   }
 
   async #receipt(): Promise<Receipt> {
-    const path = this.paths.receipt();
-    const receipt = await readReceiptFile(path, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
-    await rm(path, { force: true });
-    if (receipt === undefined) throw new DatasetError(`${this.paths.dir}: the publish of ${this.paths.writer}'s pages left no receipt (${path}); resume the export`, this.paths.dir);
+    const receipt = await readReceiptFile(this.paths, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
+    await this.paths.storage.remove(this.paths.names.receipt());
+    if (receipt === undefined) {
+      throw new DatasetError(`${this.paths.dir}: the publish of ${this.paths.writer}'s pages left no receipt (${objectPlace(this.paths.storage, this.paths.names.receipt())}); resume the export`, this.paths.dir);
+    }
     return receipt;
   }
 
@@ -396,21 +394,18 @@ export class GroupCommit {
  * own writer removes it, so a commit handed off and now gone is published.
  */
 export async function commitWaits(dir: string, operation: string, writer: string): Promise<boolean> {
-  return (await fileSize(new DatasetPaths(dir, operation, writer).commit())) !== undefined;
+  const paths = localPaths(dir, operation, writer);
+  return hasObject(paths.storage, paths.names.commit());
 }
 
-/** What to do with a commit that is damaged. */
-export function commitRemedy(path: string): string {
-  return `delete ${path}; its writer publishes on resume`;
+/** What to do with the commit of `writer` when it is damaged. */
+export function commitRemedy(paths: DatasetPaths, writer: string): string {
+  return `delete ${objectPlace(paths.storage, paths.names.commit(writer))}; its writer publishes on resume`;
 }
 
-/** The writer whose commit is at `path` (`DatasetPaths.commit`). */
-export function writerOfCommit(path: string): string {
-  return basename(path, '.json');
-}
-
-/** The commits waiting, by path, in name order. */
+/** The writers whose commits wait, in name order (one listing of `commits/`). */
 export async function commitsWaiting(paths: DatasetPaths): Promise<string[]> {
-  const names = await readdir(paths.commits).catch(() => [] as string[]);
-  return names.filter((name) => name.endsWith('.json') && !name.endsWith('.done.json')).sort().map((name) => join(paths.commits, name));
+  const folder = paths.names.commits;
+  const names = await objectsIn(paths.storage, folder, (last) => last.endsWith('.json') && !last.endsWith('.done.json'));
+  return names.map((name) => name.slice(folder.length, -'.json'.length));
 }

@@ -11,10 +11,10 @@
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { walkName } from '../operations/walk-name.ts';
-import { DatasetPaths } from './store.ts';
+import type { DatasetPaths } from './store.ts';
 import type { MarksFile, WalkMark } from './marks.ts';
 import { readCompactionJournal } from './state.ts';
-import { fileSize, writeJsonAtomic } from '../export/durable.ts';
+import { hasObject, objectPlace, writeObject } from './objects.ts';
 import { writeRecordedSchema } from './table-schema.ts';
 
 export interface CompactionJournal {
@@ -32,22 +32,17 @@ export interface CompactionJournal {
   writers?: Record<string, MarksFile>;
 }
 
-/** `_dataset/<op>/compact.json`: shared by every writer of the operation. */
-export function compactionJournalPath(paths: DatasetPaths): string {
-  return join(paths.meta, 'compact.json');
-}
-
 /** Where a compaction writes its new parts before the journal names them. */
 export function compactionStaging(paths: DatasetPaths): string {
   return join(paths.meta, 'compact');
 }
 
 export async function hasPendingCompaction(paths: DatasetPaths): Promise<boolean> {
-  return (await fileSize(compactionJournalPath(paths))) !== undefined;
+  return hasObject(paths.storage, paths.names.compactionJournal);
 }
 
 export async function writeCompactionJournal(paths: DatasetPaths, journal: CompactionJournal): Promise<void> {
-  await writeJsonAtomic(compactionJournalPath(paths), journal);
+  await writeObject(paths.storage, paths.names.compactionJournal, journal);
 }
 
 /**
@@ -55,8 +50,8 @@ export async function writeCompactionJournal(paths: DatasetPaths, journal: Compa
  * publish lock. Returns whether there was one.
  */
 export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
-  const path = compactionJournalPath(paths);
-  const journal = await readCompactionJournal(path, paths, `delete ${path} and ${compactionStaging(paths)}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`);
+  const place = objectPlace(paths.storage, paths.names.compactionJournal);
+  const journal = await readCompactionJournal(paths, `delete ${place} and ${compactionStaging(paths)}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`);
   if (journal === undefined) {
     // Parts staged by a compaction killed before its journal: the dataset never saw them.
     await rm(compactionStaging(paths), { recursive: true, force: true });
@@ -78,13 +73,10 @@ export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
     await removeIfEmpty(dirname(part));
   }
   await writeRecordedSchema(paths, journal.schema);
-  for (const walk of journal.walks ?? []) {
-    await mkdir(dirname(paths.walkMark(walkName(walk.params))), { recursive: true });
-    await writeJsonAtomic(paths.walkMark(walkName(walk.params)), walk);
-  }
-  for (const [writer, file] of Object.entries(journal.writers ?? {})) await writeJsonAtomic(new DatasetPaths(paths.dir, paths.operation, writer).state, file);
+  for (const walk of journal.walks ?? []) await writeObject(paths.storage, paths.names.walkMark(walkName(walk.params)), walk);
+  for (const [writer, file] of Object.entries(journal.writers ?? {})) await writeObject(paths.storage, paths.ofWriter(writer).names.state, file);
   await rm(compactionStaging(paths), { recursive: true, force: true });
-  await rm(path, { force: true });
+  await paths.storage.remove(paths.names.compactionJournal);
   return true;
 }
 

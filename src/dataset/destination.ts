@@ -27,7 +27,7 @@ import { describeDrift } from '../export/summary.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { DEFAULT_LAYOUT, FETCHED_AT, MAX_BUCKETS, type Layout } from './buckets.ts';
 import { fetchClock } from './fetch-clock.ts';
-import { commitRemedy, commitsWaiting, GroupCommit, writerOfCommit, type Commit } from './commit.ts';
+import { commitRemedy, commitsWaiting, GroupCommit, type Commit } from './commit.ts';
 import { PassPlan } from './plan.ts';
 import { finishLegacyGroup, finishLegacyPublishes, groupJournalRemedy, passJournalRemedy, rewriteIntoBuckets } from './rewrite.ts';
 import { heldNames, holdOwnFields } from './columns.ts';
@@ -40,7 +40,9 @@ import { finishCompaction, hasPendingCompaction } from './compaction-journal.ts'
 import { widenParts } from './widen.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './nesting.ts';
 import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from '../export/destination.ts';
-import { fileSize, writeJsonAtomic } from '../export/durable.ts';
+import { fileSize } from '../export/durable.ts';
+import { hasObject, writeObject } from './objects.ts';
+import { LocalStorage } from './storage/local.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from '../export/journal.ts';
 import type { HeldLocks, PublishFence, SchemaPolicy } from '../export/types.ts';
@@ -121,7 +123,8 @@ export class DatasetDestination implements Destination {
     readonly op: OperationSpec,
     options: DatasetDestinationOptions,
   ) {
-    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard));
+    // The dataset's store, one for the destination (its requests are this export's), closed with it.
+    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard), new LocalStorage(output));
     this.folder = resolve(output);
     this.files = {
       lock: join(this.paths.meta, `writer-${this.paths.writer}.lock`),
@@ -172,8 +175,8 @@ export class DatasetDestination implements Destination {
     if (await this.#unsettled(schema)) {
       await this.#group.exclusive(async () => {
         await this.#settle();
-        await rm(this.paths.commit(), { force: true });
-        await rm(this.paths.receipt(), { force: true });
+        await this.paths.storage.remove(this.paths.names.commit());
+        await this.paths.storage.remove(this.paths.names.receipt());
       });
       schema = await this.#recordedSchema();
     }
@@ -275,16 +278,17 @@ export class DatasetDestination implements Destination {
    * is not read again: hundreds may wait while a publish runs, and every walk opening would read them all.
    */
   async #checkWaiting(): Promise<void> {
-    await readGroupJournal(this.paths.publishJournal, groupJournalRemedy(this.paths));
+    await readGroupJournal(this.paths, this.paths.names.publishJournal, groupJournalRemedy(this.paths));
     for (const pass of await passFolders(this.paths)) {
-      await readGroupJournal(this.paths.passJournal(pass), passJournalRemedy(this.paths, pass));
-      await readClaimFile(this.paths.passClaim(pass), passJournalRemedy(this.paths, pass));
+      await readGroupJournal(this.paths, this.paths.names.passJournal(pass), passJournalRemedy(this.paths, pass));
+      await readClaimFile(this.paths, pass, passJournalRemedy(this.paths, pass));
     }
-    for (const path of await commitsWaiting(this.paths)) {
-      if (path === this.paths.commit()) continue;
+    for (const writer of await commitsWaiting(this.paths)) {
+      if (writer === this.paths.writer) continue;
+      const path = this.paths.file(this.paths.names.commit(writer));
       const version = await commitVersion(path);
       if (version === undefined || checkedCommits.get(path) === version) continue;
-      await readCommitFile(path, writerOfCommit(path), commitRemedy(path));
+      await readCommitFile(this.paths, writer, commitRemedy(this.paths, writer));
       checkedCommits.set(path, version);
     }
   }
@@ -305,16 +309,17 @@ export class DatasetDestination implements Destination {
    * without a commit is of a publish that took a handed-off commit: nobody waits for it.
    */
   async #finishHandedOff(): Promise<void> {
-    const committed = (await fileSize(this.paths.commit())) !== undefined;
+    const committed = await hasObject(this.paths.storage, this.paths.names.commit());
     if (committed && (await fileSize(this.paths.checkpoint)) === undefined) await this.#group.awaitOwn();
-    else if (!committed) await rm(this.paths.receipt(), { force: true });
+    else if (!committed) await this.paths.storage.remove(this.paths.names.receipt());
   }
 
   /** Whether something a kill left, or an older layout, must be settled under the lock before this run reads the dataset. */
   async #unsettled(schema: RecordedSchema | undefined): Promise<boolean> {
     if (schema !== undefined && !(await isCurrentLayout(this.paths, schema))) return true;
     // A publish journal of another's is not waited for: its publisher finishes it, or whoever publishes next.
-    for (const path of [this.paths.journal, this.paths.commit(), this.paths.receipt()]) if ((await fileSize(path)) !== undefined) return true;
+    const { names } = this.paths;
+    for (const name of [names.journal, names.commit(), names.receipt()]) if (await hasObject(this.paths.storage, name)) return true;
     return hasPendingCompaction(this.paths);
   }
 
@@ -492,16 +497,24 @@ export class DatasetDestination implements Destination {
     return { format, partitioning, parquetLayout };
   }
 
+  async close(): Promise<void> {
+    await this.paths.storage.close();
+  }
+
   /** Records the drift a frozen schema met; the staging stays for a resume after the schema is settled. */
   async recordFrozenDrift(error: SchemaDriftError): Promise<void> {
-    await writeJsonAtomic(this.paths.drift, { operation: this.op.id, at: new Date().toISOString(), frozen: true, drift: error.drift });
+    await writeObject(this.paths.storage, this.paths.names.drift, { operation: this.op.id, at: new Date().toISOString(), frozen: true, drift: error.drift });
   }
 }
 
 /** Commits this process read and found whole, by path: their version then (`commitVersion`). */
 const checkedCommits = new Map<string, string>();
 
-/** A commit file's version: it is only ever replaced whole (a new file renamed in) or removed, so its inode, time and size tell a new one. */
+/**
+ * A commit file's version: it is only ever replaced whole (a new file renamed in) or removed, so its
+ * inode, time and size tell a new one. Asked of the file itself (a local store's object), since
+ * `Storage` gives no version tag of a local object.
+ */
 async function commitVersion(path: string): Promise<string | undefined> {
   const info = await stat(path).catch(() => undefined);
   if (info === undefined) checkedCommits.delete(path);

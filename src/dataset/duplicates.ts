@@ -7,8 +7,6 @@
  * twice (their keys' hashes, then the rows of the keys met more than once) rather than holding the
  * dataset in memory.
  */
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { keyOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { readPart, type DatasetFormat, type HeldNames } from './parts.ts';
@@ -16,7 +14,7 @@ import { FETCHED_AT, fetchedLater, keyHash } from './buckets.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import type { ScannedPart } from './scan.ts';
 import type { DatasetPaths } from './store.ts';
-import { readWalkMarkFile } from './state.ts';
+import { allWalkMarks } from './marks.ts';
 import { olderStamp } from './fetch-clock.ts';
 
 /** A part and the partition its rows go to in the rewrite. */
@@ -97,11 +95,7 @@ export async function outrankedVersions(op: OperationSpec, paths: DatasetPaths, 
 async function walkParams(op: OperationSpec, paths: DatasetPaths): Promise<Record<string, string>[]> {
   if (op.stableKey === undefined) return [];
   if ((op.stableKey.params ?? []).length === 0) return [{}];
-  const names = await readdir(join(paths.meta, 'walks')).catch(() => [] as string[]);
   const params = new Map<string, Record<string, string>>();
-  for (const name of names.filter((each) => each.endsWith('.json'))) {
-    const mark = await readWalkMarkFile(paths, name.slice(0, -'.json'.length));
-    if (mark !== undefined) params.set(JSON.stringify(op.stableKey.params!.map((param) => mark.params[param])), mark.params);
-  }
+  for (const mark of await allWalkMarks(paths)) params.set(JSON.stringify(op.stableKey.params!.map((param) => mark.params[param])), mark.params);
   return [...params.values()];
 }

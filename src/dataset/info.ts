@@ -21,7 +21,8 @@ import { hasPendingCompaction } from './compaction-journal.ts';
 import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './scan.ts';
 import { coarserThan, type PartitionBy } from '../export/partition-by.ts';
 import { checkParts, readDriftFile, readMarksFile } from './state.ts';
-import { fileSize, isAlive } from '../export/durable.ts';
+import { isAlive } from '../export/durable.ts';
+import { hasObject } from './objects.ts';
 import { allWalkMarks } from './marks.ts';
 import { loadState } from '../export/journal.ts';
 import { counted } from '../export/progress.ts';
@@ -193,7 +194,7 @@ async function writerInfo(
 }
 
 async function stagedInfo(paths: ReturnType<typeof pathsOf>): Promise<StagedInfo | undefined> {
-  const publishing = (await fileSize(paths.journal)) !== undefined;
+  const publishing = await hasObject(paths.storage, paths.names.journal);
   const checkpoint = join(paths.staging, 'checkpoint.json');
   try {
     const state = await loadState(checkpoint);

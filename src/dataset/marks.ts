@@ -9,19 +9,18 @@
  * keys), read alone before its first request: what a walk reads costs the same in a dataset of 20
  * walks or 20,000 (docs/datasets.md "Only new pages"), never a scan of part files.
  */
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { FUTURE_SKEW_MS, keyOf, plausibleTimeOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { DatasetPaths } from './store.ts';
 import { readWalkMarkFile } from './state.ts';
+import { objectsIn } from './objects.ts';
 import type { WalkState } from '../export/journal.ts';
 
 /** A key the walk met near its mark, and that record's believable time (null: none). */
 export type NearKey = [key: string, time: number | null];
 
-/** A walk's state file (`DatasetPaths.walkMark`). */
+/** A walk's state file (`DatasetNames.walkMark`). */
 export interface WalkMark {
   version: 1;
   params: Record<string, string>;
@@ -101,11 +100,12 @@ export async function readWalkMarks(paths: DatasetPaths, walks: readonly Readonl
 
 /** Every walk state file of the operation (for `dataset info`). */
 export async function allWalkMarks(paths: DatasetPaths): Promise<WalkMark[]> {
-  const names = await readdir(join(paths.meta, 'walks')).catch(() => [] as string[]);
+  const folder = paths.names.walks;
+  const names = await objectsIn(paths.storage, folder, (last) => last.endsWith('.json'));
   const marks: WalkMark[] = [];
-  for (const name of names.filter((each) => each.endsWith('.json')).sort()) {
+  for (const name of names) {
     // `dataset info` names a damaged one rather than leaving its walk out.
-    const mark = await readWalkMarkFile(paths, name.slice(0, -'.json'.length));
+    const mark = await readWalkMarkFile(paths, name.slice(folder.length, -'.json'.length));
     if (mark !== undefined) marks.push(mark);
   }
   return marks;

@@ -15,6 +15,7 @@ import type { ParquetLayout } from '../../sinks/parquet.ts';
 import type { RecordedSchema, ScannedPart } from './scan.ts';
 import { heldNames } from './columns.ts';
 import { LEGACY_PARTITIONING, type DatasetPaths } from './store.ts';
+import { objectPlace } from './objects.ts';
 
 /** The layout a new Parquet dataset records. */
 export const DEFAULT_DATASET_LAYOUT: ParquetLayout = 'nested';
@@ -42,7 +43,7 @@ export function layoutForRun(schema: RecordedSchema | undefined, format: Dataset
   const recorded = recordedLayout(schema)!;
   if (asked === undefined || asked === recorded) return recorded;
   throw new DatasetLayoutError(
-    `${paths.dir} holds ${paths.operation} in the ${recorded} Parquet layout (recorded in ${paths.schema}), and a run keeps it: ` +
+    `${paths.dir} holds ${paths.operation} in the ${recorded} Parquet layout (recorded in ${objectPlace(paths.storage, paths.names.schema)}), and a run keeps it: ` +
       `run without layout (--layout) to add ${recorded} parts, or convert the dataset first with \`socialstream dataset compact ${paths.dir} --layout ${asked}\` ` +
       `(compactDataset(dir, { layout: '${asked}' })). Nothing was requested.`,
     paths.dir,

@@ -40,7 +40,7 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
     const hold = options.wait ? await locks.hold(paths.passLock(pass)) : await locks.tryHold(paths.passLock(pass));
     if (hold === undefined) continue;
     try {
-      const journal = await readGroupJournal(paths.passJournal(pass), passJournalRemedy(paths, pass));
+      const journal = await readGroupJournal(paths, paths.names.passJournal(pass), passJournalRemedy(paths, pass));
       if (journal === undefined) {
         await rm(paths.pass(pass), { recursive: true, force: true });
         continue;
@@ -89,7 +89,7 @@ export async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ writers
   const commits = new Set<string>();
   const partitions = new Set<string>();
   for (const pass of await passFolders(paths)) {
-    const claim = await readClaimFile(paths.passClaim(pass), passJournalRemedy(paths, pass));
+    const claim = await readClaimFile(paths, pass, passJournalRemedy(paths, pass));
     for (const commit of claim?.commits ?? []) {
       writers.add(commit.writer);
       commits.add(claimName(commit.writer, commit.id));

@@ -28,7 +28,7 @@ import { isClockStamp, laterStamp, olderStamp } from './fetch-clock.ts';
 import { mergeColumns, schemaTracker } from './nesting.ts';
 import { BucketMerge, rowHash, type GroupJournal, type GroupMember } from './rewrite.ts';
 import type { RecordedSchema } from './scan.ts';
-import { checkPartitionCollision, DatasetPaths, partitionOf, type Partitioning } from './store.ts';
+import { checkPartitionCollision, partitionOf, type DatasetPaths, type Partitioning } from './store.ts';
 import { copySpoolPart, fileSize, type SpoolMark } from '../export/durable.ts';
 import { freshState, type ExportState } from '../export/journal.ts';
 import { laterMark, nextWalkMark, readWalkMarks, type WalkMark } from './marks.ts';
@@ -231,7 +231,7 @@ async function readIncoming(
     const from = first + index;
     const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
     if (bytes === 0) continue;
-    const spool = new DatasetPaths(context.paths.dir, context.op.id, commit.writer).spool;
+    const spool = context.paths.ofWriter(commit.writer).spool;
     // Records an older version staged carry no fetch time: they get the time their spool was begun
     // (last written, where the file system keeps no birth time), old-style: below every stamp of this version.
     const begun = await stat(spool);
@@ -394,7 +394,7 @@ interface KeptRest {
  */
 async function keepRest(paths: DatasetPaths, commit: Commit): Promise<KeptRest | undefined> {
   if (commit.through === undefined) return undefined;
-  const own = new DatasetPaths(paths.dir, paths.operation, commit.writer);
+  const own = paths.ofWriter(commit.writer);
   const path = join(own.staging, 'spool-rest.ndjson');
   const mark = await copySpoolPart(own.spool, commit.through.bytes, commit.state.spool.bytes, path);
   return { path: relative(paths.dir, path), mark };

@@ -25,13 +25,13 @@ import { outrankedVersions, withFetchedAt } from './duplicates.ts';
 import { writeKeyIndex } from './key-index.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './scan.ts';
-import { DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './store.ts';
+import { type DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './store.ts';
 import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
 import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './state.ts';
 import type { DatasetLocks } from './locks.ts';
 import { compareFetchTimes } from './fetch-clock.ts';
 import { convertedSchema, mergeColumns, recordedLayout } from './nesting.ts';
-import { fileSize, readJsonFile, writeJsonAtomic } from '../export/durable.ts';
+import { hasObject, objectPlace, objectsIn, readObject, writeObject } from './objects.ts';
 import { writeState, type ExportState } from '../export/journal.ts';
 import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
 import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
@@ -61,7 +61,7 @@ export interface GroupMember {
   repaired: number;
 }
 
-/** A publish pass's journal (`DatasetPaths.passJournal`), written before its first rename. */
+/** A publish pass's journal (`DatasetNames.passJournal`), written before its first rename. */
 export interface GroupJournal {
   version: 2;
   /** Staged part → its place, relative to the dataset directory. */
@@ -85,7 +85,7 @@ export function passJournalRemedy(paths: DatasetPaths, pass: string): string {
 
 /** What to do with the journal of an older version's publish that is damaged. */
 export function groupJournalRemedy(paths: DatasetPaths): string {
-  return `delete ${paths.publishJournal} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`;
+  return `delete ${objectPlace(paths.storage, paths.names.publishJournal)} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`;
 }
 
 /**
@@ -94,27 +94,27 @@ export function groupJournalRemedy(paths: DatasetPaths): string {
  * goes. The caller holds the locks of the journal's partitions and the pass's. Returns whether it had a journal.
  */
 export async function finishPass(paths: DatasetPaths, pass: string, locks: DatasetLocks, journal?: GroupJournal): Promise<boolean> {
-  journal ??= await readGroupJournal(paths.passJournal(pass), passJournalRemedy(paths, pass));
+  journal ??= await readGroupJournal(paths, paths.names.passJournal(pass), passJournalRemedy(paths, pass));
   if (journal !== undefined) await carryOut(paths, journal, locks);
   // The journal first: a pass folder without one is dropped whole by whoever finds it.
-  await rm(paths.passJournal(pass), { force: true });
+  await paths.storage.remove(paths.names.passJournal(pass));
   await rm(paths.pass(pass), { recursive: true, force: true });
   return journal !== undefined;
 }
 
 /**
- * Finishes the publish an older version's kill left (`paths.publishJournal`, one for the whole
+ * Finishes the publish an older version's kill left (`names.publishJournal`, one for the whole
  * operation), if there is one, and drops the folders its passes staged in. The caller holds the
  * publish lock and no pass of this version is live. Returns whether there was one.
  */
 export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks): Promise<boolean> {
-  const journal = await readGroupJournal(paths.publishJournal, groupJournalRemedy(paths));
+  const journal = await readGroupJournal(paths, paths.names.publishJournal, groupJournalRemedy(paths));
   if (journal === undefined) return false;
   await carryOut(paths, journal, locks);
   for (const pass of await passFolders(paths)) {
-    if ((await fileSize(paths.passClaim(pass))) === undefined) await rm(paths.pass(pass), { recursive: true, force: true });
+    if (!(await hasObject(paths.storage, paths.names.passClaim(pass)))) await rm(paths.pass(pass), { recursive: true, force: true });
   }
-  await rm(paths.publishJournal, { force: true });
+  await paths.storage.remove(paths.names.publishJournal);
   return true;
 }
 
@@ -132,17 +132,16 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
       const recorded = await readSchemaFile(paths);
       if (!(await recordNow(recorded))) return;
       // Before the schema and any receipt, under the lock the widening writer removes it under (`widen.ts`).
-      if ((journal.drift.widened ?? []).length > 0) await writeJsonAtomic(paths.widening, { id: randomUUID() });
+      if ((journal.drift.widened ?? []).length > 0) await writeObject(paths.storage, paths.names.widening, { id: randomUUID() });
       await writeRecordedSchema(paths, mergedSchema(recorded, journal.schema));
     });
   }
   if (journal.fetched !== undefined) await recordClock(paths, journal.fetched, locks);
-  // The files of walks are each their own: written at once, their syncs overlap.
-  await mkdir(join(paths.meta, 'walks'), { recursive: true });
+  // The objects of walks are each their own: written at once, their syncs overlap.
   await Promise.all(
     journal.walks.map(async (walk) => {
       const name = walkName(walk.params);
-      await writeJsonAtomic(paths.walkMark(name), laterMark(await readWalkMarkFile(paths, name), walk));
+      await writeObject(paths.storage, paths.names.walkMark(name), laterMark(await readWalkMarkFile(paths, name), walk));
     }),
   );
   const at = new Date().toISOString();
@@ -165,9 +164,9 @@ function schemaChanges(recorded: RecordedSchema | undefined, pass: RecordedSchem
  * a kill finds it gone when it was finished, and its writer may have staged again since.
  */
 async function finishMember(paths: DatasetPaths, member: GroupMember, at: string): Promise<void> {
-  const waiting = (await readJsonFile(paths.commit(member.writer), `delete it; its writer publishes on resume`)) as { id?: unknown } | undefined;
+  const waiting = (await readObject(paths.storage, paths.names.commit(member.writer), `delete it; its writer publishes on resume`)) as { id?: unknown } | undefined;
   if (waiting === undefined || waiting.id !== member.commit) return;
-  const own = new DatasetPaths(paths.dir, paths.operation, member.writer);
+  const own = paths.ofWriter(member.writer);
   const completed = member.completedRun === undefined ? await readMarksFile(own) : member;
   // A partial publish keeps the run the writer last completed.
   const state: MarksFile = {
@@ -177,7 +176,10 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
     ...(completed?.completedRun === undefined ? {} : { completedRun: completed.completedRun }),
     ...(completed?.completedTotals === undefined ? {} : { completedTotals: completed.completedTotals }),
   };
-  await Promise.all([writeJsonAtomic(own.state, state), writeJsonAtomic(own.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift })]);
+  await Promise.all([
+    writeObject(paths.storage, own.names.state, state),
+    writeObject(paths.storage, own.names.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift }),
+  ]);
   if (member.next === null) {
     await rm(own.staging, { recursive: true, force: true });
   } else {
@@ -187,8 +189,8 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
     if (member.rest === undefined) await rm(own.spool, { force: true });
     else await renameDone(join(paths.dir, member.rest), own.spool);
   }
-  await writeJsonAtomic(paths.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
-  await rm(paths.commit(member.writer), { force: true });
+  await writeObject(paths.storage, paths.names.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
+  await paths.storage.remove(paths.names.commit(member.writer));
 }
 
 /** Renames `from` to `to`; done already when `from` is gone (a replay of the journal after a kill). */
@@ -227,13 +229,13 @@ export async function removeIfEmpty(folder: string): Promise<void> {
 export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> {
   const names = await readdir(paths.meta).catch(() => [] as string[]);
   for (const name of names.filter((each) => each.startsWith('staging-')).sort()) {
-    const own = new DatasetPaths(paths.dir, paths.operation, name.slice('staging-'.length));
+    const own = paths.ofWriter(name.slice('staging-'.length));
     const journal = await readPublishJournal(own, `restart the export (--restart) of writer ${own.writer} to discard ${own.staging}; the published dataset stays`);
     if (journal === undefined) continue;
     await replace(paths.dir, journal.renames.map(([from, to]) => [relative(paths.dir, from), relative(paths.dir, to)]), []);
     await writeRecordedSchema(paths, journal.schema);
-    await writeJsonAtomic(own.state, journal.marks);
-    await writeJsonAtomic(own.drift, { operation: paths.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
+    await writeObject(paths.storage, own.names.state, journal.marks);
+    await writeObject(paths.storage, own.names.drift, { operation: paths.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
     if (journal.next === null) {
       await rm(own.staging, { recursive: true, force: true });
       continue;
@@ -241,7 +243,7 @@ export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> 
     await writeState(own.checkpoint, journal.next);
     await rm(own.spool, { force: true });
     await rm(join(own.staging, 'parts'), { recursive: true, force: true });
-    await rm(own.journal, { force: true });
+    await paths.storage.remove(own.names.journal);
   }
 }
 
@@ -253,7 +255,7 @@ async function recordClock(paths: DatasetPaths, fetched: string, locks: DatasetL
   };
   if (!(await later())) return;
   await locks.run(paths.metaLock, async () => {
-    if (await later()) await writeJsonAtomic(paths.clock, { version: 1, operation: paths.operation, latest: fetched });
+    if (await later()) await writeObject(paths.storage, paths.names.clock, { version: 1, operation: paths.operation, latest: fetched });
   });
 }
 
@@ -394,16 +396,18 @@ async function keyIndexFiles(paths: DatasetPaths, only?: string): Promise<string
 
 /** The marks writers kept before walks had their own files, as walk states (the latest mark of a walk), and the writers' files without them. */
 async function walksOfWriters(paths: DatasetPaths): Promise<Pick<CompactionJournal, 'walks' | 'writers'>> {
-  const names = await readdir(paths.meta).catch(() => [] as string[]);
+  const states = paths.names.states;
+  const names = await objectsIn(paths.storage, states, (rest) => /^.+\.json$/.test(rest));
   const walks = new Map<string, WalkMark>();
   const writers: Record<string, MarksFile> = {};
-  for (const name of names.filter((each) => /^state-.+\.json$/.test(each))) {
-    const file = await readMarksFile(new DatasetPaths(paths.dir, paths.operation, name.slice('state-'.length, -'.json'.length)));
+  for (const name of names) {
+    const writer = name.slice(states.length, -'.json'.length);
+    const file = await readMarksFile(paths.ofWriter(writer));
     if (file === undefined || Object.keys(file.walks ?? {}).length === 0) continue;
     for (const [walk, { params, mark }] of Object.entries(file.walks)) {
       walks.set(walk, laterMark(walks.get(walk), { version: 1, params, mark, markTime: new Date(mark).toISOString(), near: [] }));
     }
-    writers[name.slice('state-'.length, -'.json'.length)] = { ...file, walks: {} };
+    writers[writer] = { ...file, walks: {} };
   }
   for (const [walk, mark] of walks) {
     const own = await readWalkMarkFile(paths, walk);

@@ -10,6 +10,7 @@ import { PART_EXTENSION, type DatasetFormat } from './parts.ts';
 import type { SchemaColumn } from './schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketOfName, type Layout } from './buckets.ts';
+import { LocalStorage } from './storage/local.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './store.ts';
 import { readSchemaFile } from './state.ts';
 
@@ -63,9 +64,11 @@ export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
     throw new DatasetError(`${dir} is not a dataset (it has no _dataset folder): export into it with --dataset first`, dir);
   }
   const operations: ScannedOperation[] = [];
+  // One store for every operation's objects: a dataset is one location.
+  const storage = new LocalStorage(dir);
   for (const folder of folders.sort()) {
     const operation = folder.replaceAll('__', '/');
-    const paths = new DatasetPaths(dir, operation, 'all');
+    const paths = new DatasetPaths(dir, operation, 'all', storage);
     const schema = await readSchemaFile(paths);
     operations.push({
       operation,
@@ -143,5 +146,5 @@ export async function isCurrentLayout(paths: DatasetPaths, schema: RecordedSchem
 
 /** The paths of `writer` in `operation`. */
 export function pathsOf(operation: ScannedOperation, writer: string): DatasetPaths {
-  return new DatasetPaths(operation.paths.dir, operation.operation, writer);
+  return operation.paths.ofWriter(writer);
 }

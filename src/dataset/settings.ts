@@ -10,6 +10,12 @@
 import { link, open, rm, stat, unlink } from 'node:fs/promises';
 import type { RecordedSchema } from './scan.ts';
 import type { DatasetPaths } from './store.ts';
+
+/*
+ * The one write of the schema object that does not go through the dataset's `Storage`: binding needs
+ * a create that fails when the object exists, which `Storage` does not offer yet, so it is made on
+ * the file itself (`DatasetPaths.file`). Every read of the schema goes through the store.
+ */
 import { OPEN, temporaryName } from '../export/durable.ts';
 
 /** A binding this run made: the schema file it linked into place, known by its inode (a publish renames another in). */
@@ -22,14 +28,15 @@ export interface Binding {
  * or undefined when a schema file was there (another writer's binding or publish, to be read).
  */
 export async function bindSettings(paths: DatasetPaths, settings: RecordedSchema): Promise<Binding | undefined> {
-  const draft = temporaryName(paths.schema);
+  const schema = paths.file(paths.names.schema);
+  const draft = temporaryName(schema);
   const handle = await open(draft, OPEN.create, 0o644);
   try {
     await handle.writeFile(JSON.stringify(settings, null, 1));
     await handle.sync();
     const { ino } = await handle.stat();
     await handle.close();
-    await link(draft, paths.schema);
+    await link(draft, schema);
     return { ino };
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -46,6 +53,7 @@ export async function bindSettings(paths: DatasetPaths, settings: RecordedSchema
  * write the schema.
  */
 export async function withdrawSettings(paths: DatasetPaths, binding: Binding): Promise<void> {
-  const now = await stat(paths.schema).catch(() => undefined);
-  if (now?.ino === binding.ino) await unlink(paths.schema).catch(() => undefined);
+  const schema = paths.file(paths.names.schema);
+  const now = await stat(schema).catch(() => undefined);
+  if (now?.ino === binding.ino) await unlink(schema).catch(() => undefined);
 }

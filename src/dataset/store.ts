@@ -23,6 +23,10 @@
  * - `lock/` and `locks/`: the publish lock, and the locks of passes, partitions and the schema
  *   (`locks.ts`, taken as `lock-folder.ts` says; Redis leases in queue mode).
  *
+ * The JSON objects among them (all the `.json` names above) are read and written through the
+ * dataset's `Storage` (`DatasetPaths.storage`), by the names `DatasetNames` gives (`objects.ts`);
+ * part files, staging, key indexes and locks are still files under the folder (docs/storage.md).
+ *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
  * part files, so a record's key is once in the dataset whoever found it.
@@ -31,7 +35,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { KEY_INDEX_EXTENSION } from './key-index.ts';
-import { readJsonFile } from '../export/durable.ts';
+import { readObject } from './objects.ts';
+import { LocalStorage } from './storage/local.ts';
+import type { Storage } from './storage/types.ts';
 import { DEFAULT_PARTITION_BY, type PartitionBy } from '../export/partition-by.ts';
 
 /**
@@ -65,35 +71,129 @@ const FIRST_DATED_MS = -62_167_219_200_000;
 const END_DATED_MS = 253_402_300_800_000;
 const PREFIX_LENGTH: Record<Exclude<PartitionBy, 'none'>, number> = { day: 10, month: 7, year: 4 };
 
+/**
+ * The names of an operation's JSON objects, relative to the dataset's root: what its `Storage`
+ * reads and writes them by (`objects.ts`). The same names as the files' paths under the folder
+ * before the storage seam, so a dataset made by an older version opens unchanged.
+ */
+export class DatasetNames {
+  /** `_dataset/<operation>`, with the operation's `/` as `__`. */
+  readonly meta: string;
+
+  constructor(
+    operation: string,
+    readonly writer: string,
+  ) {
+    this.meta = `_dataset/${operation.replaceAll('/', '__')}`;
+  }
+
+  /** The operation's columns and settings, shared by every writer. */
+  get schema(): string {
+    return `${this.meta}/schema.json`;
+  }
+  /** The latest fetch stamp published (`fetch-clock.ts`): a writer's clock starts after it. */
+  get clock(): string {
+    return `${this.meta}/clock.json`;
+  }
+  /** Where the writers' states are: `states` + `<writer>.json`. */
+  get states(): string {
+    return `${this.meta}/state-`;
+  }
+  /** The run this writer last published complete. */
+  get state(): string {
+    return `${this.states}${this.writer}.json`;
+  }
+  /** This writer's last publish's schema drift. */
+  get drift(): string {
+    return `${this.meta}/drift-${this.writer}.json`;
+  }
+  /** A writer's own publish journal, as versions before group commit left it (`rewrite.ts` finishes one). */
+  get journal(): string {
+    return `${this.meta}/staging-${this.writer}/publish.json`;
+  }
+  /** The folder of the walks' states. */
+  get walks(): string {
+    return `${this.meta}/walks/`;
+  }
+  /** A walk's own state: its mark and the keys near it. */
+  walkMark(walk: string): string {
+    return `${this.walks}${walk}.json`;
+  }
+  /** The journal of a publish as versions before passes published at once left it (`finishLegacyGroup`). */
+  get publishJournal(): string {
+    return `${this.meta}/publish.json`;
+  }
+  /** The commits a pass took, written before it reads them: no other pass takes them while it lives. */
+  passClaim(id: string): string {
+    return `${this.meta}/publishing/${id}/claim.json`;
+  }
+  /** A pass's journal, written before its first rename. */
+  passJournal(id: string): string {
+    return `${this.meta}/publishing/${id}/journal.json`;
+  }
+  /**
+   * Left by the publish that widened a column (`widen.ts`): parts of the narrower type wait
+   * to be rewritten. It stays until a writer has rewritten them all, so one killed midway is
+   * followed by the next writer's.
+   */
+  get widening(): string {
+    return `${this.meta}/widening.json`;
+  }
+  /** The folder of commits and receipts. */
+  get commits(): string {
+    return `${this.meta}/commits/`;
+  }
+  /** This writer's pages waiting for a publish. */
+  commit(writer = this.writer): string {
+    return `${this.commits}${writer}.json`;
+  }
+  /** What the publish that took `writer`'s pages changed, for the writer to read. */
+  receipt(writer = this.writer): string {
+    return `${this.commits}${writer}.done.json`;
+  }
+  /** `compact.json`: a compaction's journal, shared by every writer of the operation (`compaction-journal.ts`). */
+  get compactionJournal(): string {
+    return `${this.meta}/compact.json`;
+  }
+}
+
+/** Where an operation's writer keeps things: its JSON objects by name (`names`, in `storage`), and the files still on the folder by path. */
 export class DatasetPaths {
   readonly meta: string;
   readonly staging: string;
+  /** The names of the operation's JSON objects in `storage`. */
+  readonly names: DatasetNames;
 
   constructor(
     readonly dir: string,
     readonly operation: string,
     readonly writer: string,
+    /** Where the dataset's JSON objects are kept; its part files and staging are still files under `dir`. */
+    readonly storage: Storage,
   ) {
-    this.meta = join(dir, '_dataset', operation.replaceAll('/', '__'));
+    this.names = new DatasetNames(operation, writer);
+    this.meta = this.file(this.names.meta);
     this.staging = join(this.meta, `staging-${writer}`);
   }
 
-  get schema(): string {
-    return join(this.meta, 'schema.json');
+  /** The paths of `writer`'s share of the same operation, in the same store. */
+  ofWriter(writer: string): DatasetPaths {
+    return new DatasetPaths(this.dir, this.operation, writer, this.storage);
   }
+
+  /** The paths of this writer's share of `operation` of the same dataset, in the same store. */
+  ofOperation(operation: string): DatasetPaths {
+    return new DatasetPaths(this.dir, operation, this.writer, this.storage);
+  }
+
+  /** The local path of the object or folder `name`, for the code that still works on files (and for messages). */
+  file(name: string): string {
+    return join(this.dir, ...name.split('/'));
+  }
+
   /** The schema as a Parquet file of no rows, for readers that take a table's schema from a file (`table-schema.ts`); not `.parquet`, so no glob of parts finds it. */
   get tableSchema(): string {
     return join(this.meta, 'schema.parquet-schema');
-  }
-  /** The latest fetch stamp published (`fetch-clock.ts`): a writer's clock starts after it. */
-  get clock(): string {
-    return join(this.meta, 'clock.json');
-  }
-  get state(): string {
-    return join(this.meta, `state-${this.writer}.json`);
-  }
-  get drift(): string {
-    return join(this.meta, `drift-${this.writer}.json`);
   }
   /** The staged run's format and mode; its presence means a run was interrupted. */
   get run(): string {
@@ -106,10 +206,6 @@ export class DatasetPaths {
   /** The records of the writer's staged pages. */
   get spool(): string {
     return join(this.staging, 'spool.ndjson');
-  }
-  /** A writer's own publish journal, as versions before group commit left it (`rewrite.ts` finishes one). */
-  get journal(): string {
-    return join(this.staging, 'publish.json');
   }
   get lock(): string {
     return join(this.meta, 'lock');
@@ -127,14 +223,6 @@ export class DatasetPaths {
   keyIndex(partition: string, part: string): string {
     return join(this.keyIndexes, partition, `${part}${KEY_INDEX_EXTENSION}`);
   }
-  /** A walk's own state: its mark and the keys near it. */
-  walkMark(walk: string): string {
-    return join(this.meta, 'walks', `${walk}.json`);
-  }
-  /** The journal of a publish as versions before passes published at once left it (`finishLegacyGroup`). */
-  get publishJournal(): string {
-    return join(this.meta, 'publish.json');
-  }
   /** Where publish passes keep their claims, new parts and journals, a folder each. */
   get publishing(): string {
     return join(this.meta, 'publishing');
@@ -143,20 +231,12 @@ export class DatasetPaths {
   pass(id: string): string {
     return join(this.publishing, id);
   }
-  /** The commits a pass took, written before it reads them: no other pass takes them while it lives. */
-  passClaim(id: string): string {
-    return join(this.pass(id), 'claim.json');
-  }
   /**
    * The hashes of the keys a pass publishes, per partition, laid out as the key indexes are: a pass
    * formed while it publishes reads them, so that two passes never place one key in two partitions.
    */
   passKeys(id: string): string {
     return join(this.pass(id), 'keys');
-  }
-  /** A pass's journal, written before its first rename. */
-  passJournal(id: string): string {
-    return join(this.pass(id), 'journal.json');
   }
   /** Held while the pass lives: a pass folder whose lock is free is of a pass that died. */
   passLock(id: string): string {
@@ -170,14 +250,6 @@ export class DatasetPaths {
   walkLock(walk: string): string {
     return join(this.meta, 'locks', `walk-${walk}`);
   }
-  /**
-   * Left by the publish that widened a column (`widen.ts`): parts of the narrower type wait
-   * to be rewritten. It stays until a writer has rewritten them all, so one killed midway is
-   * followed by the next writer's.
-   */
-  get widening(): string {
-    return join(this.meta, 'widening.json');
-  }
   /** Held by the writer that rewrites parts to widened types: another finding it held leaves the work to it. */
   get widenLock(): string {
     return join(this.meta, 'locks', 'widen');
@@ -186,23 +258,17 @@ export class DatasetPaths {
   get metaLock(): string {
     return join(this.meta, 'locks', 'meta');
   }
-  get commits(): string {
-    return join(this.meta, 'commits');
-  }
-  /** This writer's pages waiting for a publish. */
-  commit(writer = this.writer): string {
-    return join(this.commits, `${writer}.json`);
-  }
-  /** What the publish that took `writer`'s pages changed, for the writer to read. */
-  receipt(writer = this.writer): string {
-    return join(this.commits, `${writer}.done.json`);
-  }
   walkState(walk: string): string {
     return join(this.staging, `walk-${walk}.json`);
   }
   walkSpool(walk: string): string {
     return join(this.staging, `walk-${walk}.spool`);
   }
+}
+
+/** The paths of `writer`'s share of `operation` in the local dataset folder `dir`. */
+export function localPaths(dir: string, operation: string, writer: string): DatasetPaths {
+  return new DatasetPaths(dir, operation, writer, new LocalStorage(dir));
 }
 
 /** The passes that have a folder under `publishing/`, by id: at work, or dead and not yet finished. */
@@ -243,10 +309,10 @@ export async function partitioningFor(
 
 /** The Hive key other operations of the dataset use, or `_date` when there are none. */
 async function datasetPartitionColumn(paths: DatasetPaths): Promise<string> {
-  const meta = join(paths.dir, '_dataset');
-  const operations = await readdir(meta).catch(() => [] as string[]);
+  const operations = await readdir(join(paths.dir, '_dataset')).catch(() => [] as string[]);
   for (const operation of operations) {
-    const schema = (await readJsonFile(join(meta, operation, 'schema.json'), 'delete it to record the schema afresh').catch(() => undefined)) as { partitioning?: Partitioning } | undefined;
+    const name = `_dataset/${operation}/schema.json`;
+    const schema = (await readObject(paths.storage, name, 'delete it to record the schema afresh').catch(() => undefined)) as { partitioning?: Partitioning } | undefined;
     if (schema !== undefined) return schema.partitioning?.column ?? LEGACY_PARTITIONING.column;
   }
   return PARTITION_COLUMN;

@@ -16,12 +16,12 @@ import { stat } from 'node:fs/promises';
 import { writePart } from './parts.ts';
 import type { RecordedSchema } from './scan.ts';
 import type { DatasetPaths } from './store.ts';
-import { writeJsonAtomic } from '../export/durable.ts';
+import { writeObject } from './objects.ts';
 
 /** Records `schema`: its Parquet schema file (Parquet datasets with columns), then `schema.json`. */
 export async function writeRecordedSchema(paths: DatasetPaths, schema: RecordedSchema): Promise<void> {
   if (holdsTable(schema)) await writePart([], paths.tableSchema, schema);
-  await writeJsonAtomic(paths.schema, schema);
+  await writeObject(paths.storage, paths.names.schema, schema);
 }
 
 /** Whether `schema` needs a Parquet schema file that is not there yet (a dataset of an earlier version). */

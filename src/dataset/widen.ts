@@ -1,7 +1,7 @@
 /**
  * The widening rewrite (docs/datasets.md "Stable schema", docs/types.md): when a publish widens a
  * column, the parts written before hold the narrower type. The pass that records the wider schema
- * leaves `widening.json` (`DatasetPaths.widening`, in its journal's carrying out), and the writer
+ * leaves `widening.json` (`DatasetNames.widening`, in its journal's carrying out), and the writer
  * whose publish it was, after its publish and before it reports, rewrites those parts one
  * partition at a time: each under the publish lock with no pass at work (`exclusively`) and the
  * partition's lock, through the compaction journal (`rewriteIntoBuckets` with `only`), so a kill -9
@@ -10,7 +10,6 @@
  * partition's rewrite. Another writer finding the widen lock held leaves the rewrite to its holder;
  * a writer killed midway leaves `widening.json`, and the next writer's publish goes on with it.
  */
-import { rm } from 'node:fs/promises';
 import type { OperationSpec } from '../operations/spec.ts';
 import { partHoldsNarrowerType } from './part-types.ts';
 import type { GroupCommit } from './commit.ts';
@@ -38,7 +37,7 @@ export async function widenParts(spec: OperationSpec, paths: DatasetPaths, group
     }
     // A pass published meanwhile may have widened again: its sign (another id) stays for the next writer.
     await group.locks.run(paths.metaLock, async () => {
-      if ((await readWideningFile(paths))?.id === pending.id) await rm(paths.widening, { force: true });
+      if ((await readWideningFile(paths))?.id === pending.id) await paths.storage.remove(paths.names.widening);
     });
     return partitions;
   });

@@ -127,4 +127,6 @@ export interface Destination {
   publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published>;
   /** Drops a writer `follow` started that publishing did not finish. */
   release?(): Promise<void>;
+  /** Lets go of what the destination opened (a dataset's store), once the export is over, however it ended. */
+  close?(): Promise<void>;
 }

@@ -36,6 +36,15 @@ import type { ExportSummary, StopReason } from './types.ts';
  * export, from argv to the published file".
  */
 export async function exportInto(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<ExportSummary> {
+  try {
+    return await exportLocked(walks, destination, settings);
+  } finally {
+    await destination.close?.();
+  }
+}
+
+/** `exportInto` but for closing the destination: every step, under the output's lock. */
+async function exportLocked(walks: ExportWalks, destination: Destination, settings: ExportSettings): Promise<ExportSummary> {
   const onDisk = (error: unknown): unknown => diskFailure(error, destination.folder, destination.output);
   await ensureWritableFolder(destination.folder, destination.output);
   let lock;

@@ -13,7 +13,7 @@ import { findOperation } from '../operations/table.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readSchemaFile } from '../dataset/state.ts';
 import { localFolderOf } from '../dataset/storage/location.ts';
-import { DatasetPaths } from '../dataset/store.ts';
+import { localPaths } from '../dataset/store.ts';
 import { layoutForRun } from '../dataset/nesting.ts';
 import { option, optionError } from '../export/option-message.ts';
 import { checkOptions, checkOptionsFor, type ExportSettings } from '../export/options.ts';
@@ -108,7 +108,7 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
   const settings = checkQueuedOptions(op, options);
   const dataset = resolve(localFolderOf(options.dataset));
   // Every walk would be refused the same way: the dataset's recorded layout is checked once, here.
-  const paths = new DatasetPaths(dataset, op.id, 'all');
+  const paths = localPaths(dataset, op.id, 'all');
   const schema = await readSchemaFile(paths);
   layoutForRun(schema, schema?.format ?? 'parquet', options.layout, paths);
   const exportId = exportIdOf(op.id, dataset);

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { DatasetPaths } from '../../src/dataset/store.ts';
+import { localPaths } from '../../src/dataset/store.ts';
 import { PREFIX, QUEUE_NAME } from '../../src/queue/connection.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { lockKey } from '../../src/queue/lease-lock.ts';
@@ -117,7 +117,7 @@ describe.skipIf(!haveRedis)('queue status that adds up', () => {
     try {
       await enqueue(context, [90], 'stalled');
       const [job] = await queue.getJobs(['waiting']);
-      const paths = new DatasetPaths(context.dir, 'forum/subforum', `walk-${job.data.walk}`);
+      const paths = localPaths(context.dir, 'forum/subforum', `walk-${job.data.walk}`);
       const writerLock = lockKey(join(paths.meta, `writer-${paths.writer}.lock`));
       const stalled = startWorker(context);
       // Its pages bought and handed off, its job back: it waits for their publish, holding the walk's leases.
@@ -133,7 +133,7 @@ describe.skipIf(!haveRedis)('queue status that adds up', () => {
       clearInterval(renewal);
       await redis.del(publishLock);
       stalled.child.kill('SIGCONT');
-      await until(() => (existsSync(paths.commit()) || existsSync(paths.receipt()) ? undefined : true), 'the walk to be published');
+      await until(() => (existsSync(paths.file(paths.names.commit())) || existsSync(paths.file(paths.names.receipt())) ? undefined : true), 'the walk to be published');
       expect(await datasetCounts(context.dir)).toEqual({ rows: 90, ids: 90 });
       other.child.kill('SIGCONT');
       const done = await finishedRun(context.url);

@@ -10,7 +10,7 @@ import { closeServed, recordsIntoDataset } from './helpers/served-records.ts';
 import { createClient, type Client } from '../../src/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { datasetInfo, StateDamagedError, toDataset } from '../../src/export/index.ts';
-import { DatasetPaths, PARTITION_BYS } from '../../src/dataset/store.ts';
+import { localPaths, PARTITION_BYS } from '../../src/dataset/store.ts';
 import { readSchemaFile } from '../../src/dataset/state.ts';
 import { COLUMN_KINDS } from '../../sinks/rows.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
@@ -120,18 +120,18 @@ describe('dataset state checked on open', () => {
 
   it('knows every column kind and partitioning the dataset code defines', async () => {
     const dir = fresh('kinds');
-    const paths = new DatasetPaths(dir, 'forum/subforum', 'all');
+    const paths = localPaths(dir, 'forum/subforum', 'all');
     mkdirSync(paths.meta, { recursive: true });
     const columns = COLUMN_KINDS.map((kind) => ({ name: `a_${kind}`, kind }));
     for (const by of PARTITION_BYS) {
-      writeFileSync(paths.schema, JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, partitioning: { by, column: '_date' } }));
+      writeFileSync(paths.file(paths.names.schema), JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, partitioning: { by, column: '_date' } }));
       expect(await readSchemaFile(paths)).toMatchObject({ columns, partitioning: { by } });
     }
   });
 
   it('knows the struct, list and map columns and the Parquet layout a nested dataset records', async () => {
     const dir = fresh('nested-kinds');
-    const paths = new DatasetPaths(dir, 'forum/subforum', 'all');
+    const paths = localPaths(dir, 'forum/subforum', 'all');
     mkdirSync(paths.meta, { recursive: true });
     const columns = [
       { name: 'id', kind: 'bigint' },
@@ -140,7 +140,7 @@ describe('dataset state checked on open', () => {
       { name: 'tags', kind: 'list', element: { kind: 'list', element: { kind: 'json' } } },
       { name: 'views_by_day', kind: 'map', value: { kind: 'struct', fields: [{ name: 'views', kind: 'integer' }] } },
     ];
-    writeFileSync(paths.schema, JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, parquetLayout: 'nested' }));
+    writeFileSync(paths.file(paths.names.schema), JSON.stringify({ version: 1, operation: 'forum/subforum', format: 'parquet', columns, parquetLayout: 'nested' }));
     expect(await readSchemaFile(paths)).toMatchObject({ columns, parquetLayout: 'nested' });
   });
 

@@ -11,7 +11,7 @@ import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactDataset, datasetInfo, describeDatasetInfo } from '../../src/export/index.ts';
-import { DatasetPaths } from '../../src/dataset/store.ts';
+import { localPaths } from '../../src/dataset/store.ts';
 import { mergeSchemas, type SchemaColumn } from '../../src/dataset/schema.ts';
 import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { queryJS, sqlPath } from '../sinks/helpers/duckdb.ts';
@@ -79,8 +79,8 @@ describe('an object keyed by date in a nested dataset', () => {
     const runs = [postsOf(0, 5, 50, 0), postsOf(1, 4, 25, 250), postsOf(2, 4, 25, 350)];
     const summaries: FlatSummary[] = [];
     for (const [i, posts] of runs.entries()) summaries.push(await recordsIntoDataset(posts, dir, { params: { subforum: `run${i}` } }));
-    const paths = new DatasetPaths(dir, 'forum/subforum', 'all');
-    const schema = JSON.parse(readFileSync(paths.schema, 'utf8')) as { columns: Array<{ name: string }> };
+    const paths = localPaths(dir, 'forum/subforum', 'all');
+    const schema = JSON.parse(readFileSync(paths.file(paths.names.schema), 'utf8')) as { columns: Array<{ name: string }> };
     expect(schema.columns.find((column) => column.name === 'views_by_day')).toEqual({ name: 'views_by_day', kind: 'map', value: { kind: 'integer' } });
     // The schema as a Parquet file of no rows, which a reader that takes its schema from one file reads (`table-schema.ts`).
     const [described] = await queryJS(`SELECT column_type FROM (DESCRIBE SELECT * FROM read_parquet(${sqlPath(paths.tableSchema)})) WHERE column_name = 'views_by_day'`);
@@ -149,7 +149,7 @@ describe('an object keyed by date in a nested dataset', () => {
 describe('an object keyed by date in a flat dataset', () => {
   /** The recipe of docs/datasets.md for Polars: every part as one table, its schema from the dataset's schema file. */
   function polarsMaps(dir: string): Record<string, Daily> {
-    const schema = pl.readParquet(readFileSync(new DatasetPaths(dir, 'forum/subforum', 'all').tableSchema)).schema;
+    const schema = pl.readParquet(readFileSync(localPaths(dir, 'forum/subforum', 'all').tableSchema)).schema;
     const frame = pl
       .scanParquet(`${dir}/forum/subforum/**/*.parquet`, { hivePartitioning: true, schema, missingColumns: 'insert', castOptions: { missingStructFields: 'insert' } })
       .collectSync();
@@ -189,7 +189,8 @@ describe('an object keyed by date in a flat dataset', () => {
     const dir = fresh('flat-map-first');
     const posts = postsOf(0, 5, 50, 0);
     await recordsIntoDataset(posts, dir, { layout: 'flat', params: { subforum: 'first' } });
-    const schema = JSON.parse(readFileSync(new DatasetPaths(dir, 'forum/subforum', 'all').schema, 'utf8')) as { columns: Array<{ name: string }> };
+    const paths = localPaths(dir, 'forum/subforum', 'all');
+    const schema = JSON.parse(readFileSync(paths.file(paths.names.schema), 'utf8')) as { columns: Array<{ name: string }> };
     expect(schema.columns.filter((column) => column.name.startsWith('views_by_day'))).toEqual([{ name: 'views_by_day', kind: 'map', value: { kind: 'integer' } }]);
     for (const maps of await mapsOfThree(dir)) expect(maps).toEqual(byId(posts));
   });

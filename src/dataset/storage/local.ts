@@ -12,7 +12,7 @@
  * when one does (a generation is removed only once a higher one exists, and the highest never is).
  */
 import { constants } from 'node:fs';
-import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../errors.ts';
 import { temporaryName } from '../../../sinks/temporary-name.ts';
@@ -83,6 +83,17 @@ export class LocalStorage implements Storage {
     checkName(name, this.location);
     this.#tally.count('GET');
     return readIfPresent(this.#path(name));
+  }
+
+  async exists(name: string): Promise<boolean> {
+    checkName(name, this.location);
+    this.#tally.count('HEAD');
+    // A symbolic link is no object of ours, as `read` refuses one.
+    const info = await lstat(this.#path(name)).catch((error: unknown) => {
+      if (isMissing(error)) return undefined;
+      throw error;
+    });
+    return info?.isFile() === true;
   }
 
   async write(name: string, body: Uint8Array): Promise<void> {

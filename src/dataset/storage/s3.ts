@@ -148,6 +148,12 @@ export class S3Storage implements Storage {
     return (await this.#get(this.#keyOf(name), `reading ${name}`))?.body;
   }
 
+  async exists(name: string): Promise<boolean> {
+    const key = this.#keyOf(name);
+    const head = await this.#attempt('HEAD', `looking for ${name}`, () => this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.#bucket, Key: key })), [404]);
+    return typeof head !== 'number';
+  }
+
   async write(name: string, body: Uint8Array): Promise<void> {
     const key = this.#keyOf(name);
     if (body.byteLength >= this.sizes.multipartThreshold) return this.#upload(key, body, `writing ${name}`);

@@ -8,7 +8,8 @@
  *
  * - write a file under a temporary name, then rename it over the target → `write(name, body)`: the
  *   object is replaced whole, and a reader sees the old bytes or the new ones, never a mix;
- * - read a file, or learn it is missing → `read(name)` (undefined when missing);
+ * - read a file, or learn it is missing → `read(name)` (undefined when missing); `stat` it →
+ *   `exists(name)`;
  * - `readdir` of a folder tree → `list(prefix)`: every name that begins with `prefix`, at any
  *   depth, in byte order of the name;
  * - `unlink` → `remove(name)` (removing what is missing is no error);
@@ -74,6 +75,8 @@ export interface Storage {
   list(prefix: string): AsyncIterable<StoredObject>;
   /** The object's bytes, or undefined when there is none by that name. */
   read(name: string): Promise<Uint8Array | undefined>;
+  /** Whether there is an object by that name: one `HEAD`, for what is polled (a waiting commit) or large. */
+  exists(name: string): Promise<boolean>;
   /**
    * Stores `body` as the object `name`, replacing any: a reader sees the old object or the new one,
    * never a part of either. When this resolves the object is durable (fsynced; acknowledged by S3).

@@ -81,6 +81,16 @@ describe.each(KINDS)('$name', (store) => {
     await expect(storage.remove('nothing/here.json')).resolves.toBeUndefined();
   });
 
+  it('tells whether an object exists, in one HEAD, not a folder by its name nor a prefix of one', async () => {
+    const storage = kept(await store.open());
+    await storage.write('commits/walk-a.json', bytes('{}'));
+    expect(await requestsOf(storage, async () => expect(await storage.exists('commits/walk-a.json')).toBe(true))).toEqual({ HEAD: 1 });
+    expect(await storage.exists('commits/walk-a')).toBe(false);
+    expect(await storage.exists('commits')).toBe(false);
+    await storage.remove('commits/walk-a.json');
+    expect(await storage.exists('commits/walk-a.json')).toBe(false);
+  });
+
   it('keeps binary bodies byte for byte, the empty one included', async () => {
     const storage = kept(await store.open());
     const every = Uint8Array.from({ length: 512 }, (_, index) => index % 256);
