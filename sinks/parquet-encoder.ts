@@ -47,48 +47,6 @@ export function encodeRowGroupOffThread(specs: readonly ColumnSpec[], cells: Cel
 }
 
 /**
- * Encodes a file's last row group on both threads at once: the worker takes the first columns, this
- * thread the rest, split where their cells weigh about the same. The writer has no rows left to
- * gather, so waiting for the worker to encode the whole group was time on the critical path: a
- * fifth of the file's time on 20,000 short videos (0.24 s of 1.36 s), whose groups are heavy.
- * A group too small for the worker is encoded here, as `encodeRowGroupOffThread` would.
- */
-export async function encodeLastRowGroup(specs: readonly ColumnSpec[], cells: CellColumns, plain: PlainColumns): Promise<CompressedRowGroup> {
-  const split = balancedSplit(cells);
-  if (cells.rows * specs.length < WORKER_MIN_CELLS || split === 0) return encodeRowGroupOffThread(specs, cells, plain);
-  const part = (from: number, to: number): [ColumnSpec[], CellColumns, PlainColumns] => [
-    specs.slice(from, to),
-    { rows: cells.rows, columns: cells.columns.slice(from, to) },
-    plain.slice(from, to),
-  ];
-  const there = encoderWorker().encode(...part(0, split));
-  // Posted first, so the worker starts on its share while this thread encodes the rest.
-  const here = await encodeRowGroup(...part(split, specs.length));
-  return joinColumns(await there, here);
-}
-
-/** The column where a group's cells split into two halves of about equal weight (entries and text bytes); 0 with fewer than two columns. */
-function balancedSplit({ columns }: CellColumns): number {
-  if (columns.length < 2) return 0;
-  const weight = (column: CellColumns['columns'][number]): number => column.entries + (column.textBytes ?? 0);
-  const total = columns.reduce((sum, column) => sum + weight(column), 0);
-  let before = 0;
-  for (let c = 0; c < columns.length - 1; c++) {
-    before += weight(columns[c]);
-    if (before * 2 >= total) return c + 1;
-  }
-  return columns.length - 1;
-}
-
-/** One row group from two encoded halves of its columns, in column order. */
-function joinColumns(first: CompressedRowGroup, second: CompressedRowGroup): CompressedRowGroup {
-  const body = new Uint8Array(first.body.length + second.body.length);
-  body.set(first.body, 0);
-  body.set(second.body, first.body.length);
-  return { rows: first.rows, body, chunks: [...first.chunks, ...second.chunks], plain: [...first.plain, ...second.plain] };
-}
-
-/**
  * Starts the shared worker if it is not running. The writer calls it as soon as its first group is
  * sure to go to the worker (`workerRows`), so the thread's start (about 0.1 s: a thread and the
  * encoder's modules) passes while that group's rows are still being gathered.

@@ -7,7 +7,7 @@ import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
 import type { Destination } from './atomic.ts';
 import { RowGroupCells } from './parquet-cells.ts';
 import { encodeRowGroup, placeRowGroup, type CompressedRowGroup } from './parquet-columns.ts';
-import { encodeLastRowGroup, encodeRowGroupOffThread, startEncoderWorker, workerRows } from './parquet-encoder.ts';
+import { encodeRowGroupOffThread, startEncoderWorker, workerRows } from './parquet-encoder.ts';
 import { PARQUET_TYPE } from './parquet-nested.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { CellColumnType, ColumnSpec, PlainColumns } from './parquet-types.ts';
@@ -94,7 +94,7 @@ export class ParquetFile {
 
   /** Writes the last group, completes the groups written before a column was added, and writes the footer. */
   async end(): Promise<void> {
-    await this.flush(true);
+    await this.flush();
     await this.writing;
     await this.completeRowGroups();
     const footer = this.footer();
@@ -103,15 +103,15 @@ export class ParquetFile {
     await this.write(Buffer.concat([footer, length, MAGIC]));
   }
 
-  /** Hands the gathered rows to the encoder (`last`: the file's last group); resolves once the group before them is written. */
-  private async flush(last = false): Promise<void> {
+  /** Hands the gathered rows to the encoder; resolves once the group before them is written. */
+  private async flush(): Promise<void> {
     const group = this.cells;
     if (group.rows === 0) return;
     this.rows += group.rows;
     const cells = group.take();
     // The columns as of this group: a later field may add some before it is encoded.
     const specs = this.specs;
-    const encode = !this.options.offThread ? encodeRowGroup : last ? encodeLastRowGroup : encodeRowGroupOffThread;
+    const encode = this.options.offThread ? encodeRowGroupOffThread : encodeRowGroup;
     const encoding = this.plain.then((plain) => encode(specs, cells, plain));
     this.plain = encoding.then((encoded) => encoded.plain);
     this.plain.catch(() => undefined);
