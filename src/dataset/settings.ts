@@ -6,16 +6,14 @@
  * exactly one binds the dataset; every other finds its settings there before its first request, and
  * takes them or is refused (`DatasetDestination.bind`). A run that ended having bought nothing
  * withdraws its binding (a key refused with 401 fixes nothing), unless a publish has replaced it.
+ *
+ * This is the one write of the schema object that does not go through the dataset's `Storage`:
+ * binding needs a create that fails when the object exists, which `Storage` does not offer yet, so
+ * it is made on the file itself (`DatasetPaths.file`). Every read of the schema goes through the store.
  */
 import { link, open, rm, stat, unlink } from 'node:fs/promises';
 import type { RecordedSchema } from './scan.ts';
 import type { DatasetPaths } from './store.ts';
-
-/*
- * The one write of the schema object that does not go through the dataset's `Storage`: binding needs
- * a create that fails when the object exists, which `Storage` does not offer yet, so it is made on
- * the file itself (`DatasetPaths.file`). Every read of the schema goes through the store.
- */
 import { OPEN, temporaryName } from '../export/durable.ts';
 
 /** A binding this run made: the schema file it linked into place, known by its inode (a publish renames another in). */
