@@ -34,7 +34,7 @@ import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPas
 import { finishLegacyGroup, finishPass, type GroupJournal } from './rewrite.ts';
 import { readCommitFile, readReceiptFile } from './state.ts';
 import { localPaths, passFolders, type DatasetPaths } from './store.ts';
-import { hasObject, objectPlace, objectsIn, writeObject } from './objects.ts';
+import { objectPlace, objectsIn, writeObject } from './objects.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { SpoolPrefix } from '../export/destination.ts';
 import type { ExportState } from '../export/journal.ts';
@@ -315,7 +315,7 @@ export class GroupCommit {
       return { changes: member.changes, repaired: member.repaired };
     } catch (error) {
       // Before its journal the pass changed nothing: its folder goes. After it, the next pass formed finishes it.
-      if (!(await hasObject(this.paths.storage, this.paths.names.passJournal(id)))) await rm(this.paths.pass(id), { recursive: true, force: true });
+      if (!(await this.paths.storage.exists(this.paths.names.passJournal(id)))) await rm(this.paths.pass(id), { recursive: true, force: true });
       throw error;
     } finally {
       await releaseAll(held);
@@ -358,7 +358,7 @@ export class GroupCommit {
   }
 
   async #waiting(): Promise<boolean> {
-    return hasObject(this.paths.storage, this.paths.names.commit());
+    return this.paths.storage.exists(this.paths.names.commit());
   }
 
   async #receipt(): Promise<Receipt> {
@@ -395,7 +395,7 @@ export class GroupCommit {
  */
 export async function commitWaits(dir: string, operation: string, writer: string): Promise<boolean> {
   const paths = localPaths(dir, operation, writer);
-  return hasObject(paths.storage, paths.names.commit());
+  return paths.storage.exists(paths.names.commit());
 }
 
 /** What to do with the commit of `writer` when it is damaged. */

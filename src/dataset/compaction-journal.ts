@@ -14,7 +14,7 @@ import { walkName } from '../operations/walk-name.ts';
 import type { DatasetPaths } from './store.ts';
 import type { MarksFile, WalkMark } from './marks.ts';
 import { readCompactionJournal } from './state.ts';
-import { hasObject, objectPlace, writeObject } from './objects.ts';
+import { objectPlace, writeObject } from './objects.ts';
 import { writeRecordedSchema } from './table-schema.ts';
 
 export interface CompactionJournal {
@@ -38,7 +38,7 @@ export function compactionStaging(paths: DatasetPaths): string {
 }
 
 export async function hasPendingCompaction(paths: DatasetPaths): Promise<boolean> {
-  return hasObject(paths.storage, paths.names.compactionJournal);
+  return paths.storage.exists(paths.names.compactionJournal);
 }
 
 export async function writeCompactionJournal(paths: DatasetPaths, journal: CompactionJournal): Promise<void> {

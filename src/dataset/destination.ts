@@ -41,7 +41,7 @@ import { widenParts } from './widen.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './nesting.ts';
 import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from '../export/destination.ts';
 import { fileSize } from '../export/durable.ts';
-import { hasObject, writeObject } from './objects.ts';
+import { writeObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from '../export/journal.ts';
@@ -309,7 +309,7 @@ export class DatasetDestination implements Destination {
    * without a commit is of a publish that took a handed-off commit: nobody waits for it.
    */
   async #finishHandedOff(): Promise<void> {
-    const committed = await hasObject(this.paths.storage, this.paths.names.commit());
+    const committed = await this.paths.storage.exists(this.paths.names.commit());
     if (committed && (await fileSize(this.paths.checkpoint)) === undefined) await this.#group.awaitOwn();
     else if (!committed) await this.paths.storage.remove(this.paths.names.receipt());
   }
@@ -319,7 +319,7 @@ export class DatasetDestination implements Destination {
     if (schema !== undefined && !(await isCurrentLayout(this.paths, schema))) return true;
     // A publish journal of another's is not waited for: its publisher finishes it, or whoever publishes next.
     const { names } = this.paths;
-    for (const name of [names.journal, names.commit(), names.receipt()]) if (await hasObject(this.paths.storage, name)) return true;
+    for (const name of [names.journal, names.commit(), names.receipt()]) if (await this.paths.storage.exists(name)) return true;
     return hasPendingCompaction(this.paths);
   }
 

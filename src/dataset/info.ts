@@ -22,7 +22,6 @@ import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } fro
 import { coarserThan, type PartitionBy } from '../export/partition-by.ts';
 import { checkParts, readDriftFile, readMarksFile } from './state.ts';
 import { isAlive } from '../export/durable.ts';
-import { hasObject } from './objects.ts';
 import { allWalkMarks } from './marks.ts';
 import { loadState } from '../export/journal.ts';
 import { counted } from '../export/progress.ts';
@@ -194,7 +193,7 @@ async function writerInfo(
 }
 
 async function stagedInfo(paths: ReturnType<typeof pathsOf>): Promise<StagedInfo | undefined> {
-  const publishing = await hasObject(paths.storage, paths.names.journal);
+  const publishing = await paths.storage.exists(paths.names.journal);
   const checkpoint = join(paths.staging, 'checkpoint.json');
   try {
     const state = await loadState(checkpoint);

@@ -46,15 +46,6 @@ export async function writeObject(storage: Storage, name: string, value: unknown
 }
 
 /**
- * Whether the object `name` exists: one `HEAD`, not a read, since some are polled (a writer
- * waiting for its commit to be taken) and a commit of many walks is large; nor a listing, which on
- * a local folder reads the whole folder (hundreds of commits may wait in `commits/`).
- */
-export function hasObject(storage: Storage, name: string): Promise<boolean> {
-  return storage.exists(name);
-}
-
-/**
  * The names of the objects that begin with `prefix` and hold no `/` after it (those in a folder,
  * `walks/`, or beside each other, `state-`), whose rest after `prefix` passes `keep`, in byte order.
  * One listing, of that prefix alone.

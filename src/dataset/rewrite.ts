@@ -31,7 +31,7 @@ import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, rea
 import type { DatasetLocks } from './locks.ts';
 import { compareFetchTimes } from './fetch-clock.ts';
 import { convertedSchema, mergeColumns, recordedLayout } from './nesting.ts';
-import { hasObject, objectPlace, objectsIn, readObject, writeObject } from './objects.ts';
+import { objectPlace, objectsIn, readObject, writeObject } from './objects.ts';
 import { writeState, type ExportState } from '../export/journal.ts';
 import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
 import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
@@ -112,7 +112,7 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
   if (journal === undefined) return false;
   await carryOut(paths, journal, locks);
   for (const pass of await passFolders(paths)) {
-    if (!(await hasObject(paths.storage, paths.names.passClaim(pass)))) await rm(paths.pass(pass), { recursive: true, force: true });
+    if (!(await paths.storage.exists(paths.names.passClaim(pass)))) await rm(paths.pass(pass), { recursive: true, force: true });
   }
   await paths.storage.remove(paths.names.publishJournal);
   return true;

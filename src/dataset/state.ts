@@ -21,7 +21,7 @@ import { COLUMN_KINDS } from '../../sinks/rows.ts';
 import { MAX_BUCKETS } from './buckets.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders, type DatasetPaths } from './store.ts';
-import { hasObject, objectPlace, readObject } from './objects.ts';
+import { objectPlace, readObject } from './objects.ts';
 import type { Storage } from './storage/types.ts';
 
 /** What is wrong with a value, and when a fix of its own is known, that fix. */
@@ -572,12 +572,12 @@ async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
  * writer's own from before group commit) says so until the schema is written.
  */
 async function publishing(paths: DatasetPaths): Promise<boolean> {
-  if (await hasObject(paths.storage, paths.names.publishJournal)) return true;
-  for (const pass of await passFolders(paths)) if (await hasObject(paths.storage, paths.names.passJournal(pass))) return true;
+  if (await paths.storage.exists(paths.names.publishJournal)) return true;
+  for (const pass of await passFolders(paths)) if (await paths.storage.exists(paths.names.passJournal(pass))) return true;
   const names = await readdir(paths.meta).catch(() => [] as string[]);
   for (const name of names) {
     if (!name.startsWith('staging-')) continue;
-    if (await hasObject(paths.storage, paths.ofWriter(name.slice('staging-'.length)).names.journal)) return true;
+    if (await paths.storage.exists(paths.ofWriter(name.slice('staging-'.length)).names.journal)) return true;
   }
   return false;
 }

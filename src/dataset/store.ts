@@ -258,12 +258,6 @@ export class DatasetPaths {
   get metaLock(): string {
     return join(this.meta, 'locks', 'meta');
   }
-  walkState(walk: string): string {
-    return join(this.staging, `walk-${walk}.json`);
-  }
-  walkSpool(walk: string): string {
-    return join(this.staging, `walk-${walk}.spool`);
-  }
 }
 
 /** The paths of `writer`'s share of `operation` in the local dataset folder `dir`. */
