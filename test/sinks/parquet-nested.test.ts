@@ -85,6 +85,27 @@ describe('nested Parquet of hostile records', () => {
 });
 
 describe('nested Parquet', () => {
+  it('writes a record of the sample as it writes the same record after the sample (the sample holds copies)', async () => {
+    class Point {
+      constructor(readonly x = 1) {}
+    }
+    const record = (): Record<string, unknown> => ({
+      id: 1,
+      when: new Date('2024-01-02T03:04:05.000Z'),
+      proto: JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as unknown,
+      bare: Object.assign(Object.create(null) as object, { z: 3 }),
+      tags: ['a', ['b'], { c: 'd' }],
+      point: new Point(),
+    });
+    const path = join(dir, 'sample-copies.parquet');
+    await toParquet([record(), record()], path, { sampleSize: 1 });
+    const rows = (await query(`SELECT to_json(t)::VARCHAR AS row FROM ${sqlPath(path)} t`)).map((row) => row.row as string);
+    expect(rows[0]).toBe(rows[1]);
+    // The key `__proto__` stays a field, and a class's instance stays a value of its own (JSON text), not a STRUCT.
+    expect(rows[0]).toContain('"proto":{"__proto__":{"x":1},"y":2}');
+    expect(rows[0]).toContain('"point":"{\\"x\\":1}"');
+  });
+
   it('gives every row group a field first seen in a later one, and DuckDB, Polars and arrow-rs read it', async () => {
     const path = join(dir, 'evolving.parquet');
     const records = Array.from({ length: 7 }, (_, i) => (i < 5 ? { id: i } : { id: i, added: { tags: [`t${i}`] } }));
