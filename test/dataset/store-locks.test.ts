@@ -176,3 +176,13 @@ describe('a dataset written under store leases', () => {
     expect((refusal as Error).message).toMatch(/is locked with leases on its store .*which this run's lock files cannot see/);
   });
 });
+
+describe("binding a new dataset's settings", () => {
+  it("holds the meta lock for a writer locked by the caller's Redis locks, whose store is never probed for conditional writes", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'store-locks-'));
+    const taken: string[] = [];
+    const locks: ExportLocks = { ...callerLocks, publish: (path, fn) => (taken.push(path), fn()) };
+    await toDataset(context.client.forum.subforum({ subforum: 'bound', sort: 'new', trim: true }), dir, { locks });
+    expect(taken[0]).toBe(localPaths(dir, 'forum/subforum', 'all').metaLock);
+  });
+});
