@@ -34,6 +34,7 @@ export type LockMechanism = 'folders' | 'queue' | 'leases';
 
 /** The mechanisms a dataset records in its settings (`schema.locks`); without one, lock folders. */
 export const RECORDED_LOCKS = ['queue', 'leases'] as const satisfies readonly LockMechanism[];
+/** A mechanism a dataset records: `queue` (Redis leases) or `leases` (on its store). */
 export type RecordedLocks = (typeof RECORDED_LOCKS)[number];
 
 /** The locks taken instead of lock folders (Redis leases, or store leases: `mechanism`, `queue` when absent). */

@@ -34,6 +34,7 @@ export interface StoreLockOptions {
 
 /** A dataset's locks as leases on `storage`, its locks named by their paths under the dataset's folder `root`. */
 export class StoreLocks implements ExportLocks {
+  /** How long each lease lasts unless renewed. */
   readonly leaseMs: number;
   readonly #holder: string;
 
