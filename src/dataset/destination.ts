@@ -328,7 +328,7 @@ export class DatasetDestination implements Destination {
       recorded === 'queue'
         ? 'Redis leases (written through a queue, or with --locks)'
         : 'leases on its store (written by lone writers without --locks)';
-    const remedy = recorded === 'queue' ? 'export into it with --locks redis://… (the same Redis) or through the queue (--queue)' : 'export into it without --locks or --queue';
+    const remedy = recorded === 'queue' ? 'export into it with --locks redis://… (the same Redis) or through the queue (--queue)' : 'export into it from its store (s3://…) without --locks or --queue';
     throw new DatasetError(`${this.output} is locked with ${held}, which this run's ${MECHANISM_WORDS[this.#group.locks.mechanism]} cannot see: ${remedy}, or into another directory`, this.output);
   }
 
