@@ -6,10 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { DatasetDestination } from './dataset/destination.ts';
+import { chooseDatasetLocks } from './dataset/lock-choice.ts';
+import { LocalStorage } from './dataset/storage/local.ts';
 import { localFolderOf } from './dataset/storage/location.ts';
 import { refuseUnknownOptions } from './known-options.ts';
 import { walkName } from './operations/walk-name.ts';
-import type { Destination } from './export/destination.ts';
 import { exportInto } from './export/engine.ts';
 import { FileDestination, formatOf } from './export/file.ts';
 import { checkOptions, checkOptionsFor, EXPORT_OPTIONS, type ExportSettings } from './export/options.ts';
@@ -26,29 +27,30 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   const settings = checkOptions(options);
   const walks = walksOf(source, settings.shard);
   checkOptionsFor(walks.op, options);
-  const destination: Destination =
-    settings.out !== undefined
-      ? fileDestination(settings.out, walks, settings)
-      : new DatasetDestination(localFolderOf(settings.dataset!), walks.op, {
-          format: settings.format,
-          schema: settings.schema,
-          shard: settings.shard,
-          writer: settings.writer,
-          runId: runOf(settings.runId, walks),
-          publishLock: settings.locks?.publish.bind(settings.locks),
-          tryPublishLock: settings.locks?.tryPublish?.bind(settings.locks),
-          tryHoldLocks: settings.locks?.tryHold?.bind(settings.locks),
-          handOff: settings.handOff,
-          incremental: settings.incremental,
-          maxDepth: settings.maxDepth,
-          partition: settings.partition,
-          layout: settings.bucketing,
-          parquetLayout: settings.parquetLayout,
-          walks: walks.params,
-          since: settings.since,
-          until: settings.until,
-        });
-  return exportInto(walks, destination, settings);
+  if (settings.out !== undefined) return exportInto(walks, fileDestination(settings.out, walks, settings), settings);
+  const dir = localFolderOf(settings.dataset!);
+  // Decided before anything is bought: the engine's writer lock and the publishes take the same locks.
+  const storage = new LocalStorage(dir);
+  const locks = await chooseDatasetLocks(storage, dir, settings.locks);
+  const destination = new DatasetDestination(dir, walks.op, {
+    storage,
+    locks,
+    format: settings.format,
+    schema: settings.schema,
+    shard: settings.shard,
+    writer: settings.writer,
+    runId: runOf(settings.runId, walks),
+    handOff: settings.handOff,
+    incremental: settings.incremental,
+    maxDepth: settings.maxDepth,
+    partition: settings.partition,
+    layout: settings.bucketing,
+    parquetLayout: settings.parquetLayout,
+    walks: walks.params,
+    since: settings.since,
+    until: settings.until,
+  });
+  return exportInto(walks, destination, { ...settings, locks: locks.mechanism === 'folders' ? undefined : locks.locks });
 }
 
 /** A file as the output of the export `walks` is: its format, and the record a complete one carries. */

@@ -382,11 +382,6 @@ export class GroupCommit {
   exclusive<T>(fn: (recovered: boolean) => Promise<T>): Promise<T> {
     return exclusively(this.paths, this.locks, fn);
   }
-
-  /** Whether the locks are Redis leases (a queue's workers), which a lock-folder writer cannot see. */
-  get queueLocks(): boolean {
-    return this.locks.queue;
-  }
 }
 
 /**

@@ -15,7 +15,7 @@
  * the partition of its own (unchanging) time, and each part is replaced whole, so a reader sees each
  * record exactly once at every moment.
  */
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
@@ -41,11 +41,14 @@ import { widenParts } from './widen.ts';
 import { layoutForRun, recordedLayout, schemaTracker } from './nesting.ts';
 import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from '../export/destination.ts';
 import { fileSize } from '../export/durable.ts';
-import { writeObject } from './objects.ts';
+import { objectPlace, writeObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
+import type { Storage } from './storage/types.ts';
+import { publishLocksOf, type DatasetLockChoice } from './lock-choice.ts';
+import type { LockMechanism, RecordedLocks } from './locks.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
 import type { ExportState, WalkState } from '../export/journal.ts';
-import type { HeldLocks, PublishFence, SchemaPolicy } from '../export/types.ts';
+import type { SchemaPolicy } from '../export/types.ts';
 
 
 export interface DatasetDestinationOptions {
@@ -57,14 +60,16 @@ export interface DatasetDestinationOptions {
   /** The scheduler's run this export is (`ExportOptions.runId`). */
   runId?: string;
   /**
-   * The lock writers publish under (`ExportOptions.locks.publish`: Redis leases in queue mode),
-   * instead of the lock folder. A dataset published with it once is refused to writers without it.
+   * The dataset's store, opened by the caller (a `LocalStorage` on `output` by default); the
+   * destination closes it with itself.
    */
-  publishLock?: <T>(path: string, fn: (fence?: PublishFence) => Promise<T>) => Promise<T>;
-  /** The same lock taken only if free (`ExportLocks.tryPublish`). */
-  tryPublishLock?: <T>(path: string, fn: (fence?: PublishFence) => Promise<T>) => Promise<{ value: T } | undefined>;
-  /** Every free lock of several taken at once (`ExportLocks.tryHold`). */
-  tryHoldLocks?: (paths: readonly string[]) => Promise<HeldLocks>;
+  storage?: Storage;
+  /**
+   * The locks writers publish under (`chooseDatasetLocks`: the caller's Redis leases, or leases on
+   * the store), instead of lock folders. A dataset published with them once is refused to writers
+   * of another mechanism.
+   */
+  locks?: DatasetLockChoice;
   /** A finished run leaves its pages to a publish in progress instead of waiting for it (`ExportOptions.handOff`). */
   handOff?: boolean;
   incremental?: boolean;
@@ -124,7 +129,7 @@ export class DatasetDestination implements Destination {
     options: DatasetDestinationOptions,
   ) {
     // The dataset's store, one for the destination (its requests are this export's), closed with it.
-    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard), new LocalStorage(output));
+    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard), options.storage ?? new LocalStorage(output));
     this.folder = resolve(output);
     this.files = {
       lock: join(this.paths.meta, `writer-${this.paths.writer}.lock`),
@@ -139,7 +144,7 @@ export class DatasetDestination implements Destination {
     this.#asked = { format: options.format, partition: options.partition, parquetLayout: options.parquetLayout, bucketing: options.layout };
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#walks = options.walks ?? [];
-    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock, tryHold: options.tryHoldLocks }, (staging) => this.#plan(staging));
+    this.#group = new GroupCommit(this.paths, publishLocksOf(options.locks), (staging) => this.#plan(staging));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
@@ -230,12 +235,22 @@ export class DatasetDestination implements Destination {
   async bind(): Promise<void> {
     let recorded = await this.#recordedSchema();
     if (recorded === undefined) {
-      this.#binding = await bindSettings(this.paths, this.#settings());
+      this.#binding = await this.#bindSettings();
       if (this.#binding !== undefined) return;
       recorded = await this.#recordedSchema();
     }
     this.#checkLocks(recorded);
     await this.#adopt(recorded);
+  }
+
+  /**
+   * Binds a dataset that records no settings to this run's (`settings.ts`). Writers locked in Redis
+   * may share a store that ignores conditional writes (theirs is never probed), where two creates
+   * both succeed: they bind holding the meta lock, under which the schema is looked for again.
+   */
+  #bindSettings(): Promise<Binding | undefined> {
+    if (this.#group.locks.mechanism !== 'queue') return bindSettings(this.paths, this.#settings());
+    return this.#group.locks.run(this.paths.metaLock, async () => ((await this.#recordedSchema()) === undefined ? bindSettings(this.paths, this.#settings()) : undefined));
   }
 
   /**
@@ -262,7 +277,7 @@ export class DatasetDestination implements Destination {
       // Nothing is published yet: no part lacks its key index, and no open has anything to migrate.
       keys: 'indexed',
       ...(this.#parquetLayout === undefined ? {} : { parquetLayout: this.#parquetLayout }),
-      ...(this.#group.queueLocks ? { locks: 'queue' as const } : {}),
+      ...this.#recordedLocks(),
     };
   }
 
@@ -285,22 +300,36 @@ export class DatasetDestination implements Destination {
     }
     for (const writer of await commitsWaiting(this.paths)) {
       if (writer === this.paths.writer) continue;
-      const path = this.paths.file(this.paths.names.commit(writer));
-      const version = await commitVersion(path);
-      if (version === undefined || checkedCommits.get(path) === version) continue;
+      const name = this.paths.names.commit(writer);
+      const place = objectPlace(this.paths.storage, name);
+      // A commit is only ever replaced whole or removed: the store's version tag of it tells a new one.
+      const version = await this.paths.storage.version(name);
+      if (version === undefined) checkedCommits.delete(place);
+      if (version === undefined || checkedCommits.get(place) === version) continue;
       await readCommitFile(this.paths, writer, commitRemedy(this.paths, writer));
-      checkedCommits.set(path, version);
+      checkedCommits.set(place, version);
     }
   }
 
-  /** One lock mechanism per dataset: one written through a queue takes Redis leases, which a pid-file writer cannot see. */
+  /** The lock mechanism this run's settings record: none for lock folders. */
+  #recordedLocks(): { locks?: RecordedLocks } {
+    const { mechanism } = this.#group.locks;
+    return mechanism === 'folders' ? {} : { locks: mechanism };
+  }
+
+  /**
+   * One lock mechanism per dataset, once one is recorded: Redis leases (written through a queue, or
+   * with --locks) and leases on the store cannot see each other, nor this run's lock files either.
+   */
   #checkLocks(schema: RecordedSchema | undefined): void {
-    if (schema?.locks !== 'queue' || this.#group.queueLocks) return;
-    throw new DatasetError(
-      `${this.output} is locked with Redis leases (written through a queue, or with --locks), which this run's lock files cannot see: ` +
-        'export into it with --locks redis://… (the same Redis) or through the queue (--queue), or into another directory',
-      this.output,
-    );
+    const recorded = schema?.locks;
+    if (recorded === undefined || recorded === this.#recordedLocks().locks) return;
+    const held =
+      recorded === 'queue'
+        ? 'Redis leases (written through a queue, or with --locks)'
+        : 'leases on its store (written by lone writers without --locks)';
+    const remedy = recorded === 'queue' ? 'export into it with --locks redis://… (the same Redis) or through the queue (--queue)' : 'export into it from its store (s3://…) without --locks or --queue';
+    throw new DatasetError(`${this.output} is locked with ${held}, which this run's ${MECHANISM_WORDS[this.#group.locks.mechanism]} cannot see: ${remedy}, or into another directory`, this.output);
   }
 
   /**
@@ -476,7 +505,7 @@ export class DatasetDestination implements Destination {
       layout: recorded?.layout ?? this.#askedLayout,
       maxDepth: this.#maxDepth,
       recorded,
-      queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
+      locks: recorded?.locks ?? this.#recordedLocks().locks,
       staging,
     });
   }
@@ -507,19 +536,11 @@ export class DatasetDestination implements Destination {
   }
 }
 
-/** Commits this process read and found whole, by path: their version then (`commitVersion`). */
+/** Commits this process read and found whole, by where they are (`objectPlace`): their version then (`Storage.version`). */
 const checkedCommits = new Map<string, string>();
 
-/**
- * A commit file's version: it is only ever replaced whole (a new file renamed in) or removed, so its
- * inode, time and size tell a new one. Asked of the file itself (a local store's object), since
- * `Storage` gives no version tag of a local object.
- */
-async function commitVersion(path: string): Promise<string | undefined> {
-  const info = await stat(path).catch(() => undefined);
-  if (info === undefined) checkedCommits.delete(path);
-  return info === undefined ? undefined : `${info.ino}:${info.mtimeMs}:${info.size}`;
-}
+/** This run's locks in words, for a refusal. */
+const MECHANISM_WORDS: Record<LockMechanism, string> = { folders: 'lock files', queue: 'Redis leases', leases: 'leases on the store' };
 
 function checkLayout(layout: Layout): Layout {
   if (!Number.isSafeInteger(layout.buckets) || layout.buckets < 1 || layout.buckets > MAX_BUCKETS) {

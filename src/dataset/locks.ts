@@ -1,7 +1,8 @@
 /**
  * The locks of a dataset operation's publishes (docs/datasets.md "Crash safety, and writers that publish
- * together"), all of one mechanism: the caller's (`ExportLocks`: Redis leases in queue mode), else
- * lock folders under `_dataset/<op>/`.
+ * together"), all of one mechanism (`LockMechanism`, chosen when the dataset opens: `lock-choice.ts`):
+ * the caller's (`ExportLocks`: Redis leases in queue mode or with `--locks`), leases on the dataset's
+ * store (`store-locks.ts`, offered the same way), else lock folders under `_dataset/<op>/`.
  *
  * - The publish lock (`lock/`) is held while a pass is formed: it claims the commits waiting, sorts
  *   their records by partition and takes the locks below. Only its holder takes them, so no two
@@ -24,8 +25,20 @@ import { LockedError } from '../errors.ts';
 import type { ExportLocks, PublishFence } from '../export/types.ts';
 import { tryLock, withLock } from './lock-folder.ts';
 
-/** The caller's locks, when not lock folders: a queue's Redis leases. */
-export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish' | 'tryHold'>>;
+/**
+ * How a dataset's writers lock it: `folders` (lock folders, `lock-folder.ts`), `queue` (the caller's
+ * Redis leases, which a lock-folder writer cannot see) or `leases` (leases on the dataset's store).
+ * A dataset records the last two in its settings (`schema.locks`), and refuses writers of another.
+ */
+export type LockMechanism = 'folders' | 'queue' | 'leases';
+
+/** The mechanisms a dataset records in its settings (`schema.locks`); without one, lock folders. */
+export const RECORDED_LOCKS = ['queue', 'leases'] as const satisfies readonly LockMechanism[];
+/** A mechanism a dataset records: `queue` (Redis leases) or `leases` (on its store). */
+export type RecordedLocks = (typeof RECORDED_LOCKS)[number];
+
+/** The locks taken instead of lock folders (Redis leases, or store leases: `mechanism`, `queue` when absent). */
+export type PublishLocks = Partial<Pick<ExportLocks, 'publish' | 'tryPublish' | 'tryHold'>> & { readonly mechanism?: RecordedLocks };
 
 /** A lock held until released: its fence says whether it is still this holder's (a lease can run out). */
 export interface Held {
@@ -38,9 +51,9 @@ const kept: PublishFence = () => Promise.resolve(true);
 export class DatasetLocks {
   constructor(readonly caller: PublishLocks) {}
 
-  /** Whether these are Redis leases (a queue's workers), which a lock-folder writer cannot see. */
-  get queue(): boolean {
-    return this.caller.publish !== undefined;
+  /** Which mechanism these locks are. */
+  get mechanism(): LockMechanism {
+    return this.caller.publish === undefined ? 'folders' : (this.caller.mechanism ?? 'queue');
   }
 
   /** Runs `fn` holding `lock`, waiting for it. */

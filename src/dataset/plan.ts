@@ -45,8 +45,8 @@ export interface PlanContext {
   parquetLayout: ParquetLayout | undefined;
   /** The dataset's recorded schema, if it has one. */
   recorded: RecordedSchema | undefined;
-  /** Whether the dataset is (or becomes) locked by a queue's Redis leases. */
-  queueLocks: boolean;
+  /** How the dataset is (or becomes) locked, when not with lock folders. */
+  locks: RecordedSchema['locks'];
   /** The folder this publish stages its incoming records and new parts in (`GroupCommit`: one per pass). */
   staging: string;
 }
@@ -200,7 +200,7 @@ export class PassPlan implements PassPlanning {
       layout: context.layout,
       keys: 'indexed',
       ...(context.parquetLayout === undefined ? {} : { parquetLayout: context.parquetLayout }),
-      ...(context.queueLocks ? { locks: 'queue' as const } : {}),
+      ...(context.locks === undefined ? {} : { locks: context.locks }),
     };
     // Read again holding the locks: a pass that published since the lookup may have moved a key.
     const held = new Set([...this.partitions(), ...this.#movedFrom]);

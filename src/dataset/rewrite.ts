@@ -150,7 +150,7 @@ async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: Datas
 
 /** The schema recorded once a pass's is merged in: another pass may have recorded columns since this one read it, so it is their union. */
 function mergedSchema(recorded: RecordedSchema | undefined, pass: RecordedSchema): RecordedSchema {
-  return { ...pass, columns: mergeColumns(recorded?.columns ?? [], pass.columns, recordedLayout(pass)), ...(recorded?.locks === 'queue' ? { locks: 'queue' as const } : {}) };
+  return { ...pass, columns: mergeColumns(recorded?.columns ?? [], pass.columns, recordedLayout(pass)), ...(recorded?.locks === undefined ? {} : { locks: recorded.locks }) };
 }
 
 /** Whether merging a pass's schema changes the one recorded (most passes add no column: they need not take the meta lock). */

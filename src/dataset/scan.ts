@@ -13,6 +13,7 @@ import { bucketOfName, type Layout } from './buckets.ts';
 import { LocalStorage } from './storage/local.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './store.ts';
 import { readSchemaFile } from './state.ts';
+import type { RecordedLocks } from './locks.ts';
 
 /** `schema.json` as the dataset destination records it. */
 export interface RecordedSchema {
@@ -27,8 +28,11 @@ export interface RecordedSchema {
   keys?: 'indexed';
   /** How Parquet parts hold records (`nesting.ts`); absent in datasets recorded before layouts, which are flat. */
   parquetLayout?: ParquetLayout;
-  /** `queue`: written through a queue, whose workers lock it with Redis leases; every writer must. */
-  locks?: 'queue';
+  /**
+   * How its writers lock it, when not with lock folders (`LockMechanism`, `locks.ts`): `queue`, Redis
+   * leases (through a queue, or with `--locks`), or `leases` on its store; every writer must.
+   */
+  locks?: RecordedLocks;
   /** Writers of datasets before buckets recorded their shard count; no longer read. */
   shards?: number;
 }

@@ -23,6 +23,7 @@ import { walkName } from '../operations/walk-name.ts';
 import { LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders, type DatasetPaths } from './store.ts';
 import { objectPlace, readObject } from './objects.ts';
 import type { Storage } from './storage/types.ts';
+import { RECORDED_LOCKS } from './locks.ts';
 
 /** What is wrong with a value, and when a fix of its own is known, that fix. */
 interface Problem {
@@ -233,7 +234,7 @@ const SCHEMA_FILE = agreeing(shape({
       splitBytes: rule<number>('a number of bytes from 1', (value) => typeof value === 'number' && value >= 1 && Number.isFinite(value)),
     }),
   ),
-  locks: optional(exactly('queue')),
+  locks: optional(oneOf(RECORDED_LOCKS)),
   shards: optional(count),
 }));
 

@@ -11,7 +11,7 @@
  * generation again, so every taker checks afterwards that no higher generation exists, and gives up
  * when one does (a generation is removed only once a higher one exists, and the highest never is).
  */
-import { constants } from 'node:fs';
+import { constants, type BigIntStats } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../errors.ts';
@@ -142,6 +142,38 @@ export class LocalStorage implements Storage {
 
   async close(): Promise<void> {}
 
+  async create(name: string, body: Uint8Array): Promise<string | undefined> {
+    checkName(name, this.location);
+    this.#tally.count('PUT');
+    const path = this.#path(name);
+    await mkdir(dirname(path), { recursive: true });
+    const draft = await writeDraft(path, body);
+    try {
+      // The draft's version is the object's once linked: the same inode, and a link leaves its modification time be.
+      const version = versionOf(await lstat(draft, { bigint: true }));
+      await link(draft, path);
+      return version;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+      throw error;
+    } finally {
+      await rm(draft, { force: true });
+    }
+  }
+
+  async version(name: string): Promise<string | undefined> {
+    checkName(name, this.location);
+    this.#tally.count('HEAD');
+    const info = await lstat(this.#path(name), { bigint: true }).catch((error: unknown) => {
+      if (isMissing(error)) return undefined;
+      throw error;
+    });
+    return info?.isFile() === true ? versionOf(info) : undefined;
+  }
+
+  /** A local folder honours them: `create` and the leases' generations are hard links, which fail when the name exists. */
+  async checkConditionalWrites(): Promise<void> {}
+
   #path(name: string): string {
     return join(this.location, ...name.split('/'));
   }
@@ -220,6 +252,14 @@ class LeaseChain {
   #path(generation: number): string {
     return join(this.#folder, `${this.#base}${generation}`);
   }
+}
+
+/**
+ * A file's version tag: an object is only ever replaced by another file renamed over it (a new
+ * inode) or created anew, so its inode, modification time (in nanoseconds) and size tell a new one.
+ */
+function versionOf(info: BigIntStats): string {
+  return `${info.ino}-${info.mtimeNs}-${info.size}`;
 }
 
 /** Writes `body` to a fresh temporary name beside `path`, fsynced; resolves to that name. */

@@ -80,6 +80,8 @@ export class S3Storage implements Storage {
   readonly #bucket: string;
   /** The keys' common beginning: the prefix and a slash, or nothing at the bucket's root. */
   readonly #base: string;
+  /** Whether the probe of `checkConditionalWrites` passed: it is not made twice. */
+  #conditionalWrites = false;
 
   constructor(
     private readonly sdk: S3Sdk,
@@ -109,6 +111,7 @@ export class S3Storage implements Storage {
    * and is refused, naming the Redis locks that do not need them. The probe is removed either way.
    */
   async checkConditionalWrites(): Promise<void> {
+    if (this.#conditionalWrites) return;
     const key = `${this.#base}.socialstream-probe-${randomUUID()}`;
     const put = (condition: { IfNoneMatch: string } | { IfMatch: string }) =>
       this.#attempt('PUT', 'probing conditional writes', () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: new Uint8Array(0), ...condition })), CONDITION_FAILED);
@@ -122,6 +125,7 @@ export class S3Storage implements Storage {
           this.location,
         );
       }
+      this.#conditionalWrites = true;
     } finally {
       await this.#send('DELETE', 'removing the probe', () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: key }))).catch(() => undefined);
     }
@@ -193,6 +197,19 @@ export class S3Storage implements Storage {
 
   async close(): Promise<void> {
     this.client.destroy();
+  }
+
+  /** One PUT with `If-None-Match: *`, whatever the body's size (S3 takes up to 5 GiB in one; a settings object is small). */
+  async create(name: string, body: Uint8Array): Promise<string | undefined> {
+    const key = this.#keyOf(name);
+    const put = await this.#attempt('PUT', `creating ${name}`, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, IfNoneMatch: '*' })), CONDITION_FAILED);
+    return typeof put === 'number' ? undefined : (put.ETag ?? '');
+  }
+
+  async version(name: string): Promise<string | undefined> {
+    const key = this.#keyOf(name);
+    const head = await this.#attempt('HEAD', `looking for ${name}`, () => this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.#bucket, Key: key })), [404]);
+    return typeof head === 'number' ? undefined : (head.ETag ?? '');
   }
 
   /** The key of the object `name` (checked a stored name, unless it is the store's `own`), at most S3's 1,024 bytes. */

@@ -14,7 +14,9 @@
  *   depth, in byte order of the name;
  * - `unlink` → `remove(name)` (removing what is missing is no error);
  * - a lock file or lock folder → `lock(name, { leaseMs })`: a lease that runs out unless renewed, so
- *   a holder killed with it frees it by itself.
+ *   a holder killed with it frees it by itself;
+ * - a file hard-linked into place, which fails when the name exists → `create(name, body)`; a file's
+ *   inode and times, to tell whether it was replaced → `version(name)`.
  *
  * Names are `/`-joined relative paths under the location (`names.ts` says which are allowed).
  */
@@ -94,4 +96,25 @@ export interface Storage {
   readonly requests: RequestCounts;
   /** Lets the store's connections go. */
   close(): Promise<void>;
+  /**
+   * Stores `body` as the object `name` only if there is none (a settings object that binds a
+   * dataset once): its version tag (`version`), or undefined when an object by that name exists.
+   * Of any number of creators at once, exactly one gets a version, on a store that honours
+   * conditional writes (`checkConditionalWrites`); one that ignores them lets every creator
+   * replace the object, so a caller there must create under a lock of its own.
+   */
+  create(name: string, body: Uint8Array): Promise<string | undefined>;
+  /**
+   * The object's version tag, which changes whenever the object is replaced (S3's ETag; on a local
+   * folder, the file's inode, modification time and size), or undefined when there is none by that
+   * name. One `HEAD`: how a reader learns whether an object it read before was replaced since.
+   */
+  version(name: string): Promise<string | undefined>;
+  /**
+   * Resolves when `create` and `lock` hold against other writers, because the store honours
+   * conditional writes (a local folder always does; an S3 store is probed once, or not again when
+   * it was opened with `locks`); else refuses with `ConditionalWritesError`, naming the Redis locks
+   * that do not need them.
+   */
+  checkConditionalWrites(): Promise<void>;
 }

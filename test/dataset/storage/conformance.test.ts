@@ -169,6 +169,48 @@ describe.each(KINDS)('$name', (store) => {
     }
   });
 
+  it('tells an object replaced since by its version, the same as its creation gave, in one HEAD', async () => {
+    const storage = kept(await store.open());
+    const created = await storage.create('_dataset/op/schema.json', bytes('{"a":1}'));
+    expect(created).toBeDefined();
+    expect(await requestsOf(storage, async () => expect(await storage.version('_dataset/op/schema.json')).toBe(created))).toEqual({ HEAD: 1 });
+    await storage.write('_dataset/op/schema.json', bytes('{"a":2}'));
+    const replaced = await storage.version('_dataset/op/schema.json');
+    expect(replaced).toBeDefined();
+    expect(replaced).not.toBe(created);
+    await storage.remove('_dataset/op/schema.json');
+    expect(await storage.version('_dataset/op/schema.json')).toBeUndefined();
+  });
+
+  it.runIf(store.locks)('creates an object for exactly one of eight writers creating it at once, and keeps its body', async () => {
+    const storage = kept(await store.open({ locks: true }));
+    const writers = [storage, ...(await Promise.all(Array.from({ length: 7 }, () => store.at(storage.location).then(kept))))];
+    const created = await Promise.all(writers.map((writer, index) => writer.create('_dataset/op/schema.json', bytes(`writer ${index}`))));
+    const winners = created.flatMap((version, index) => (version === undefined ? [] : [index]));
+    expect(winners).toHaveLength(1);
+    expect(text(await storage.read('_dataset/op/schema.json'))).toBe(`writer ${winners[0]}`);
+    expect(await storage.version('_dataset/op/schema.json')).toBe(created[winners[0]]);
+  });
+
+  it.runIf(store.locks)('passes the check for conditional writes, and once passed (or opened for locks) makes no request for it again', async () => {
+    const storage = kept(await store.open());
+    await storage.checkConditionalWrites();
+    expect(await requestsOf(storage, () => storage.checkConditionalWrites())).toEqual({});
+    const forLocks = kept(await store.at(storage.location, { locks: true }));
+    expect(await requestsOf(forLocks, () => forLocks.checkConditionalWrites())).toEqual({});
+  });
+
+  it.runIf(!store.locks)('fails the check for conditional writes in one line naming --locks', async () => {
+    const storage = kept(await store.open());
+    const refused = await storage.checkConditionalWrites().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(ConditionalWritesError);
+    expect((refused as Error).message).toContain('--locks redis://');
+    expect((refused as Error).message).not.toContain('\n');
+  });
+
   describe.runIf(store.locks)('locks', () => {
     const LEASE = 30_000;
     /** Moves the clock (Date only; timers and I/O stay real) past a lease taken now. */
