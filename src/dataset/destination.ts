@@ -139,7 +139,7 @@ export class DatasetDestination implements Destination {
     this.#asked = { format: options.format, partition: options.partition, parquetLayout: options.parquetLayout, bucketing: options.layout };
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#walks = options.walks ?? [];
-    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock, tryHold: options.tryHoldLocks }, (staging) => this.#plan(staging));
+    this.#group = new GroupCommit(this.paths, { publish: options.publishLock, tryPublish: options.tryPublishLock, tryHold: options.tryHoldLocks }, (pass) => this.#plan(pass));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
@@ -463,7 +463,7 @@ export class DatasetDestination implements Destination {
   }
 
   /** The plan of a publish pass, by the dataset as recorded now (a compaction since this run opened may have changed it: `compact.ts`). */
-  async #plan(staging: string): Promise<PassPlan> {
+  async #plan(pass: string): Promise<PassPlan> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
     // A first run of another writer's may have recorded how since this one opened: the recorded way is the dataset's.
@@ -477,7 +477,7 @@ export class DatasetDestination implements Destination {
       maxDepth: this.#maxDepth,
       recorded,
       queueLocks: recorded?.locks === 'queue' || this.#group.queueLocks,
-      staging,
+      pass,
     });
   }
 

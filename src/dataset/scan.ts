@@ -3,7 +3,7 @@
  * where each thing lives): its operations and their recorded schema, every writer that left a trace,
  * and every part file with its partition and size. `info.ts` reports it; `compact.ts` rewrites it.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from './parts.ts';
@@ -13,6 +13,7 @@ import { bucketOfName, type Layout } from './buckets.ts';
 import { LocalStorage } from './storage/local.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './store.ts';
 import { readSchemaFile } from './state.ts';
+import { objectPlace } from './objects.ts';
 
 /** `schema.json` as the dataset destination records it. */
 export interface RecordedSchema {
@@ -44,12 +45,15 @@ export interface ScannedOperation {
 }
 
 export interface ScannedPart {
+  /** Its name in the dataset's store (`orders/_date=2024-01/part-b0-of-1.parquet`). */
+  name: string;
+  /** Where a user finds it (`objectPlace`): for messages. */
   path: string;
   partition: string;
   /** The writer of a part of the layout before buckets (`part-<writer>`); undefined for a bucket part. */
   writer: string | undefined;
   bytes: number;
-  /** When it was last written: the fetch time migration gives its rows that have none. */
+  /** When it was last written (`StoredObject.modifiedMs`): the fetch time migration gives its rows that have none. */
   mtimeMs: number;
 }
 
@@ -82,40 +86,25 @@ export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
 }
 
 /**
- * The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order.
- * `only`, a partition folder's value, lists that folder's parts alone: a rewrite one partition at a time (the widening) reads
- * one folder per partition, not the whole dataset again.
+ * The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order,
+ * from one listing of the operation's prefix. `only`, a partition folder's value, lists that folder's parts alone: a rewrite one
+ * partition at a time (the widening) reads one folder per partition, not the whole dataset again.
  */
 export async function scanParts(dir: string, operation: ScannedOperation, only?: string): Promise<ScannedPart[]> {
-  const root = join(dir, ...operation.operation.split('/'));
-  const prefix = `${operation.partitioning.column}=`;
+  const { storage } = operation.paths;
+  const column = operation.partitioning.column;
+  const prefix = only === undefined ? `${operation.operation}/${column}=` : operation.paths.names.partition(only, column);
   const extension = PART_EXTENSION[operation.format];
   const parts: ScannedPart[] = [];
-  const folders = only === undefined ? await partitionFolders(root, prefix) : [`${prefix}${only}`];
-  for (const folder of folders) {
-    for (const name of (await folderNames(join(root, folder))).sort()) {
-      if (!name.startsWith('part-') || !name.endsWith(extension)) continue;
-      const path = join(root, folder, name);
-      const { size, mtimeMs } = await stat(path);
-      const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
-      parts.push({ path, partition: folder.slice(prefix.length), writer, bytes: size, mtimeMs });
-    }
+  for await (const object of storage.list(prefix)) {
+    // `<column>=<partition>/<name>`: an operation's own partitions, not those of one nested in it (`shortvideo/videos/popular`).
+    const [folder, name, ...deeper] = object.name.slice(operation.operation.length + 1).split('/');
+    if (name === undefined || deeper.length > 0 || !name.startsWith('part-') || !name.endsWith(extension)) continue;
+    const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
+    parts.push({ name: object.name, path: objectPlace(storage, object.name), partition: folder.slice(column.length + 1), writer, bytes: object.size, mtimeMs: object.modifiedMs ?? 0 });
   }
-  return parts;
-}
-
-/** The names in a partition folder; none when it is not there (a partition asked by `only` that holds no part). */
-async function folderNames(folder: string): Promise<string[]> {
-  return readdir(folder).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return [];
-    throw error;
-  });
-}
-
-/** The operation's own partition folders, in order: `shortvideo/videos/popular` lives inside `shortvideo/videos`. */
-async function partitionFolders(root: string, prefix: string): Promise<string[]> {
-  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
-  return folders.filter((entry) => entry.isDirectory() && entry.name.startsWith(prefix)).map((entry) => entry.name).sort();
+  // In partition order, then by name, as the folders were read before the storage seam (a listing's byte order puts `=2024-1/` after `=2024-10/`'s parts).
+  return parts.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /**
@@ -140,8 +129,8 @@ export async function scanWriters(operation: ScannedOperation, parts: readonly S
 export async function isCurrentLayout(paths: DatasetPaths, schema: RecordedSchema): Promise<boolean> {
   if (schema.layout === undefined || schema.keys !== 'indexed') return false;
   const column = (schema.partitioning ?? LEGACY_PARTITIONING).column;
-  const legacyUndated = join(paths.dir, ...paths.operation.split('/'), `${column}=${LEGACY_UNDATED}`);
-  return (await stat(legacyUndated).catch(() => undefined)) === undefined;
+  for await (const _ of paths.storage.list(paths.names.partition(LEGACY_UNDATED, column))) return false;
+  return true;
 }
 
 /** The paths of `writer` in `operation`. */
