@@ -17,15 +17,17 @@
  * - `staging-<writer>/`: a run in progress (its pages and walk checkpoints);
  * - `commits/<writer>.json`: a writer's finished pages waiting to be published with others
  *   (group commit, `dataset.ts`), and `<writer>.done.json`, what their publish changed;
- * - `publishing/<pass>/`: a publish pass in progress: the commits it claimed, its new parts, and its
+ * - `publishing/<pass>/`: a publish pass in progress: the commits it claimed, its new parts staged
+ *   (`<partition>-b<b>-of-<m>.staged` and `.staged.keys`), where it places its keys (`keys/`), and its
  *   journal once they are written (`publish.json` beside it: the journal of a version before passes
  *   published at once);
  * - `lock/` and `locks/`: the publish lock, and the locks of passes, partitions and the schema
  *   (`locks.ts`, taken as `lock-folder.ts` says; Redis leases in queue mode).
  *
- * The JSON objects among them (all the `.json` names above) are read and written through the
- * dataset's `Storage` (`DatasetPaths.storage`), by the names `DatasetNames` gives (`objects.ts`);
- * part files, staging, key indexes and locks are still files under the folder (docs/storage.md).
+ * The JSON objects among them (all the `.json` names above), the part files, the key indexes and
+ * the passes' and compaction's staged parts are read and written through the dataset's `Storage`
+ * (`DatasetPaths.storage`), by the names `DatasetNames` gives (`objects.ts`, `placement.ts`); the
+ * writers' staging and the locks are still files under the folder (docs/storage.md).
  *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
@@ -186,7 +188,7 @@ export class DatasetNames {
   }
 }
 
-/** Where an operation's writer keeps things: its JSON objects by name (`names`, in `storage`), and the files still on the folder by path. */
+/** Where an operation's writer keeps things: its objects by name (`names`, in `storage`), and the files still on the folder (staging, locks) by path. */
 export class DatasetPaths {
   readonly meta: string;
   readonly staging: string;
@@ -197,7 +199,7 @@ export class DatasetPaths {
     readonly dir: string,
     readonly operation: string,
     readonly writer: string,
-    /** Where the dataset's JSON objects are kept; its part files and staging are still files under `dir`. */
+    /** Where the dataset's objects and parts are kept; its writers' staging and locks are still files under `dir`. */
     readonly storage: Storage,
   ) {
     this.names = new DatasetNames(operation, writer);
