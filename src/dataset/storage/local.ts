@@ -67,16 +67,19 @@ export class LocalStorage implements Storage {
       if (isMissing(error)) return;
       throw error;
     }
-    for (const entry of entries) {
-      const name = `${folder}${entry.name}`;
-      if (isOwnName(name)) continue;
-      if (entry.isDirectory()) {
-        if (name.startsWith(prefix)) await this.#walk(`${name}/`, prefix, found);
-      } else if (entry.isFile() && name.startsWith(prefix)) {
-        const info = await stat(join(this.location, name)).catch(() => undefined);
-        if (info !== undefined) found.push({ name, size: info.size, modifiedMs: info.mtimeMs });
-      }
-    }
+    // A folder's entries at once: a pass lists folders of dozens of parts, and each stat waits on the disk.
+    await Promise.all(
+      entries.map(async (entry) => {
+        const name = `${folder}${entry.name}`;
+        if (isOwnName(name)) return;
+        if (entry.isDirectory()) {
+          if (name.startsWith(prefix)) await this.#walk(`${name}/`, prefix, found);
+        } else if (entry.isFile() && name.startsWith(prefix)) {
+          const info = await stat(join(this.location, name)).catch(() => undefined);
+          if (info !== undefined) found.push({ name, size: info.size, modifiedMs: info.mtimeMs });
+        }
+      }),
+    );
   }
 
   async read(name: string): Promise<Uint8Array | undefined> {
@@ -211,12 +214,16 @@ export class LocalStorage implements Storage {
     let common = folderOf(names[0]);
     for (const name of names) {
       this.#tally.count('DELETE');
-      await unlink(this.#path(name)).catch((error: unknown) => {
-        if (!isMissing(error)) throw error;
-      });
       while (common !== '' && !name.startsWith(`${common}/`)) common = folderOf(common);
       for (let folder = folderOf(name); folder !== ''; folder = folderOf(folder)) folders.add(folder);
     }
+    await Promise.all(
+      names.map((name) =>
+        unlink(this.#path(name)).catch((error: unknown) => {
+          if (!isMissing(error)) throw error;
+        }),
+      ),
+    );
     const within = [...folders].filter((folder) => folder === common || folder.startsWith(`${common}/`));
     // Deepest first, each when it is empty (rmdir refuses one that is not, and it is then let be).
     for (const folder of within.sort((a, b) => b.split('/').length - a.split('/').length)) await rmdir(this.#path(folder)).catch(() => undefined);
