@@ -14,7 +14,7 @@ import { dropPass, passFolders, type DatasetPaths } from './store.ts';
 
 /** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
 const PASS_END_WAIT_MS = 1_000;
-/** How often it looks meanwhile: a listing of `publishing/`, no round trip to Redis. */
+/** How often it looks meanwhile: whether the passes' claims are still there, no round trip to Redis. */
 const PASS_END_LOOK_MS = 10;
 
 /**
@@ -59,18 +59,19 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
 }
 
 /**
- * Resolves when a pass other than `except` ends (its objects go just before its locks), or after
- * `PASS_END_WAIT_MS` in any case (a holder that died leaves its objects): what a pass waiting for
- * partitions waits on between tries, listing passes rather than asking Redis.
+ * Resolves when a pass other than `except` ends (its objects, its claim among them, go just before
+ * its locks), or after `PASS_END_WAIT_MS` in any case (a holder that died leaves its objects): what
+ * a pass waiting for partitions waits on between tries, looking at the store rather than asking Redis.
  */
 export async function passEnds(paths: DatasetPaths, except: string): Promise<void> {
-  const passes = async () => (await passFolders(paths)).filter((pass) => pass !== except);
-  const before = await passes();
+  // One listing, then the claims of the passes it found: a claim goes with its pass's other objects,
+  // and looking for one is a stat, not a walk of every pass's staged parts.
+  const claims = (await passFolders(paths)).filter((pass) => pass !== except).map((pass) => paths.names.passClaim(pass));
+  const before = (await Promise.all(claims.map(async (claim) => ((await paths.storage.exists(claim)) ? [claim] : [])))).flat();
   const deadline = Date.now() + PASS_END_WAIT_MS;
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, PASS_END_LOOK_MS));
-    const now = new Set(await passes());
-    if (before.some((pass) => !now.has(pass))) return;
+    for (const claim of before) if (!(await paths.storage.exists(claim))) return;
   }
 }
 

@@ -313,50 +313,53 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const held = heldNames(from);
   const outranked = await outrankedVersions(spec, paths, operation.format, held, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
   let rows = 0;
-  for (const [partition, group] of groups) {
-    const merge = new BucketMerge(spec);
-    for (const part of group) {
-      for await (const record of readStoredPart(paths.storage, part.name, operation.format, held)) {
-        // A row goes where a later publish looks for it: the partition of its own time.
-        if (partitionOf(timeOf(spec, record), by) !== partition) {
-          throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
+  try {
+    for (const [partition, group] of groups) {
+      const merge = new BucketMerge(spec);
+      for (const part of group) {
+        for await (const record of readStoredPart(paths.storage, part.name, operation.format, held)) {
+          // A row goes where a later publish looks for it: the partition of its own time.
+          if (partitionOf(timeOf(spec, record), by) !== partition) {
+            throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
+          }
+          const key = keyOfRow(spec, record);
+          if (key === undefined || !outranked.has(dropKey(partition, key))) merge.add(withFetchedAt(record, part), key);
         }
-        const key = keyOfRow(spec, record);
-        if (key === undefined || !outranked.has(dropKey(partition, key))) merge.add(withFetchedAt(record, part), key);
+      }
+      const folder = paths.names.partition(partition, from.column);
+      const buckets = new Map<string, [Bucket, Record<string, unknown>[]]>();
+      for (const row of merge.rows()) {
+        const bucket = bucketFor([], rowHash(spec, row), layout.buckets);
+        const name = `${bucket.bucket}-${bucket.of}`;
+        const entry = buckets.get(name) ?? [bucket, []];
+        entry[1].push(row);
+        buckets.set(name, entry);
+      }
+      for (const [bucket, bucketRows] of buckets.values()) {
+        const stagedPath = (each: Bucket) => join(scratch, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+        const all = await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes);
+        for (const written of all) {
+          const target = bucketPath(folder, written, operation.format);
+          const index = paths.names.keyIndex(partition, bucketPartName(written, operation.format));
+          const keys = bucketRows.flatMap((row) => {
+            const key = keyOfRow(spec, row);
+            return key !== undefined && (all.length === 1 || keyHash(key) % written.of === written.bucket) ? [key] : [];
+          });
+          const staged = `${staging}${basename(written.staged)}`;
+          await paths.storage.upload(staged, written.staged);
+          await writeKeyIndex(paths.storage, `${staged}.keys`, keys, scratch);
+          journal.renames.push([staged, target], [`${staged}.keys`, index]);
+          targets.add(target);
+          targets.add(index);
+        }
+        rows += bucketRows.length;
       }
     }
-    const folder = paths.names.partition(partition, from.column);
-    const buckets = new Map<string, [Bucket, Record<string, unknown>[]]>();
-    for (const row of merge.rows()) {
-      const bucket = bucketFor([], rowHash(spec, row), layout.buckets);
-      const name = `${bucket.bucket}-${bucket.of}`;
-      const entry = buckets.get(name) ?? [bucket, []];
-      entry[1].push(row);
-      buckets.set(name, entry);
-    }
-    for (const [bucket, bucketRows] of buckets.values()) {
-      const stagedPath = (each: Bucket) => join(scratch, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-      const all = await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes);
-      for (const written of all) {
-        const target = bucketPath(folder, written, operation.format);
-        const index = paths.names.keyIndex(partition, bucketPartName(written, operation.format));
-        const keys = bucketRows.flatMap((row) => {
-          const key = keyOfRow(spec, row);
-          return key !== undefined && (all.length === 1 || keyHash(key) % written.of === written.bucket) ? [key] : [];
-        });
-        const staged = `${staging}${basename(written.staged)}`;
-        await paths.storage.upload(staged, written.staged);
-        await writeKeyIndex(paths.storage, `${staged}.keys`, keys, scratch);
-        journal.renames.push([staged, target], [`${staged}.keys`, index]);
-        targets.add(target);
-        targets.add(index);
-      }
-      rows += bucketRows.length;
-    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
   }
   for (const part of parts) if (!targets.has(part.name)) journal.removes.push(part.name);
   for (const index of await keyIndexFiles(paths, only)) if (!targets.has(index)) journal.removes.push(index);
-  await rm(scratch, { recursive: true, force: true });
   await writeCompactionJournal(paths, journal);
   if (finish) await finishCompaction(paths);
   const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }, only), by), only).values()].flat();

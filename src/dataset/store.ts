@@ -288,7 +288,10 @@ export function localPaths(dir: string, operation: string, writer: string): Data
 export async function passFolders(paths: DatasetPaths): Promise<string[]> {
   const prefix = paths.names.publishing;
   const passes = new Set<string>();
-  for await (const { name } of paths.storage.list(prefix)) passes.add(name.slice(prefix.length, name.indexOf('/', prefix.length)));
+  for await (const { name } of paths.storage.list(prefix)) {
+    const end = name.indexOf('/', prefix.length);
+    if (end > prefix.length) passes.add(name.slice(prefix.length, end));
+  }
   return [...passes];
 }
 
