@@ -3,8 +3,6 @@
  * where each thing lives): its operations and their recorded schema, every writer that left a trace,
  * and every part file with its partition and size. `info.ts` reports it; `compact.ts` rewrites it.
  */
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from './parts.ts';
 import type { SchemaColumn } from './schema.ts';
@@ -57,19 +55,18 @@ export interface ScannedPart {
   mtimeMs: number;
 }
 
-/** The operations of the dataset at `dir`; a directory that holds none is refused (`DATASET`). */
+/** The operations of the dataset at `dir` (those with objects under `_dataset/<op>/`: one listing); a directory that holds none is refused (`DATASET`). */
 export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
-  let folders: string[];
-  try {
-    folders = (await readdir(join(dir, '_dataset'), { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    throw new DatasetError(`${dir} is not a dataset (it has no _dataset folder): export into it with --dataset first`, dir);
-  }
-  const operations: ScannedOperation[] = [];
   // One store for every operation's objects: a dataset is one location.
   const storage = new LocalStorage(dir);
+  const found = new Set<string>();
+  for await (const { name } of storage.list('_dataset/')) {
+    const [, folder, rest] = name.split('/', 3);
+    if (rest !== undefined) found.add(folder);
+  }
+  if (found.size === 0) throw new DatasetError(`${dir} is not a dataset (it has no _dataset folder): export into it with --dataset first`, dir);
+  const folders = [...found];
+  const operations: ScannedOperation[] = [];
   for (const folder of folders.sort()) {
     const operation = folder.replaceAll('__', '/');
     const paths = new DatasetPaths(dir, operation, 'all', storage);
@@ -113,7 +110,9 @@ export async function scanParts(dir: string, operation: ScannedOperation, only?:
  */
 export async function scanWriters(operation: ScannedOperation, parts: readonly ScannedPart[]): Promise<string[]> {
   const writers = new Set(['all', ...parts.flatMap((part) => part.writer ?? [])]);
-  const names = await readdir(operation.paths.meta).catch(() => [] as string[]);
+  const meta = `${operation.paths.names.meta}/`;
+  const names = new Set<string>();
+  for await (const { name } of operation.paths.storage.list(meta)) names.add(name.slice(meta.length).split('/')[0]);
   for (const name of names) {
     const match = /^(?:state-|drift-)(.+)\.json$|^staging-(.+)$|^writer-(.+)\.lock$/.exec(name);
     const writer = match?.[1] ?? match?.[2] ?? match?.[3];
