@@ -44,6 +44,16 @@ const MAX_COPY = 5 * 1024 * MiB;
 /** Removals in flight at once (`removeAll`). */
 const REMOVE_CONCURRENCY = 8;
 
+/**
+ * The `x-amz-copy-source` of `key`: URL-encoded, as S3 asks, but leaving the characters `encodeURI`
+ * leaves (`=` of a Hive partition, `+`, `,`…) as they are, which S3 reads either way and some
+ * S3-compatible servers (s3rver, which decodes it with `decodeURI`) only that way; `?` and `#`, which
+ * would end the path, are encoded.
+ */
+function copySource(bucket: string, key: string): string {
+  return encodeURI(`${bucket}/${key}`).replaceAll('?', '%3F').replaceAll('#', '%23');
+}
+
 /** How an S3 store is opened (`openS3Storage`). */
 export interface S3StorageOptions {
   /** Whether locks will be taken: the store is then checked to honour conditional writes, and refused if not. */
@@ -300,7 +310,7 @@ export class S3Storage implements Storage {
     const source = this.#keyOf(from);
     const target = this.#keyOf(to);
     const action = `moving ${from} to ${to}`;
-    const copied = await this.#attempt('PUT', action, () => this.client.send(new this.sdk.CopyObjectCommand({ Bucket: this.#bucket, Key: target, CopySource: encodeURIComponent(`${this.#bucket}/${source}`).replaceAll('%2F', '/') })), [404]).catch((error: unknown) => {
+    const copied = await this.#attempt('PUT', action, () => this.client.send(new this.sdk.CopyObjectCommand({ Bucket: this.#bucket, Key: target, CopySource: copySource(this.#bucket, source) })), [404]).catch((error: unknown) => {
       // CopyObject copies 5 GiB at most; a dataset's parts are bounded by its split size, far below.
       if ((error as StorageError).status !== 400) throw error;
       throw new StorageError(`${this.location}: ${action} failed at ${this.endpoint} (HTTP 400); CopyObject copies at most ${MAX_COPY} bytes, and a larger object cannot be moved`, this.location, { cause: error, status: 400 });
