@@ -5,9 +5,10 @@
  * compact` and the migration of a dataset of per-writer parts (`part-<writer>`, `part-walk-…`,
  * `part-shard-K-of-N`) to buckets on its first open by this version.
  *
- * A publish replaces bucket parts in place, one rename each, and a record lives in one part: a
- * reader globbing the dataset sees every record exactly once at every moment. A split, a
- * compaction or a migration replaces several files with others: renames first, then removals, so
+ * A publish replaces bucket parts in place, one move each (`placement.ts`: a rename on a local
+ * dataset), and a record lives in one part: a reader globbing the dataset sees every record exactly
+ * once at every moment. A split, a compaction or a migration replaces several files with others:
+ * moves first, then removals, so
  * for that moment a reader may see a row in an old part and a new one, never miss one (docs/datasets.md).
  */
 import { randomUUID } from 'node:crypto';
