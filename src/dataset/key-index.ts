@@ -70,12 +70,24 @@ async function readKeyIndex(storage: Storage, name: string): Promise<Uint32Array
   return hashes;
 }
 
-/** The key indexes under `prefix` (`DatasetNames.keyIndexes`, or a pass's `passKeys`), each with its partition: one listing. */
-async function indexesUnder(storage: Storage, prefix: string): Promise<{ partition: string; name: string }[]> {
-  const found: { partition: string; name: string }[] = [];
-  for await (const { name } of storage.list(prefix)) {
+/** An index as read, and the stamp of the object it was read from (`IndexCache`). */
+interface CachedIndex {
+  stamp: string;
+  index: Uint32Array;
+}
+
+/**
+ * Indexes read before, by name: a pass looks at the indexes twice (when it forms, and again holding
+ * its locks), and reads again only those the listing shows changed (another size, ETag or time).
+ */
+export type IndexCache = Map<string, CachedIndex>;
+
+/** The key indexes under `prefix` (`DatasetNames.keyIndexes`, or a pass's `passKeys`), each with its partition and stamp: one listing. */
+async function indexesUnder(storage: Storage, prefix: string): Promise<{ partition: string; name: string; stamp: string }[]> {
+  const found: { partition: string; name: string; stamp: string }[] = [];
+  for await (const { name, size, etag, modifiedMs } of storage.list(prefix)) {
     const rest = name.slice(prefix.length).split('/');
-    if (rest.length === 2 && rest[1].endsWith(KEY_INDEX_EXTENSION)) found.push({ partition: rest[0], name });
+    if (rest.length === 2 && rest[1].endsWith(KEY_INDEX_EXTENSION)) found.push({ partition: rest[0], name, stamp: `${size}:${etag ?? modifiedMs ?? ''}` });
   }
   return found;
 }
@@ -83,13 +95,24 @@ async function indexesUnder(storage: Storage, prefix: string): Promise<{ partiti
 /**
  * Per partition of the indexes under `prefix` (`DatasetNames.keyIndexes`), the hashes of `hashes` its
  * parts' indexes hold. `skip(partition, hash)` leaves out a hash where it is expected (a key's own
- * partition, whose part the publish merges into anyway).
+ * partition, whose part the publish merges into anyway). An index in `cache` whose stamp is the same
+ * is not read again.
  */
-export async function partitionsHolding(storage: Storage, prefix: string, hashes: ReadonlySet<number>, skip: (partition: string, hash: number) => boolean): Promise<Map<string, Set<number>>> {
+export async function partitionsHolding(
+  storage: Storage,
+  prefix: string,
+  hashes: ReadonlySet<number>,
+  skip: (partition: string, hash: number) => boolean,
+  cache: IndexCache = new Map(),
+): Promise<Map<string, Set<number>>> {
   const found = new Map<string, Set<number>>();
   if (hashes.size === 0) return found;
-  for (const { partition, name } of await indexesUnder(storage, prefix)) {
-    const index = await readKeyIndex(storage, name).catch(() => new Uint32Array());
+  for (const { partition, name, stamp } of await indexesUnder(storage, prefix)) {
+    let index = cache.get(name)?.stamp === stamp ? cache.get(name)!.index : undefined;
+    if (index === undefined) {
+      index = await readKeyIndex(storage, name).catch(() => new Uint32Array());
+      cache.set(name, { stamp, index });
+    }
     for (const hash of hashes) {
       if (skip(partition, hash) || !holds(index, hash)) continue;
       let held = found.get(partition);

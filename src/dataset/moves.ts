@@ -10,7 +10,7 @@
 import type { OperationSpec } from '../operations/spec.ts';
 import { readStoredPart, type DatasetFormat } from './parts.ts';
 import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './buckets.ts';
-import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './key-index.ts';
+import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex, type IndexCache } from './key-index.ts';
 import { heldNames } from './columns.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import type { DatasetPaths, Partitioning } from './store.ts';
@@ -51,6 +51,8 @@ export class PassKeys {
   readonly #targets = new Map<string, Set<string>>();
   /** A stand-in key → the key its record has now. */
   readonly #aliases = new Map<string, string>();
+  /** The indexes `holding` read, for its next look (`IndexCache`). */
+  readonly #indexes: IndexCache = new Map();
 
   note(key: string, partition: string, standIn: string | undefined): void {
     let targets = this.#targets.get(key);
@@ -80,7 +82,7 @@ export class PassKeys {
       hashes.add(hash);
       aliases.add(hash);
     }
-    return partitionsHolding(context.paths.storage, root, hashes, (partition, hash) => !aliases.has(hash) && (targets.get(hash)?.has(partition) ?? false));
+    return partitionsHolding(context.paths.storage, root, hashes, (partition, hash) => !aliases.has(hash) && (targets.get(hash)?.has(partition) ?? false), this.#indexes);
   }
 
   /** Stores, per partition, the index of the keys the pass places there (under `root`, `DatasetNames.passKeys`): what `holding` reads of a pass at work. */
