@@ -14,10 +14,11 @@
  * every machine keeps the same one.
  */
 import { createHash } from 'node:crypto';
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+// Only on the scratch folder, where parts are encoded before they go to the store.
+import { rm, stat } from 'node:fs/promises';
 import { compareFetchTimes } from './fetch-clock.ts';
 import { PART_EXTENSION, writePart, type DatasetFormat, type PartSchema } from './parts.ts';
+import type { Storage } from './storage/types.ts';
 
 /** How a dataset lays its rows into part files, recorded at creation in its schema file. */
 export interface Layout {
@@ -64,10 +65,20 @@ export function bucketOfName(name: string, format: DatasetFormat): Bucket | unde
   return bucket.bucket < bucket.of ? bucket : undefined;
 }
 
-/** The bucket parts in a partition folder (none when it does not exist). */
-export async function bucketsIn(folder: string, format: DatasetFormat): Promise<Bucket[]> {
-  const names = await readdir(folder).catch(() => [] as string[]);
-  return names.flatMap((name) => bucketOfName(name, format) ?? []);
+/** A bucket part in its partition, as the store lists it. */
+export interface StoredBucket extends Bucket {
+  /** When it was last written (`StoredObject.modifiedMs`; 0 when the store does not say). */
+  modifiedMs: number;
+}
+
+/** The bucket parts of a partition (`prefix`: `DatasetNames.partition`), none when it has none: one listing. */
+export async function bucketsIn(storage: Storage, prefix: string, format: DatasetFormat): Promise<StoredBucket[]> {
+  const found: StoredBucket[] = [];
+  for await (const { name, modifiedMs } of storage.list(prefix)) {
+    const bucket = name.includes('/', prefix.length) ? undefined : bucketOfName(name.slice(prefix.length), format);
+    if (bucket !== undefined) found.push({ ...bucket, modifiedMs: modifiedMs ?? 0 });
+  }
+  return found;
 }
 
 /**
@@ -104,7 +115,7 @@ export interface WrittenBucket extends Bucket {
 }
 
 /**
- * Writes the rows of one bucket part, staged at `stagedPath(bucket)`; a part written larger than
+ * Writes the rows of one bucket part, staged at `stagedPath(bucket)` (a local file, in scratch); a part written larger than
  * `splitBytes` is written again as its two halves, and so on while a half is still too large.
  */
 export async function writeBucket(
@@ -135,7 +146,7 @@ export async function writeBucket(
   return written;
 }
 
-/** The path of a bucket part in a partition folder. */
-export function bucketPath(folder: string, bucket: Bucket, format: DatasetFormat): string {
-  return join(folder, bucketPartName(bucket, format));
+/** The name of a bucket part in a partition (`prefix`: `DatasetNames.partition`). */
+export function bucketPath(prefix: string, bucket: Bucket, format: DatasetFormat): string {
+  return `${prefix}${bucketPartName(bucket, format)}`;
 }

@@ -26,14 +26,13 @@
  * drops it when it has none (its commits are then taken again).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
 import { DatasetError, LockedError } from '../errors.ts';
 import { finishCompaction } from './compaction-journal.ts';
 import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from './locks.ts';
 import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPasses } from './passes.ts';
 import { finishLegacyGroup, finishPass, type GroupJournal } from './rewrite.ts';
 import { readCommitFile, readReceiptFile } from './state.ts';
-import { localPaths, passFolders, type DatasetPaths } from './store.ts';
+import { dropPass, localPaths, passFolders, type DatasetPaths } from './store.ts';
 import { objectPlace, objectsIn, writeObject } from './objects.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { SpoolPrefix } from '../export/destination.ts';
@@ -99,8 +98,8 @@ export interface PassPlanning {
   merge(): Promise<GroupJournal>;
 }
 
-/** Begins the plan of a pass, staging its files in `staging` (the pass's own folder under `publishing/`), by the dataset as recorded now. */
-export type PlanPass = (staging: string) => Promise<PassPlanning>;
+/** Begins the plan of the pass `pass` (its objects under `publishing/<pass>/`, its scratch folder `DatasetPaths.scratch`), by the dataset as recorded now. */
+export type PlanPass = (pass: string) => Promise<PassPlanning>;
 
 /** A pass formed: its plan, sorted, and the locks it holds (its own, its partitions' and its walks'). */
 interface FormedPass {
@@ -239,8 +238,7 @@ export class GroupCommit {
     const held: Held[] = [];
     const pass: Commit[] = [];
     try {
-      await mkdir(this.paths.pass(id), { recursive: true });
-      const plan = await this.plan(this.paths.pass(id));
+      const plan = await this.plan(id);
       // The paths of the locks this pass holds: its own, its partitions' and its walks'.
       const locked = new Set<string>();
       // The first commits, then once those that arrived while it waited for partitions; a pass
@@ -255,12 +253,12 @@ export class GroupCommit {
         // With the partitions holding older versions of its records that moved, or where a pass at work places one of its keys: the pass rewrites those too.
         const working = (await passFolders(this.paths)).filter((other) => other !== id);
         const moved = await plan.movedFrom(working).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
-        await plan.writeKeys(this.paths.passKeys(id));
+        await plan.writeKeys(this.paths.names.passKeys(id));
         const partitions = [...plan.partitions(), ...moved];
         // What passes forming next read to tell whether they would wait for this one.
         await writeObject(this.paths.storage, this.paths.names.passClaim(id), { commits: claimOf(pass), partitions });
         if (handOff && partitions.some((partition) => avoid.has(partition))) {
-          await rm(this.paths.pass(id), { recursive: true, force: true });
+          await dropPass(this.paths, id);
           return 'busy';
         }
         // The pass's own lock goes with its first partitions' and walks' (one round trip for all with
@@ -271,7 +269,7 @@ export class GroupCommit {
         if (handOff) {
           const free = await this.locks.tryHoldAll(wanted);
           if (free === undefined) {
-            await rm(this.paths.pass(id), { recursive: true, force: true });
+            await dropPass(this.paths, id);
             return 'busy';
           }
           held.push(...free);
@@ -284,7 +282,7 @@ export class GroupCommit {
       await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: locked });
       return { id, plan, held };
     } catch (error) {
-      await rm(this.paths.pass(id), { recursive: true, force: true });
+      await dropPass(this.paths, id);
       await releaseAll(held);
       throw error;
     }
@@ -315,7 +313,7 @@ export class GroupCommit {
       return { changes: member.changes, repaired: member.repaired };
     } catch (error) {
       // Before its journal the pass changed nothing: its folder goes. After it, the next pass formed finishes it.
-      if (!(await this.paths.storage.exists(this.paths.names.passJournal(id)))) await rm(this.paths.pass(id), { recursive: true, force: true });
+      if (!(await this.paths.storage.exists(this.paths.names.passJournal(id)))) await dropPass(this.paths, id);
       throw error;
     } finally {
       await releaseAll(held);

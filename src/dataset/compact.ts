@@ -36,6 +36,8 @@ import { atLeastAsCoarse, type PartitionBy } from '../export/partition-by.ts';
 import { recordedLayout } from './nesting.ts';
 import { lockOutput, type OutputLock } from '../export/lock.ts';
 import { partHoldsSchema } from './part-types.ts';
+import { withPartFile } from './parts.ts';
+import type { Storage } from './storage/types.ts';
 import type { RecordedSchema, ScannedPart } from './scan.ts';
 
 /** Options of `compactDataset`: a coarser partitioning, or the other Parquet layout. */
@@ -153,9 +155,9 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, layout, writers };
   // Bucket parts at the recorded partitioning and layout, each key in one of them, are what a rewrite would write again.
-  const bucketed = operation.schema !== undefined && (await isCurrentLayout(operation.paths, operation.schema)) && writers.length === 0 && !(await indexesShareAKey(operation.paths.keyIndexes));
+  const bucketed = operation.schema !== undefined && (await isCurrentLayout(operation.paths, operation.schema)) && writers.length === 0 && !(await indexesShareAKey(operation.paths.storage, operation.paths.names.keyIndexes));
   // Parts written before a run widened a column hold the narrower type: compaction gives every part the recorded one.
-  const typed = operation.schema === undefined || (await everyPartHolds(parts, operation.schema));
+  const typed = operation.schema === undefined || (await everyPartHolds(operation.paths.storage, parts, operation.schema));
   if ((by === from.by && layout.after === layout.before && bucketed && typed) || operation.schema === undefined) {
     return { ...unchanged, parts: { before: parts.length, after: parts.length }, bytes: { before: bytes, after: bytes }, rows: 0 };
   }
@@ -163,7 +165,7 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
 }
 
 /** Whether every part was written with the recorded schema's types (`part-types.ts`). */
-async function everyPartHolds(parts: readonly ScannedPart[], schema: RecordedSchema): Promise<boolean> {
-  for (const part of parts) if (!(await partHoldsSchema(part.path, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) }))) return false;
+async function everyPartHolds(storage: Storage, parts: readonly ScannedPart[], schema: RecordedSchema): Promise<boolean> {
+  for (const part of parts) if (!(await withPartFile(storage, part.name, (path) => partHoldsSchema(path, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) })))) return false;
   return true;
 }

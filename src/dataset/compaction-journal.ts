@@ -3,18 +3,18 @@
  * and an export's open can finish one a kill left half done: the export's open calls
  * `finishCompaction` before it reads the schema the compaction changed.
  *
- * Like a publish, a compaction writes its new parts staged (out of sight of readers), then this
- * journal naming every rename and every old part to remove, then renames and removes. Each step is
- * idempotent, so the journal is replayed from the start by whoever finds it. Paths are relative to
- * the dataset directory, so a dataset copied or moved while a compaction was pending still finishes.
+ * Like a publish, a compaction stores its new parts staged (under `compact/`, out of sight of
+ * readers), then this journal naming every move and every old part to remove, then moves and
+ * removes (`Storage.move`, `removeAll`: no rename, so an object store does it too). Each step is
+ * idempotent, so the journal is replayed from the start by whoever finds it. Names are relative to
+ * the dataset's root, so a dataset copied or moved while a compaction was pending still finishes.
  */
-import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { walkName } from '../operations/walk-name.ts';
-import type { DatasetPaths } from './store.ts';
+import { removeObjects, type DatasetPaths } from './store.ts';
 import type { MarksFile, WalkMark } from './marks.ts';
 import { readCompactionJournal } from './state.ts';
 import { objectPlace, writeObject } from './objects.ts';
+import { placeStaged } from './placement.ts';
 import { writeRecordedSchema } from './table-schema.ts';
 
 export interface CompactionJournal {
@@ -32,9 +32,9 @@ export interface CompactionJournal {
   writers?: Record<string, MarksFile>;
 }
 
-/** Where a compaction writes its new parts before the journal names them. */
-export function compactionStaging(paths: DatasetPaths): string {
-  return join(paths.meta, 'compact');
+/** Drops what a compaction killed before its journal staged: the next compaction does, before it stages. */
+export async function dropCompactionStaging(paths: DatasetPaths): Promise<void> {
+  await removeObjects(paths.storage, paths.names.compaction);
 }
 
 export async function hasPendingCompaction(paths: DatasetPaths): Promise<boolean> {
@@ -51,37 +51,15 @@ export async function writeCompactionJournal(paths: DatasetPaths, journal: Compa
  */
 export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
   const place = objectPlace(paths.storage, paths.names.compactionJournal);
-  const journal = await readCompactionJournal(paths, `delete ${place} and ${compactionStaging(paths)}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`);
-  if (journal === undefined) {
-    // Parts staged by a compaction killed before its journal: the dataset never saw them.
-    await rm(compactionStaging(paths), { recursive: true, force: true });
-    return false;
-  }
-  for (const [from, to] of journal.renames) {
-    const target = join(paths.dir, to);
-    await mkdir(dirname(target), { recursive: true });
-    try {
-      await rename(join(paths.dir, from), target);
-    } catch (error) {
-      // Renamed before a kill: the staged file is gone and the part is in place.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-  }
-  for (const old of journal.removes) {
-    const part = join(paths.dir, old);
-    await rm(part, { force: true });
-    await removeIfEmpty(dirname(part));
-  }
+  const journal = await readCompactionJournal(paths, `delete ${place} and ${objectPlace(paths.storage, paths.names.compaction.slice(0, -1))}; the old parts are then the dataset again, and the new ones may show twice until removed from where the journal put them`);
+  // Parts staged by a compaction killed before its journal, which the dataset never saw, are left to
+  // the next compaction to drop (`dropCompactionStaging`): looking for them here would cost every pass a listing.
+  if (journal === undefined) return false;
+  await placeStaged(paths.storage, journal.renames, journal.removes);
   await writeRecordedSchema(paths, journal.schema);
   for (const walk of journal.walks ?? []) await writeObject(paths.storage, paths.names.walkMark(walkName(walk.params)), walk);
   for (const [writer, file] of Object.entries(journal.writers ?? {})) await writeObject(paths.storage, paths.ofWriter(writer).names.state, file);
-  await rm(compactionStaging(paths), { recursive: true, force: true });
+  await removeObjects(paths.storage, paths.names.compaction);
   await paths.storage.remove(paths.names.compactionJournal);
   return true;
-}
-
-/** A partition folder whose last part went: readers would find nothing in it. */
-async function removeIfEmpty(folder: string): Promise<void> {
-  const left = await readdir(folder).catch(() => undefined);
-  if (left !== undefined && left.length === 0) await rmdir(folder).catch(() => undefined);
 }

@@ -144,7 +144,7 @@ export class DatasetDestination implements Destination {
     this.#asked = { format: options.format, partition: options.partition, parquetLayout: options.parquetLayout, bucketing: options.layout };
     this.#askedLayout = checkLayout({ ...DEFAULT_LAYOUT, ...options.layout });
     this.#walks = options.walks ?? [];
-    this.#group = new GroupCommit(this.paths, publishLocksOf(options.locks), (staging) => this.#plan(staging));
+    this.#group = new GroupCommit(this.paths, publishLocksOf(options.locks), (pass) => this.#plan(pass));
     this.#handOff = options.handOff ?? false;
     this.#runId = options.runId;
     this.#since = options.since;
@@ -492,7 +492,7 @@ export class DatasetDestination implements Destination {
   }
 
   /** The plan of a publish pass, by the dataset as recorded now (a compaction since this run opened may have changed it: `compact.ts`). */
-  async #plan(staging: string): Promise<PassPlan> {
+  async #plan(pass: string): Promise<PassPlan> {
     const recorded = await this.#recordedSchema();
     this.#checkLocks(recorded);
     // A first run of another writer's may have recorded how since this one opened: the recorded way is the dataset's.
@@ -506,7 +506,7 @@ export class DatasetDestination implements Destination {
       maxDepth: this.#maxDepth,
       recorded,
       locks: recorded?.locks ?? this.#recordedLocks().locks,
-      staging,
+      pass,
     });
   }
 

@@ -9,7 +9,7 @@
  */
 import { keyOf, stableKeyOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
-import { readPart, type DatasetFormat, type HeldNames } from './parts.ts';
+import { readStoredPart, type DatasetFormat, type HeldNames } from './parts.ts';
 import { FETCHED_AT, fetchedLater, keyHash } from './buckets.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import type { ScannedPart } from './scan.ts';
@@ -44,7 +44,7 @@ export async function outrankedVersions(op: OperationSpec, paths: DatasetPaths, 
   const twice = new Set<number>();
   const standIns = new Set<string>();
   for (const { part, partition } of parts) {
-    for await (const row of readPart(part.path, format, held)) {
+    for await (const row of readStoredPart(paths.storage, part.name, format, held)) {
       const key = keyOfRow(op, row);
       if (key === undefined) continue;
       if (op.key !== null && keyOf(op, row) === undefined) standIns.add(key);
@@ -62,7 +62,7 @@ export async function outrankedVersions(op: OperationSpec, paths: DatasetPaths, 
   const kept: { standIn: string; version: Version }[] = [];
   const add = (key: string, version: Version) => versions.set(key, [...(versions.get(key) ?? []), version]);
   for (const { part, partition } of parts) {
-    for await (const read of readPart(part.path, format, held)) {
+    for await (const read of readStoredPart(paths.storage, part.name, format, held)) {
       const stored = keyOfRow(op, read);
       if (stored === undefined) continue;
       const row = withFetchedAt(read, part);

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
-import { overflowCounts, readPart, type DatasetFormat, type HeldNames } from './parts.ts';
+import { overflowCounts, readPart, withPartFile, type DatasetFormat, type HeldNames } from './parts.ts';
+import type { Storage } from './storage/types.ts';
 import { heldNames } from './columns.ts';
 import { typeName, type SchemaColumn } from './schema.ts';
 import { describeDrift } from '../export/summary.ts';
@@ -130,7 +131,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
     const parts = await scanParts(dir, operation);
     await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
     const rows = new Map<ScannedPart, number>();
-    for (const part of parts) rows.set(part, await rowsIn(part.path, operation.format, heldNames(operation.partitioning)));
+    for (const part of parts) rows.set(part, await withPartFile(operation.paths.storage, part.name, (path) => rowsIn(path, operation.format, heldNames(operation.partitioning))));
     const partitions = new Map<string, PartitionInfo>();
     for (const part of parts) {
       const info = partitions.get(part.partition) ?? { name: part.partition, rows: 0, parts: 0, bytes: 0 };
@@ -153,7 +154,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
       partitions: [...partitions.values()],
       writers,
       schema: operation.schema?.columns ?? [],
-      extra: await extraIn(parts, operation.format),
+      extra: await extraIn(operation.paths.storage, parts, operation.format),
       compacting: await hasPendingCompaction(operation.paths),
       marks: (await allWalkMarks(operation.paths)).map(({ params, mark, markTime }) => ({ params, mark, markTime })),
       ...smallFiles(dir, operation.partitioning.by, parts),
@@ -211,13 +212,13 @@ async function stagedInfo(paths: ReturnType<typeof pathsOf>): Promise<StagedInfo
 }
 
 /** What the parts hold in `_extra`, by path (`overflowCounts`): counted when asked, so writing a part costs nothing more. */
-async function extraIn(parts: readonly ScannedPart[], format: DatasetFormat): Promise<ExtraCount[]> {
+async function extraIn(storage: Storage, parts: readonly ScannedPart[], format: DatasetFormat): Promise<ExtraCount[]> {
   const totals = new Map<string, number>();
-  for (const part of parts) for (const [path, values] of await overflowCounts(part.path, format)) totals.set(path, (totals.get(path) ?? 0) + values);
+  for (const part of parts) for (const [path, values] of await withPartFile(storage, part.name, (file) => overflowCounts(file, format))) totals.set(path, (totals.get(path) ?? 0) + values);
   return [...totals].map(([path, values]) => ({ path, values })).sort((a, b) => b.values - a.values || (a.path < b.path ? -1 : 1));
 }
 
-/** Rows of a part: Parquet says so in its footer; NDJSON and CSV are counted. */
+/** Rows of a part (a local file holding it: `withPartFile`): Parquet says so in its footer; NDJSON and CSV are counted. */
 async function rowsIn(path: string, format: DatasetFormat, held: HeldNames): Promise<number> {
   if (format === 'parquet') return Number((await parquetMetadataAsync(await asyncBufferFromFile(path))).num_rows);
   let rows = 0;

@@ -7,12 +7,10 @@
  * Of all the versions of a key (in the dataset and in the pass) the one fetched later stays
  * (`fetchedLater`); every other goes in the pass's own journalled step.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { OperationSpec } from '../operations/spec.ts';
-import { readPart, type DatasetFormat } from './parts.ts';
+import { readStoredPart, type DatasetFormat } from './parts.ts';
 import { bucketFor, bucketPath, bucketsIn, fetchedLater, keyHash, type Layout } from './buckets.ts';
-import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex } from './key-index.ts';
+import { indexHash, KEY_INDEX_EXTENSION, partitionsHolding, writeKeyIndex, type IndexCache } from './key-index.ts';
 import { heldNames } from './columns.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import type { DatasetPaths, Partitioning } from './store.ts';
@@ -53,6 +51,8 @@ export class PassKeys {
   readonly #targets = new Map<string, Set<string>>();
   /** A stand-in key → the key its record has now. */
   readonly #aliases = new Map<string, string>();
+  /** The indexes `holding` read, for its next look (`IndexCache`). */
+  readonly #indexes: IndexCache = new Map();
 
   note(key: string, partition: string, standIn: string | undefined): void {
     let targets = this.#targets.get(key);
@@ -62,11 +62,11 @@ export class PassKeys {
   }
 
   /**
-   * The partitions whose key indexes (under `root`: the dataset's, or a pass's `writeTo`) may hold
+   * The partitions whose key indexes (under the prefix `root`: the dataset's, or a pass's `writeTo`) may hold
    * one of these keys where its record no longer goes (a stand-in key, anywhere), each with the
    * hashes found there. Reads only the indexes.
    */
-  holding(context: Dataset, root = context.paths.keyIndexes): Promise<Map<string, Set<number>>> {
+  holding(context: Dataset, root = context.paths.names.keyIndexes): Promise<Map<string, Set<number>>> {
     const hashes = new Set<number>();
     const targets = new Map<number, Set<string>>();
     const aliases = new Set<number>();
@@ -82,11 +82,11 @@ export class PassKeys {
       hashes.add(hash);
       aliases.add(hash);
     }
-    return partitionsHolding(root, hashes, (partition, hash) => !aliases.has(hash) && (targets.get(hash)?.has(partition) ?? false));
+    return partitionsHolding(context.paths.storage, root, hashes, (partition, hash) => !aliases.has(hash) && (targets.get(hash)?.has(partition) ?? false), this.#indexes);
   }
 
-  /** Writes, per partition, the index of the keys the pass places there (`DatasetPaths.passKeys`): what `holding` reads of a pass at work. */
-  async writeTo(root: string): Promise<void> {
+  /** Stores, per partition, the index of the keys the pass places there (under `root`, `DatasetNames.passKeys`): what `holding` reads of a pass at work. */
+  async writeTo(paths: DatasetPaths, root: string, scratch: string): Promise<void> {
     const byPartition = new Map<string, string[]>();
     for (const [key, partitions] of this.#targets) {
       for (const partition of partitions) {
@@ -95,10 +95,7 @@ export class PassKeys {
         else keys.push(key);
       }
     }
-    for (const [partition, keys] of byPartition) {
-      await mkdir(join(root, partition), { recursive: true });
-      await writeKeyIndex(join(root, partition, `pass${KEY_INDEX_EXTENSION}`), keys);
-    }
+    for (const [partition, keys] of byPartition) await writeKeyIndex(paths.storage, `${root}${partition}/pass${KEY_INDEX_EXTENSION}`, keys, scratch);
   }
 
   /**
@@ -129,8 +126,8 @@ export class PassKeys {
   /** Adds the versions of the pass's keys that `partition`'s parts hold, reading only the parts whose buckets `hashes` name. */
   async #held(context: Dataset, partition: string, hashes: ReadonlySet<number>, add: (key: string, version: Version) => void): Promise<void> {
     const { paths, format, layout, partitioning, op } = context;
-    const folder = paths.partitionFolder(partition, partitioning.column);
-    const parts = await bucketsIn(folder, format);
+    const folder = paths.names.partition(partition, partitioning.column);
+    const parts = await bucketsIn(paths.storage, folder, format);
     const wanted = new Map<string, Set<string>>();
     const look = (stored: string) => {
       if (!hashes.has(indexHash(stored))) return;
@@ -143,8 +140,8 @@ export class PassKeys {
     };
     for (const [key, targets] of this.#targets) if (!targets.has(partition)) look(key);
     for (const standIn of this.#aliases.keys()) look(standIn);
-    for (const [path, keys] of wanted) {
-      for await (const row of readPart(path, format, heldNames(partitioning))) {
+    for (const [name, keys] of wanted) {
+      for await (const row of readStoredPart(paths.storage, name, format, heldNames(partitioning))) {
         const stored = keyOfRow(op, row);
         if (stored === undefined || !keys.has(stored)) continue;
         add(this.#aliases.get(stored) ?? stored, { partition, stored, row, incoming: false });

@@ -7,7 +7,8 @@
  * for another is refused before any request.
  */
 import { DatasetLayoutError } from '../errors.ts';
-import { readPart, type DatasetFormat } from './parts.ts';
+import { readStoredPart, type DatasetFormat } from './parts.ts';
+import type { Storage } from './storage/types.ts';
 import { NestedSchemaTracker } from './schema-nested.ts';
 import { mergeFlatSchemas, mergeSchemas, SchemaTracker, type DatasetSchemaTracker, type SchemaColumn } from './schema.ts';
 import { joinName, splitColumnName } from '../../sinks/rows.ts';
@@ -70,11 +71,11 @@ export function mergeColumns(recorded: readonly SchemaColumn[], run: readonly Sc
  * afresh, since one layout's columns do not say the other's (a flat dataset holds arrays as JSON
  * text, which a nested one lists). Reads every part once before a conversion writes any.
  */
-export async function convertedSchema(schema: RecordedSchema, parts: readonly ScannedPart[], target: ParquetLayout): Promise<RecordedSchema> {
+export async function convertedSchema(storage: Storage, schema: RecordedSchema, parts: readonly ScannedPart[], target: ParquetLayout): Promise<RecordedSchema> {
   const tracker = schemaTracker([], target);
   for (const part of parts) {
     let chunk: Record<string, unknown>[] = [];
-    for await (const row of readPart(part.path, schema.format, heldNames(schema.partitioning ?? LEGACY_PARTITIONING))) {
+    for await (const row of readStoredPart(storage, part.name, schema.format, heldNames(schema.partitioning ?? LEGACY_PARTITIONING))) {
       chunk.push(row);
       if (chunk.length >= 1_000) {
         tracker.observe(chunk);

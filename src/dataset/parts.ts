@@ -27,6 +27,7 @@ import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from '../../s
 import { flatRecords, readParquetRecords, type HeldNames } from '../../sinks/read-back.ts';
 import type { ColumnKind } from '../../sinks/rows.ts';
 import { runSink, type SinkResult } from '../../sinks/run.ts';
+import type { Storage } from './storage/types.ts';
 
 /** The file format of a dataset's parts, fixed by its first run. */
 export type DatasetFormat = 'parquet' | 'ndjson' | 'csv';
@@ -88,6 +89,32 @@ export function typedColumns(columns: readonly SchemaColumn[], format: DatasetFo
 export function readPart(path: string, format: DatasetFormat, held: HeldNames): AsyncIterable<Record_> {
   if (format === 'ndjson') return fromNdjson(path);
   return format === 'csv' ? readCsvPart(path, held) : readParquetRecords(path, held);
+}
+
+/**
+ * `fn` given a local file holding the part `name` of `storage` (`Storage.download`: on a local
+ * dataset the part's own file, else a copy in scratch, dropped after). A part that is not there is
+ * an error with code `ENOENT`, as a missing file is to `readPart`.
+ */
+export async function withPartFile<T>(storage: Storage, name: string, fn: (path: string) => Promise<T>): Promise<T> {
+  const copy = await storage.download(name);
+  if (copy === undefined) throw Object.assign(new Error(`${name} is not in ${storage.location}`), { code: 'ENOENT' });
+  try {
+    return await fn(copy.path);
+  } finally {
+    await copy.discard();
+  }
+}
+
+/** The records of the part `name` of `storage`, as `readPart` gives them (see `withPartFile`). */
+export async function* readStoredPart(storage: Storage, name: string, format: DatasetFormat, held: HeldNames): AsyncGenerator<Record_> {
+  const copy = await storage.download(name);
+  if (copy === undefined) throw Object.assign(new Error(`${name} is not in ${storage.location}`), { code: 'ENOENT' });
+  try {
+    yield* readPart(copy.path, format, held);
+  } finally {
+    await copy.discard();
+  }
 }
 
 /**

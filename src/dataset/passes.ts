@@ -6,16 +6,15 @@
  * are finished or dropped (`recoverPasses`, `exclusively`) live here; forming and publishing a pass
  * is `commit.ts`.
  */
-import { rm } from 'node:fs/promises';
 import { walkName } from '../operations/walk-name.ts';
 import { releaseAll, type DatasetLocks } from './locks.ts';
 import { finishPass, passJournalRemedy, type GroupJournal } from './rewrite.ts';
 import { readClaimFile, readGroupJournal } from './state.ts';
-import { passFolders, type DatasetPaths } from './store.ts';
+import { dropPass, passFolders, type DatasetPaths } from './store.ts';
 
 /** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
 const PASS_END_WAIT_MS = 1_000;
-/** How often it looks meanwhile: a folder listing, no round trip. */
+/** How often it looks meanwhile: whether the passes' claims are still there, no round trip to Redis. */
 const PASS_END_LOOK_MS = 10;
 
 /**
@@ -42,7 +41,7 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
     try {
       const journal = await readGroupJournal(paths, paths.names.passJournal(pass), passJournalRemedy(paths, pass));
       if (journal === undefined) {
-        await rm(paths.pass(pass), { recursive: true, force: true });
+        await dropPass(paths, pass);
         continue;
       }
       const wanted = journalLocks(paths, journal).filter((lock) => options.held?.has(lock) !== true);
@@ -60,18 +59,19 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
 }
 
 /**
- * Resolves when a pass other than `except` ends (its folder goes just before its locks), or after
- * `PASS_END_WAIT_MS` in any case (a holder that died leaves its folder): what a pass waiting for
- * partitions waits on between tries, looking at folders rather than asking Redis.
+ * Resolves when a pass other than `except` ends (its objects, its claim among them, go just before
+ * its locks), or after `PASS_END_WAIT_MS` in any case (a holder that died leaves its objects): what
+ * a pass waiting for partitions waits on between tries, looking at the store rather than asking Redis.
  */
 export async function passEnds(paths: DatasetPaths, except: string): Promise<void> {
-  const passes = async () => (await passFolders(paths)).filter((pass) => pass !== except);
-  const before = await passes();
+  // One listing, then the claims of the passes it found: a claim goes with its pass's other objects,
+  // and looking for one is a stat, not a walk of every pass's staged parts.
+  const claims = (await passFolders(paths)).filter((pass) => pass !== except).map((pass) => paths.names.passClaim(pass));
+  const before = (await Promise.all(claims.map(async (claim) => ((await paths.storage.exists(claim)) ? [claim] : [])))).flat();
   const deadline = Date.now() + PASS_END_WAIT_MS;
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, PASS_END_LOOK_MS));
-    const now = new Set(await passes());
-    if (before.some((pass) => !now.has(pass))) return;
+    for (const claim of before) if (!(await paths.storage.exists(claim))) return;
   }
 }
 

@@ -6,14 +6,17 @@
  * the journal that `finishPass` (`rewrite.ts`) then carries out. Planning changes nothing
  * readers see: a pass killed while it plans leaves the dataset and every commit as they were.
  */
+// On the writers' staging and the pass's scratch folder alone: the dataset's own objects go through its Storage.
 import { appendFile, mkdir, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { stringifyExact } from '../exact-json.ts';
 import type { SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart, type DatasetFormat, type HeldNames, type PartSchema } from './parts.ts';
+import { readStoredPart, type DatasetFormat, type HeldNames, type PartSchema } from './parts.ts';
+import { objectPlace } from './objects.ts';
+import type { Storage } from './storage/types.ts';
 import { heldNames } from './columns.ts';
 import type { DatasetSchemaTracker } from './schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
@@ -47,8 +50,8 @@ export interface PlanContext {
   recorded: RecordedSchema | undefined;
   /** How the dataset is (or becomes) locked, when not with lock folders. */
   locks: RecordedSchema['locks'];
-  /** The folder this publish stages its incoming records and new parts in (`GroupCommit`: one per pass). */
-  staging: string;
+  /** The pass (`GroupCommit`: one per pass): its new parts are staged under `names.pass(pass)`, its incoming records sorted and its parts encoded in `scratch(pass)`. */
+  pass: string;
 }
 
 /** A staged record on its way into a part: its key, and which commit of the group it came from. */
@@ -59,7 +62,7 @@ interface Incoming {
 }
 
 /**
- * The group's records, sorted by partition on disk (`publishing/<pass>/incoming/<partition>.ndjson`),
+ * The group's records, sorted by partition on disk (`<scratch>/incoming/<partition>.incoming`, NDJSON),
  * so a publish holds one partition's incoming records in memory at a time, not the whole group's: a
  * group can then be as large as what waits, and the parts are rewritten once for all of it.
  */
@@ -97,7 +100,8 @@ class IncomingByPartition {
   }
 
   path(partition: string): string {
-    return join(this.folder, `${partition}.ndjson`);
+    // Not `.ndjson`: no reader's glob of a local dataset's parts may take it for one.
+    return join(this.folder, `${partition}.incoming`);
   }
 
   /** A partition's incoming records, each with its key and commit; a file that is not as written (another publish touched it) fails the publish, which then leaves every commit waiting. */
@@ -147,7 +151,7 @@ export class PassPlan implements PassPlanning {
 
   constructor(readonly context: PlanContext) {
     this.#tracker = schemaTracker(context.recorded?.columns ?? [], context.parquetLayout);
-    this.#incoming = new IncomingByPartition(join(context.staging, 'incoming'));
+    this.#incoming = new IncomingByPartition(join(context.paths.scratch(context.pass), 'incoming'));
   }
 
   /** Sorts the records of `commits` into the pass's partition files (out of readers' sight). */
@@ -176,14 +180,14 @@ export class PassPlan implements PassPlanning {
   async movedFrom(working: readonly string[]): Promise<string[]> {
     const own = new Set(this.partitions());
     // The passes at work too: one placing a key of this pass in another partition publishes first (this one waits for that partition), and this one then finds its version in the index.
-    const roots = [this.context.paths.keyIndexes, ...working.map((pass) => this.context.paths.passKeys(pass))];
+    const roots = [this.context.paths.names.keyIndexes, ...working.map((pass) => this.context.paths.names.passKeys(pass))];
     for (const root of roots) for (const partition of (await this.#keys.holding(this.context, root)).keys()) if (!own.has(partition)) this.#movedFrom.add(partition);
     return [...this.#movedFrom].sort();
   }
 
-  /** Writes where this pass places its keys (`DatasetPaths.passKeys`), for passes formed while it publishes. */
+  /** Stores where this pass places its keys (under `root`, `DatasetNames.passKeys`), for passes formed while it publishes. */
   writeKeys(root: string): Promise<void> {
-    return this.#keys.writeTo(root);
+    return this.#keys.writeTo(this.context.paths, root, this.context.paths.scratch(this.context.pass));
   }
 
   /** Merges every partition's records into its bucket parts (staged): the pass's journal. The caller holds the locks of the partitions and of `movedFrom`. */
@@ -269,9 +273,12 @@ async function readIncoming(
  * parts are rewritten, each with its key index. Returns the strings repaired.
  */
 async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: GroupJournal, tally: Tally, moves: Moves): Promise<number> {
-  const { paths, format, layout, op, staging } = context;
-  const folder = paths.partitionFolder(partition, context.partitioning.column);
-  const parts = await bucketsIn(folder, format);
+  const { paths, format, layout, op } = context;
+  const { storage, names } = paths;
+  const folder = names.partition(partition, context.partitioning.column);
+  const parts = await bucketsIn(storage, folder, format);
+  const modified = new Map(parts.map((part) => [`${part.bucket}-${part.of}`, part.modifiedMs]));
+  const scratch = paths.scratch(context.pass);
   const byBucket = new Map<string, { bucket: Bucket; rows: Incoming[] }>();
   const groupOf = (key: string) => {
     const bucket = bucketFor(parts, keyHash(key), layout.buckets);
@@ -287,22 +294,24 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
   for (const { bucket, rows: bucketRows } of byBucket.values()) {
     const target = bucketPath(folder, bucket, format);
     const merge = new BucketMerge(op);
-    // A row an older version published without a fetch time gets one, below every stamp of this version.
-    const older = olderStamp((await stat(target).catch(() => undefined))?.mtimeMs ?? 0);
-    for await (const row of readExisting(target, format, heldNames(context.partitioning))) {
+    // A row an older version published without a fetch time gets one, below every stamp of this
+    // version: the time its part was last written, as the store's listing gives it.
+    const older = olderStamp(modified.get(`${bucket.bucket}-${bucket.of}`) ?? 0);
+    const existing = modified.has(`${bucket.bucket}-${bucket.of}`) ? readExisting(paths.storage, target, format, heldNames(context.partitioning)) : [];
+    for await (const row of existing) {
       const key = keyOfRow(op, row);
       if (key !== undefined && removed.has(key)) continue;
       merge.add(typeof row[FETCHED_AT] === 'string' ? row : { ...row, [FETCHED_AT]: older }, key);
     }
     countChanges(merge, bucketRows, tally, moves.moved);
     const kept = merge.rows();
-    const index = (each: Bucket) => relative(paths.dir, paths.keyIndex(partition, bucketPartName(each, format)));
+    const index = (each: Bucket) => names.keyIndex(partition, bucketPartName(each, format));
     if (kept.length === 0) {
       // Its last record moved away: the part goes (a part of no rows would be read for nothing).
-      journal.removes.push(relative(paths.dir, target), index(bucket));
+      journal.removes.push(target, index(bucket));
       continue;
     }
-    const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+    const stagedPath = (each: Bucket) => join(scratch, `${partition}-b${each.bucket}-of-${each.of}.staged`);
     const written = await writeBucket(kept, bucket, (row) => rowHash(op, row), stagedPath, schema, layout.splitBytes);
     for (const part of written) {
       // Old rows were repaired when first written: the count is this publish's strings.
@@ -311,11 +320,14 @@ async function mergePartition(context: PlanContext, partition: string, rows: Asy
         const key = keyOfRow(op, row);
         return key !== undefined && (written.length === 1 || keyHash(key) % part.of === part.bucket) ? [key] : [];
       });
-      await writeKeyIndex(`${part.staged}.keys`, keys);
-      journal.renames.push([relative(paths.dir, part.staged), relative(paths.dir, bucketPath(folder, part, format))], [relative(paths.dir, `${part.staged}.keys`), index(part)]);
+      // Staged in the pass's folder, under the names it had on disk before the storage seam.
+      const staged = `${names.pass(context.pass)}${basename(part.staged)}`;
+      await storage.upload(staged, part.staged);
+      await writeKeyIndex(storage, `${staged}.keys`, keys, scratch);
+      journal.renames.push([staged, bucketPath(folder, part, format)], [`${staged}.keys`, index(part)]);
     }
     // A split: the part it replaces goes once its halves are in place.
-    if (written.length !== 1 || written[0].of !== bucket.of) journal.removes.push(relative(paths.dir, target), index(bucket));
+    if (written.length !== 1 || written[0].of !== bucket.of) journal.removes.push(target, index(bucket));
   }
   return repaired;
 }
@@ -400,13 +412,14 @@ async function keepRest(paths: DatasetPaths, commit: Commit): Promise<KeptRest |
   return { path: relative(paths.dir, path), mark };
 }
 
-/** The rows of a part, none when it does not exist yet. */
-async function* readExisting(path: string, format: DatasetFormat, held: HeldNames): AsyncGenerator<Record<string, unknown>> {
+/** The rows of a part, none when it is gone (listed, then removed: a replay's). */
+async function* readExisting(storage: Storage, name: string, format: DatasetFormat, held: HeldNames): AsyncGenerator<Record<string, unknown>> {
   try {
-    yield* readPart(path, format, held);
+    yield* readStoredPart(storage, name, format, held);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    const place = objectPlace(storage, name);
     const reason = error instanceof Error ? error.message : String(error);
-    throw new DatasetError(`cannot read the part file ${path} back to merge into it (${reason}); move it aside, or restore it, then resume`, path, { cause: error });
+    throw new DatasetError(`cannot read the part file ${place} back to merge into it (${reason}); move it aside, or restore it, then resume`, place, { cause: error });
   }
 }

@@ -5,19 +5,22 @@
  * compact` and the migration of a dataset of per-writer parts (`part-<writer>`, `part-walk-…`,
  * `part-shard-K-of-N`) to buckets on its first open by this version.
  *
- * A publish replaces bucket parts in place, one rename each, and a record lives in one part: a
- * reader globbing the dataset sees every record exactly once at every moment. A split, a
- * compaction or a migration replaces several files with others: renames first, then removals, so
+ * A publish replaces bucket parts in place, one move each (`placement.ts`: a rename on a local
+ * dataset), and a record lives in one part: a reader globbing the dataset sees every record exactly
+ * once at every moment. A split, a compaction or a migration replaces several files with others:
+ * moves first, then removals, so
  * for that moment a reader may see a row in an old part and a new one, never miss one (docs/datasets.md).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+// On the writers' staging (spool, checkpoint) and scratch folders alone: the dataset's own objects go through its Storage.
+import { readdir, rename, rm } from 'node:fs/promises';
+import { basename, join, relative } from 'node:path';
 import { DatasetError, type SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
 import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
-import { readPart } from './parts.ts';
+import { readStoredPart } from './parts.ts';
+import { placeStaged } from './placement.ts';
 import { heldNames } from './columns.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketFor, bucketPartName, bucketPath, DEFAULT_LAYOUT, FETCHED_AT, fetchedLater, keyHash, writeBucket, type Bucket, type Layout } from './buckets.ts';
@@ -25,8 +28,8 @@ import { outrankedVersions, withFetchedAt } from './duplicates.ts';
 import { writeKeyIndex } from './key-index.ts';
 import { dropKey, keyOfRow } from './keys.ts';
 import { scanParts, type RecordedSchema, type ScannedOperation, type ScannedPart } from './scan.ts';
-import { type DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './store.ts';
-import { compactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
+import { dropPass, type DatasetPaths, partitionOf, passFolders, UNDATED, UNPARTITIONED, type PartitionBy } from './store.ts';
+import { dropCompactionStaging, finishCompaction, writeCompactionJournal, type CompactionJournal } from './compaction-journal.ts';
 import { readClockFile, readGroupJournal, readMarksFile, readPublishJournal, readSchemaFile, readWalkMarkFile } from './state.ts';
 import type { DatasetLocks } from './locks.ts';
 import { compareFetchTimes } from './fetch-clock.ts';
@@ -85,7 +88,7 @@ export function passJournalRemedy(paths: DatasetPaths, pass: string): string {
 
 /** What to do with the journal of an older version's publish that is damaged. */
 export function groupJournalRemedy(paths: DatasetPaths): string {
-  return `delete ${objectPlace(paths.storage, paths.names.publishJournal)} and ${paths.publishing}: the parts are then as before that publish, whose writers publish again on resume`;
+  return `delete ${objectPlace(paths.storage, paths.names.publishJournal)} and ${objectPlace(paths.storage, paths.names.publishing.slice(0, -1))}: the parts are then as before that publish, whose writers publish again on resume`;
 }
 
 /**
@@ -98,7 +101,7 @@ export async function finishPass(paths: DatasetPaths, pass: string, locks: Datas
   if (journal !== undefined) await carryOut(paths, journal, locks);
   // The journal first: a pass folder without one is dropped whole by whoever finds it.
   await paths.storage.remove(paths.names.passJournal(pass));
-  await rm(paths.pass(pass), { recursive: true, force: true });
+  await dropPass(paths, pass);
   return journal !== undefined;
 }
 
@@ -112,7 +115,7 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
   if (journal === undefined) return false;
   await carryOut(paths, journal, locks);
   for (const pass of await passFolders(paths)) {
-    if (!(await paths.storage.exists(paths.names.passClaim(pass)))) await rm(paths.pass(pass), { recursive: true, force: true });
+    if (!(await paths.storage.exists(paths.names.passClaim(pass)))) await dropPass(paths, pass);
   }
   await paths.storage.remove(paths.names.publishJournal);
   return true;
@@ -125,7 +128,7 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
  * start by whoever finds it.
  */
 async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: DatasetLocks): Promise<void> {
-  await replace(paths.dir, journal.renames, journal.removes);
+  await placeStaged(paths.storage, journal.renames, journal.removes);
   const recordNow = async (recorded: RecordedSchema | undefined) => schemaChanges(recorded, journal.schema) || (await lacksTableSchema(paths, recorded));
   if (await recordNow(await readSchemaFile(paths))) {
     await locks.run(paths.metaLock, async () => {
@@ -200,31 +203,6 @@ async function renameDone(from: string, to: string): Promise<void> {
   });
 }
 
-/** Renames staged parts into place, then removes the parts they replace. */
-async function replace(dir: string, renames: readonly [string, string][], removes: readonly string[]): Promise<void> {
-  for (const [from, to] of renames) {
-    const target = join(dir, to);
-    await mkdir(dirname(target), { recursive: true });
-    try {
-      await rename(join(dir, from), target);
-    } catch (error) {
-      // Renamed before a kill: the staged file is gone and the part is in place.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-  }
-  for (const old of removes) {
-    const part = join(dir, old);
-    await rm(part, { force: true });
-    await removeIfEmpty(dirname(part));
-  }
-}
-
-/** A partition folder whose last part went: readers would find nothing in it. */
-export async function removeIfEmpty(folder: string): Promise<void> {
-  const left = await readdir(folder).catch(() => undefined);
-  if (left !== undefined && left.length === 0) await rmdir(folder).catch(() => undefined);
-}
-
 /** Finishes every writer's own publish a kill left (versions before group commit); the caller holds the publish lock. */
 export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> {
   const names = await readdir(paths.meta).catch(() => [] as string[]);
@@ -232,7 +210,7 @@ export async function finishLegacyPublishes(paths: DatasetPaths): Promise<void> 
     const own = paths.ofWriter(name.slice('staging-'.length));
     const journal = await readPublishJournal(own, `restart the export (--restart) of writer ${own.writer} to discard ${own.staging}; the published dataset stays`);
     if (journal === undefined) continue;
-    await replace(paths.dir, journal.renames.map(([from, to]) => [relative(paths.dir, from), relative(paths.dir, to)]), []);
+    await placeStaged(paths.storage, journal.renames.map(([from, to]) => [relative(paths.dir, from), relative(paths.dir, to)]), []);
     await writeRecordedSchema(paths, journal.schema);
     await writeObject(paths.storage, own.names.state, journal.marks);
     await writeObject(paths.storage, own.names.drift, { operation: paths.operation, at: new Date().toISOString(), frozen: false, drift: journal.drift });
@@ -314,7 +292,7 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   const groups = inPartition(groupsOf(await scanParts(dir, operation, only), by), only);
   const parts = [...groups.values()].flat();
   const converting = parquetLayout !== undefined && parquetLayout !== recordedLayout(operation.schema!);
-  const schema = converting ? await convertedSchema(operation.schema!, parts, parquetLayout) : operation.schema!;
+  const schema = converting ? await convertedSchema(paths.storage, operation.schema!, parts, parquetLayout) : operation.schema!;
   const layout: Layout = schema.layout ?? DEFAULT_LAYOUT;
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const columns = mergeColumns(schema.columns, [{ name: FETCHED_AT, kind: 'string' }], recordedLayout(schema));
@@ -327,53 +305,62 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
     schema: rewritten,
     ...(await walksOfWriters(paths)),
   };
-  const staging = compactionStaging(paths);
+  const staging = paths.names.compaction;
+  await dropCompactionStaging(paths);
+  // Parts are encoded here, then go to the store staged under `staging`.
+  const scratch = paths.scratch(`compact-${randomUUID()}`);
   const targets = new Set<string>();
   // A key kept in several partitions, or under its stand-in beside its own, keeps its later fetch alone.
   const held = heldNames(from);
   const outranked = await outrankedVersions(spec, paths, operation.format, held, [...groups].flatMap(([partition, group]) => group.map((part) => ({ part, partition }))));
   let rows = 0;
-  for (const [partition, group] of groups) {
-    const merge = new BucketMerge(spec);
-    for (const part of group) {
-      for await (const record of readPart(part.path, operation.format, held)) {
-        // A row goes where a later publish looks for it: the partition of its own time.
-        if (partitionOf(timeOf(spec, record), by) !== partition) {
-          throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
+  try {
+    for (const [partition, group] of groups) {
+      const merge = new BucketMerge(spec);
+      for (const part of group) {
+        for await (const record of readStoredPart(paths.storage, part.name, operation.format, held)) {
+          // A row goes where a later publish looks for it: the partition of its own time.
+          if (partitionOf(timeOf(spec, record), by) !== partition) {
+            throw new DatasetError(`${part.path} holds rows whose time is not of its partition; a rewrite would move them where no run merges into them`, dir);
+          }
+          const key = keyOfRow(spec, record);
+          if (key === undefined || !outranked.has(dropKey(partition, key))) merge.add(withFetchedAt(record, part), key);
         }
-        const key = keyOfRow(spec, record);
-        if (key === undefined || !outranked.has(dropKey(partition, key))) merge.add(withFetchedAt(record, part), key);
+      }
+      const folder = paths.names.partition(partition, from.column);
+      const buckets = new Map<string, [Bucket, Record<string, unknown>[]]>();
+      for (const row of merge.rows()) {
+        const bucket = bucketFor([], rowHash(spec, row), layout.buckets);
+        const name = `${bucket.bucket}-${bucket.of}`;
+        const entry = buckets.get(name) ?? [bucket, []];
+        entry[1].push(row);
+        buckets.set(name, entry);
+      }
+      for (const [bucket, bucketRows] of buckets.values()) {
+        const stagedPath = (each: Bucket) => join(scratch, `${partition}-b${each.bucket}-of-${each.of}.staged`);
+        const all = await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes);
+        for (const written of all) {
+          const target = bucketPath(folder, written, operation.format);
+          const index = paths.names.keyIndex(partition, bucketPartName(written, operation.format));
+          const keys = bucketRows.flatMap((row) => {
+            const key = keyOfRow(spec, row);
+            return key !== undefined && (all.length === 1 || keyHash(key) % written.of === written.bucket) ? [key] : [];
+          });
+          const staged = `${staging}${basename(written.staged)}`;
+          await paths.storage.upload(staged, written.staged);
+          await writeKeyIndex(paths.storage, `${staged}.keys`, keys, scratch);
+          journal.renames.push([staged, target], [`${staged}.keys`, index]);
+          targets.add(target);
+          targets.add(index);
+        }
+        rows += bucketRows.length;
       }
     }
-    const folder = paths.partitionFolder(partition, from.column);
-    const buckets = new Map<string, [Bucket, Record<string, unknown>[]]>();
-    for (const row of merge.rows()) {
-      const bucket = bucketFor([], rowHash(spec, row), layout.buckets);
-      const name = `${bucket.bucket}-${bucket.of}`;
-      const entry = buckets.get(name) ?? [bucket, []];
-      entry[1].push(row);
-      buckets.set(name, entry);
-    }
-    for (const [bucket, bucketRows] of buckets.values()) {
-      const stagedPath = (each: Bucket) => join(staging, `${partition}-b${each.bucket}-of-${each.of}.staged`);
-      const all = await writeBucket(bucketRows, bucket, (row) => rowHash(spec, row), stagedPath, rewritten, layout.splitBytes);
-      for (const written of all) {
-        const target = bucketPath(folder, written, operation.format);
-        const index = paths.keyIndex(partition, bucketPartName(written, operation.format));
-        const keys = bucketRows.flatMap((row) => {
-          const key = keyOfRow(spec, row);
-          return key !== undefined && (all.length === 1 || keyHash(key) % written.of === written.bucket) ? [key] : [];
-        });
-        await writeKeyIndex(`${written.staged}.keys`, keys);
-        journal.renames.push([relative(dir, written.staged), relative(dir, target)], [relative(dir, `${written.staged}.keys`), relative(dir, index)]);
-        targets.add(target);
-        targets.add(index);
-      }
-      rows += bucketRows.length;
-    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
   }
-  for (const part of parts) if (!targets.has(part.path)) journal.removes.push(relative(dir, part.path));
-  for (const index of await keyIndexFiles(paths, only)) if (!targets.has(index)) journal.removes.push(relative(dir, index));
+  for (const part of parts) if (!targets.has(part.name)) journal.removes.push(part.name);
+  for (const index of await keyIndexFiles(paths, only)) if (!targets.has(index)) journal.removes.push(index);
   await writeCompactionJournal(paths, journal);
   if (finish) await finishCompaction(paths);
   const after = [...inPartition(groupsOf(await scanParts(dir, { ...operation, partitioning: { by, column: from.column } }, only), by), only).values()].flat();
@@ -384,14 +371,12 @@ export async function rewriteIntoBuckets(spec: OperationSpec, operation: Scanned
   };
 }
 
-/** The key index files of an operation's parts (of partition `only`, when given). */
+/** The key indexes of an operation's parts (of partition `only`, when given), by name: one listing. */
 async function keyIndexFiles(paths: DatasetPaths, only?: string): Promise<string[]> {
-  const files: string[] = [];
-  const partitions = only === undefined ? await readdir(paths.keyIndexes).catch(() => [] as string[]) : [only];
-  for (const partition of partitions) {
-    for (const name of await readdir(join(paths.keyIndexes, partition)).catch(() => [] as string[])) files.push(join(paths.keyIndexes, partition, name));
-  }
-  return files;
+  const prefix = only === undefined ? paths.names.keyIndexes : `${paths.names.keyIndexes}${only}/`;
+  const names: string[] = [];
+  for await (const { name } of paths.storage.list(prefix)) names.push(name);
+  return names;
 }
 
 /** The marks writers kept before walks had their own files, as walk states (the latest mark of a walk), and the writers' files without them. */

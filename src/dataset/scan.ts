@@ -3,8 +3,6 @@
  * where each thing lives): its operations and their recorded schema, every writer that left a trace,
  * and every part file with its partition and size. `info.ts` reports it; `compact.ts` rewrites it.
  */
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { PART_EXTENSION, type DatasetFormat } from './parts.ts';
 import type { SchemaColumn } from './schema.ts';
@@ -14,6 +12,7 @@ import { LocalStorage } from './storage/local.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './store.ts';
 import { readSchemaFile } from './state.ts';
 import type { RecordedLocks } from './locks.ts';
+import { objectPlace } from './objects.ts';
 
 /** `schema.json` as the dataset destination records it. */
 export interface RecordedSchema {
@@ -48,28 +47,30 @@ export interface ScannedOperation {
 }
 
 export interface ScannedPart {
+  /** Its name in the dataset's store (`orders/_date=2024-01/part-b0-of-1.parquet`). */
+  name: string;
+  /** Where a user finds it (`objectPlace`): for messages. */
   path: string;
   partition: string;
   /** The writer of a part of the layout before buckets (`part-<writer>`); undefined for a bucket part. */
   writer: string | undefined;
   bytes: number;
-  /** When it was last written: the fetch time migration gives its rows that have none. */
+  /** When it was last written (`StoredObject.modifiedMs`): the fetch time migration gives its rows that have none. */
   mtimeMs: number;
 }
 
-/** The operations of the dataset at `dir`; a directory that holds none is refused (`DATASET`). */
+/** The operations of the dataset at `dir` (those with objects under `_dataset/<op>/`: one listing); a directory that holds none is refused (`DATASET`). */
 export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
-  let folders: string[];
-  try {
-    folders = (await readdir(join(dir, '_dataset'), { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
-    throw new DatasetError(`${dir} is not a dataset (it has no _dataset folder): export into it with --dataset first`, dir);
-  }
-  const operations: ScannedOperation[] = [];
   // One store for every operation's objects: a dataset is one location.
   const storage = new LocalStorage(dir);
+  const found = new Set<string>();
+  for await (const { name } of storage.list('_dataset/')) {
+    const [, folder, rest] = name.split('/', 3);
+    if (rest !== undefined) found.add(folder);
+  }
+  if (found.size === 0) throw new DatasetError(`${dir} is not a dataset (it has no _dataset folder): export into it with --dataset first`, dir);
+  const folders = [...found];
+  const operations: ScannedOperation[] = [];
   for (const folder of folders.sort()) {
     const operation = folder.replaceAll('__', '/');
     const paths = new DatasetPaths(dir, operation, 'all', storage);
@@ -86,40 +87,25 @@ export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
 }
 
 /**
- * The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order.
- * `only`, a partition folder's value, lists that folder's parts alone: a rewrite one partition at a time (the widening) reads
- * one folder per partition, not the whole dataset again.
+ * The part files of an operation: `<op>/<column>=<partition>/part-*.<ext>` (buckets, or writers' before them), in partition order,
+ * from one listing of the operation's prefix. `only`, a partition folder's value, lists that folder's parts alone: a rewrite one
+ * partition at a time (the widening) reads one folder per partition, not the whole dataset again.
  */
 export async function scanParts(dir: string, operation: ScannedOperation, only?: string): Promise<ScannedPart[]> {
-  const root = join(dir, ...operation.operation.split('/'));
-  const prefix = `${operation.partitioning.column}=`;
+  const { storage } = operation.paths;
+  const column = operation.partitioning.column;
+  const prefix = only === undefined ? `${operation.operation}/${column}=` : operation.paths.names.partition(only, column);
   const extension = PART_EXTENSION[operation.format];
   const parts: ScannedPart[] = [];
-  const folders = only === undefined ? await partitionFolders(root, prefix) : [`${prefix}${only}`];
-  for (const folder of folders) {
-    for (const name of (await folderNames(join(root, folder))).sort()) {
-      if (!name.startsWith('part-') || !name.endsWith(extension)) continue;
-      const path = join(root, folder, name);
-      const { size, mtimeMs } = await stat(path);
-      const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
-      parts.push({ path, partition: folder.slice(prefix.length), writer, bytes: size, mtimeMs });
-    }
+  for await (const object of storage.list(prefix)) {
+    // `<column>=<partition>/<name>`: an operation's own partitions, not those of one nested in it (`shortvideo/videos/popular`).
+    const [folder, name, ...deeper] = object.name.slice(operation.operation.length + 1).split('/');
+    if (name === undefined || deeper.length > 0 || !name.startsWith('part-') || !name.endsWith(extension)) continue;
+    const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
+    parts.push({ name: object.name, path: objectPlace(storage, object.name), partition: folder.slice(column.length + 1), writer, bytes: object.size, mtimeMs: object.modifiedMs ?? 0 });
   }
-  return parts;
-}
-
-/** The names in a partition folder; none when it is not there (a partition asked by `only` that holds no part). */
-async function folderNames(folder: string): Promise<string[]> {
-  return readdir(folder).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return [];
-    throw error;
-  });
-}
-
-/** The operation's own partition folders, in order: `shortvideo/videos/popular` lives inside `shortvideo/videos`. */
-async function partitionFolders(root: string, prefix: string): Promise<string[]> {
-  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
-  return folders.filter((entry) => entry.isDirectory() && entry.name.startsWith(prefix)).map((entry) => entry.name).sort();
+  // In partition order, then by name, as the folders were read before the storage seam (a listing's byte order puts `=2024-1/` after `=2024-10/`'s parts).
+  return parts.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /**
@@ -128,7 +114,9 @@ async function partitionFolders(root: string, prefix: string): Promise<string[]>
  */
 export async function scanWriters(operation: ScannedOperation, parts: readonly ScannedPart[]): Promise<string[]> {
   const writers = new Set(['all', ...parts.flatMap((part) => part.writer ?? [])]);
-  const names = await readdir(operation.paths.meta).catch(() => [] as string[]);
+  const meta = `${operation.paths.names.meta}/`;
+  const names = new Set<string>();
+  for await (const { name } of operation.paths.storage.list(meta)) names.add(name.slice(meta.length).split('/')[0]);
   for (const name of names) {
     const match = /^(?:state-|drift-)(.+)\.json$|^staging-(.+)$|^writer-(.+)\.lock$/.exec(name);
     const writer = match?.[1] ?? match?.[2] ?? match?.[3];
@@ -144,8 +132,8 @@ export async function scanWriters(operation: ScannedOperation, parts: readonly S
 export async function isCurrentLayout(paths: DatasetPaths, schema: RecordedSchema): Promise<boolean> {
   if (schema.layout === undefined || schema.keys !== 'indexed') return false;
   const column = (schema.partitioning ?? LEGACY_PARTITIONING).column;
-  const legacyUndated = join(paths.dir, ...paths.operation.split('/'), `${column}=${LEGACY_UNDATED}`);
-  return (await stat(legacyUndated).catch(() => undefined)) === undefined;
+  for await (const _ of paths.storage.list(paths.names.partition(LEGACY_UNDATED, column))) return false;
+  return true;
 }
 
 /** The paths of `writer` in `operation`. */

@@ -17,21 +17,23 @@
  * - `staging-<writer>/`: a run in progress (its pages and walk checkpoints);
  * - `commits/<writer>.json`: a writer's finished pages waiting to be published with others
  *   (group commit, `dataset.ts`), and `<writer>.done.json`, what their publish changed;
- * - `publishing/<pass>/`: a publish pass in progress: the commits it claimed, its new parts, and its
+ * - `publishing/<pass>/`: a publish pass in progress: the commits it claimed, its new parts staged
+ *   (`<partition>-b<b>-of-<m>.staged` and `.staged.keys`), where it places its keys (`keys/`), and its
  *   journal once they are written (`publish.json` beside it: the journal of a version before passes
  *   published at once);
  * - `lock/` and `locks/`: the publish lock, and the locks of passes, partitions and the schema
  *   (`locks.ts`, taken as `lock-folder.ts` says; Redis leases in queue mode).
  *
- * The JSON objects among them (all the `.json` names above) are read and written through the
- * dataset's `Storage` (`DatasetPaths.storage`), by the names `DatasetNames` gives (`objects.ts`);
- * part files, staging, key indexes and locks are still files under the folder (docs/storage.md).
+ * The JSON objects among them (all the `.json` names above), the part files, the key indexes and
+ * the passes' and compaction's staged parts are read and written through the dataset's `Storage`
+ * (`DatasetPaths.storage`), by the names `DatasetNames` gives (`objects.ts`, `placement.ts`); the
+ * writers' staging and the locks are still files under the folder (docs/storage.md).
  *
  * A writer is one process's share: `all`, `shard-K-of-N` with `--shard K/N`, or `walk-<walkName>`
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
  * part files, so a record's key is once in the dataset whoever found it.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { KEY_INDEX_EXTENSION } from './key-index.ts';
@@ -81,10 +83,39 @@ export class DatasetNames {
   readonly meta: string;
 
   constructor(
-    operation: string,
+    readonly operation: string,
     readonly writer: string,
   ) {
     this.meta = `_dataset/${operation.replaceAll('/', '__')}`;
+  }
+
+  /** The prefix of a partition's part files: `forum/subforum/_date=2025-11/`. */
+  partition(partition: string, column: string): string {
+    return `${this.operation}/${column}=${partition}/`;
+  }
+  /** The prefix of the key indexes of the operation's parts, a folder a partition. */
+  get keyIndexes(): string {
+    return `${this.meta}/keys/`;
+  }
+  /** The key index of the part named `part` in `partition`. */
+  keyIndex(partition: string, part: string): string {
+    return `${this.keyIndexes}${partition}/${part}${KEY_INDEX_EXTENSION}`;
+  }
+  /** The prefix of the passes' folders: `publishing/<pass>/…`. */
+  get publishing(): string {
+    return `${this.meta}/publishing/`;
+  }
+  /** The prefix of a pass's objects: its claim, staged parts and key indexes, journal. */
+  pass(id: string): string {
+    return `${this.publishing}${id}/`;
+  }
+  /** The prefix of the indexes of the keys a pass places, per partition (`DatasetPaths.passKeys`). */
+  passKeys(id: string): string {
+    return `${this.pass(id)}keys/`;
+  }
+  /** The prefix where a compaction stages its new parts before its journal names them. */
+  get compaction(): string {
+    return `${this.meta}/compact/`;
   }
 
   /** The operation's columns and settings, shared by every writer. */
@@ -157,7 +188,7 @@ export class DatasetNames {
   }
 }
 
-/** Where an operation's writer keeps things: its JSON objects by name (`names`, in `storage`), and the files still on the folder by path. */
+/** Where an operation's writer keeps things: its objects by name (`names`, in `storage`), and the files still on the folder (staging, locks) by path. */
 export class DatasetPaths {
   readonly meta: string;
   readonly staging: string;
@@ -168,7 +199,7 @@ export class DatasetPaths {
     readonly dir: string,
     readonly operation: string,
     readonly writer: string,
-    /** Where the dataset's JSON objects are kept; its part files and staging are still files under `dir`. */
+    /** Where the dataset's objects and parts are kept; its writers' staging and locks are still files under `dir`. */
     readonly storage: Storage,
   ) {
     this.names = new DatasetNames(operation, writer);
@@ -211,32 +242,20 @@ export class DatasetPaths {
     return join(this.meta, 'lock');
   }
 
-  /** A partition's folder: `DIR/forum/subforum/_date=2025-11`. */
+  /** A partition's folder: `DIR/forum/subforum/_date=2025-11`, for messages. */
   partitionFolder(partition: string, column: string): string {
     return join(this.dir, ...this.operation.split('/'), `${column}=${partition}`);
   }
-  /** The key indexes of the operation's parts, a folder a partition. */
-  get keyIndexes(): string {
-    return join(this.meta, 'keys');
-  }
-  /** The key index of the part named `part` in `partition`. */
-  keyIndex(partition: string, part: string): string {
-    return join(this.keyIndexes, partition, `${part}${KEY_INDEX_EXTENSION}`);
-  }
-  /** Where publish passes keep their claims, new parts and journals, a folder each. */
-  get publishing(): string {
-    return join(this.meta, 'publishing');
-  }
-  /** A pass's folder: its claim, incoming records, staged parts and journal. */
+  /** A pass's folder, for messages (its objects are under `names.pass(id)`). */
   pass(id: string): string {
-    return join(this.publishing, id);
+    return this.file(this.names.pass(id).slice(0, -1));
   }
   /**
-   * The hashes of the keys a pass publishes, per partition, laid out as the key indexes are: a pass
-   * formed while it publishes reads them, so that two passes never place one key in two partitions.
+   * The local folder a pass sorts its incoming records and encodes its parts in before they go to
+   * the store (`Storage.scratch`: on the dataset's own file system for a local dataset).
    */
-  passKeys(id: string): string {
-    return join(this.pass(id), 'keys');
+  scratch(id: string): string {
+    return join(this.storage.scratch, id);
   }
   /** Held while the pass lives: a pass folder whose lock is free is of a pass that died. */
   passLock(id: string): string {
@@ -265,9 +284,31 @@ export function localPaths(dir: string, operation: string, writer: string): Data
   return new DatasetPaths(dir, operation, writer, new LocalStorage(dir));
 }
 
-/** The passes that have a folder under `publishing/`, by id: at work, or dead and not yet finished. */
+/** The passes that have objects under `publishing/`, by id: at work, or dead and not yet finished. One listing. */
 export async function passFolders(paths: DatasetPaths): Promise<string[]> {
-  return readdir(paths.publishing).catch(() => [] as string[]);
+  const prefix = paths.names.publishing;
+  const passes = new Set<string>();
+  for await (const { name } of paths.storage.list(prefix)) {
+    const end = name.indexOf('/', prefix.length);
+    if (end > prefix.length) passes.add(name.slice(prefix.length, end));
+  }
+  return [...passes];
+}
+
+/**
+ * Drops the pass `id`: its objects (claim, staged parts and indexes, journal) and its scratch folder
+ * here (one another machine's pass left there is that machine's to drop: scratch is local).
+ */
+export async function dropPass(paths: DatasetPaths, id: string): Promise<void> {
+  await removeObjects(paths.storage, paths.names.pass(id));
+  await rm(paths.scratch(id), { recursive: true, force: true });
+}
+
+/** Removes every object whose name begins with `prefix` (a pass's folder, a compaction's staging): one listing, then the removals. */
+export async function removeObjects(storage: Storage, prefix: string): Promise<void> {
+  const names: string[] = [];
+  for await (const { name } of storage.list(prefix)) names.push(name);
+  await storage.removeAll(names);
 }
 
 /** The partition of a record time (Unix ms): its UTC day (`2025-11-21`), month (`2025-11`) or year (`2025`). */

@@ -1,9 +1,13 @@
 /**
- * The storage conformance tests (test/dataset/storage/conformance.test.ts) that take seconds on
- * s3rver: a listing of more than one page, and a multipart upload. Both pass through the
+ * The storage conformance tests (test/dataset/storage/conformance.test.ts, transfers.test.ts) that
+ * take seconds on s3rver: a listing of more than one page, and multipart uploads (from memory and
+ * from a file), and a move of a body that large. Both pass through the
  * conditional-write proxy unchanged, so they run against s3rver itself.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/dataset/storage/open.ts';
 import { StorageError } from '../../src/errors.ts';
@@ -43,6 +47,34 @@ describe('an S3 store', () => {
       const back = (await storage.read('big/part.parquet'))!;
       expect(back.length).toBe(body.length);
       expect(Buffer.compare(back, body)).toBe(0);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('uploads a file past the multipart threshold in parts, byte for byte, and takes the file', async () => {
+    const storage = await openStorage(`s3://${BUCKET}/${randomUUID()}`, { env: s3.direct, ...MULTIPART_SIZES });
+    try {
+      const body = bigBody();
+      await mkdir(storage.scratch, { recursive: true });
+      const file = join(storage.scratch, `test-${randomUUID()}`);
+      await writeFile(file, body);
+      expect(await requestsOf(storage, () => storage.upload('big/part.parquet', file))).toEqual({ MULTIPART: 5 });
+      expect(Buffer.compare((await storage.read('big/part.parquet'))!, body)).toBe(0);
+      expect(existsSync(file)).toBe(false);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('moves an object past the multipart threshold in one copy and one removal, byte for byte', async () => {
+    const storage = await openStorage(`s3://${BUCKET}/${randomUUID()}`, { env: s3.direct, ...MULTIPART_SIZES });
+    try {
+      const body = bigBody();
+      await storage.write('publishing/p/big.staged', body);
+      expect(await requestsOf(storage, () => storage.move('publishing/p/big.staged', 'big/part.parquet'))).toEqual({ PUT: 1, DELETE: 1 });
+      expect(Buffer.compare((await storage.read('big/part.parquet'))!, body)).toBe(0);
+      expect(await storage.exists('publishing/p/big.staged')).toBe(false);
     } finally {
       await storage.close();
     }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compactDataset, type ExportOptions } from '../../src/export/index.ts';
 import { writeKeyIndex } from '../../src/dataset/key-index.ts';
+import { LocalStorage } from '../../src/dataset/storage/local.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -116,9 +117,10 @@ describe('a record that moves between partitions', () => {
     // What a pass at work (another writer's, formed first) leaves while it publishes: its claim, where it
     // places its keys (the post in October), and its locks, held by a live process (this one).
     const pass = join(dir, META, 'publishing', 'at-work');
-    mkdirSync(join(pass, 'keys', '2025-10'), { recursive: true });
+    mkdirSync(pass, { recursive: true });
     writeFileSync(join(pass, 'claim.json'), JSON.stringify({ commits: [], partitions: ['2025-10'] }));
-    await writeKeyIndex(join(pass, 'keys', '2025-10', 'pass.keys'), ['raced']);
+    const storage = new LocalStorage(dir);
+    await writeKeyIndex(storage, `${META}/publishing/at-work/keys/2025-10/pass.keys`, ['raced'], join(storage.scratch, 'test'));
     const owner = JSON.stringify({ pid: process.pid, host: hostname() });
     const locks = ['pass-at-work', 'partition-2025-10'].map((name) => join(dir, META, 'locks', name));
     for (const lock of locks) {

@@ -12,14 +12,14 @@
  * when one does (a generation is removed only once a higher one exists, and the highest never is).
  */
 import { constants, type BigIntStats } from 'node:fs';
-import { link, lstat, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../errors.ts';
 import { temporaryName } from '../../../sinks/temporary-name.ts';
 import { checkLockOptions, defaultHolder, leaseBytes, leaseRanOut } from './lease.ts';
 import { checkName, checkPrefix, isOwnName } from './names.ts';
 import { RequestTally } from './tally.ts';
-import type { Lease, LockOptions, RequestCounts, Storage, StoredObject } from './types.ts';
+import type { Lease, LocalCopy, LockOptions, RequestCounts, Storage, StoredObject } from './types.ts';
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = constants;
 
@@ -67,16 +67,19 @@ export class LocalStorage implements Storage {
       if (isMissing(error)) return;
       throw error;
     }
-    for (const entry of entries) {
-      const name = `${folder}${entry.name}`;
-      if (isOwnName(name)) continue;
-      if (entry.isDirectory()) {
-        if (name.startsWith(prefix)) await this.#walk(`${name}/`, prefix, found);
-      } else if (entry.isFile() && name.startsWith(prefix)) {
-        const size = (await stat(join(this.location, name)).catch(() => undefined))?.size;
-        if (size !== undefined) found.push({ name, size });
-      }
-    }
+    // A folder's entries at once: a pass lists folders of dozens of parts, and each stat waits on the disk.
+    await Promise.all(
+      entries.map(async (entry) => {
+        const name = `${folder}${entry.name}`;
+        if (isOwnName(name)) return;
+        if (entry.isDirectory()) {
+          if (name.startsWith(prefix)) await this.#walk(`${name}/`, prefix, found);
+        } else if (entry.isFile() && name.startsWith(prefix)) {
+          const info = await stat(join(this.location, name)).catch(() => undefined);
+          if (info !== undefined) found.push({ name, size: info.size, modifiedMs: info.mtimeMs });
+        }
+      }),
+    );
   }
 
   async read(name: string): Promise<Uint8Array | undefined> {
@@ -176,6 +179,111 @@ export class LocalStorage implements Storage {
 
   #path(name: string): string {
     return join(this.location, ...name.split('/'));
+  }
+
+  get scratch(): string {
+    return join(this.location, SCRATCH);
+  }
+
+  async upload(name: string, file: string): Promise<void> {
+    checkName(name, this.location);
+    this.#tally.count('PUT');
+    const path = this.#path(name);
+    try {
+      await renameInto(file, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      // A scratch folder on another file system (a mount inside the dataset's folder): a copy, fsynced, renamed into place.
+      const draft = temporaryName(path);
+      try {
+        await copyFile(file, draft);
+        const handle = await open(draft, O_WRONLY | O_NOFOLLOW);
+        await handle.sync().finally(() => handle.close());
+        await rename(draft, path);
+      } catch (copying) {
+        await rm(draft, { force: true });
+        throw copying;
+      }
+      await rm(file, { force: true });
+    }
+  }
+
+  async move(from: string, to: string): Promise<boolean> {
+    checkName(from, this.location);
+    checkName(to, this.location);
+    this.#tally.count('PUT');
+    this.#tally.count('DELETE');
+    try {
+      await renameInto(this.#path(from), this.#path(to));
+      // The folder it left, when that was its last object: a folder is no object (as in `removeAll`).
+      if (from.includes('/')) await rmdir(dirname(this.#path(from))).catch(() => undefined);
+      return true;
+    } catch (error) {
+      if (isMissing(error) && !(await lstat(this.#path(from)).then(() => true, () => false))) return false;
+      throw error;
+    }
+  }
+
+  async download(name: string): Promise<LocalCopy | undefined> {
+    checkName(name, this.location);
+    this.#tally.count('GET');
+    const path = this.#path(name);
+    // The object's own file, not a copy: a local dataset reads its parts where they are, as before the storage seam.
+    const info = await lstat(path).catch((error: unknown) => {
+      if (isMissing(error)) return undefined;
+      throw error;
+    });
+    if (info === undefined) return undefined;
+    if (!info.isFile()) throw Object.assign(new Error(`${path} is not a file`), { code: info.isSymbolicLink() ? 'ELOOP' : 'EISDIR' });
+    return { path, discard: async () => {} };
+  }
+
+  async removeAll(names: readonly string[]): Promise<void> {
+    for (const name of names) checkName(name, this.location);
+    if (names.length === 0) return;
+    const folders = new Set<string>();
+    // The deepest folder holding every name: folders are removed up to it, never above.
+    let common = folderOf(names[0]);
+    for (const name of names) {
+      this.#tally.count('DELETE');
+      while (common !== '' && !name.startsWith(`${common}/`)) common = folderOf(common);
+      for (let folder = folderOf(name); folder !== ''; folder = folderOf(folder)) folders.add(folder);
+    }
+    await Promise.all(
+      names.map((name) =>
+        unlink(this.#path(name)).catch((error: unknown) => {
+          if (!isMissing(error)) throw error;
+        }),
+      ),
+    );
+    const within = [...folders].filter((folder) => folder === common || folder.startsWith(`${common}/`));
+    // Deepest first, each when it is empty (rmdir refuses one that is not, and it is then let be).
+    for (const folder of within.sort((a, b) => b.split('/').length - a.split('/').length)) await rmdir(this.#path(folder)).catch(() => undefined);
+  }
+}
+
+/** The folder of a name (`a/b` of `a/b/c`), `''` at the root. */
+function folderOf(name: string): string {
+  return name.slice(0, Math.max(0, name.lastIndexOf('/')));
+}
+
+/** The store's own folder for files on their way in or out (`Storage.scratch`); a `.`-name, so never listed. */
+const SCRATCH = '.scratch';
+
+/**
+ * Renames `from` to `to`, making `to`'s folder first. A folder another writer found empty and removed
+ * (`removeAll`) between the two is made again, once.
+ */
+async function renameInto(from: string, to: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(dirname(to), { recursive: true });
+    try {
+      await rename(from, to);
+      return;
+    } catch (error) {
+      const sourceThere = await lstat(from).then(() => true, () => false);
+      if (attempt > 0 || !isMissing(error) || !sourceThere) throw error;
+    }
   }
 }
 

@@ -13,15 +13,21 @@
  * them when locks are asked for, and refuses such a store.
  */
 import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ConditionalWritesError, OptionError, StorageNameError, StorageNotFoundError, type StorageError } from '../../errors.ts';
+import { ConditionalWritesError, OptionError, StorageError, StorageNameError, StorageNotFoundError } from '../../errors.ts';
 import { checkLockOptions, defaultHolder, leaseBytes, leaseRanOut } from './lease.ts';
 import { describeLocation, type S3Location } from './location.ts';
 import { checkName, checkPrefix, isOwnName } from './names.ts';
 import { clientConfig, endpointOf, loadSdk, makeClient, type Environment, type S3Sdk } from './s3-client.ts';
 import { storageErrorOf } from './s3-errors.ts';
 import { RequestTally } from './tally.ts';
-import type { Lease, LockOptions, RequestCounts, RequestKind, Storage, StoredObject } from './types.ts';
+import type { Lease, LocalCopy, LockOptions, RequestCounts, RequestKind, Storage, StoredObject } from './types.ts';
 
 const MiB = 1024 * 1024;
 /** S3's smallest part but the last, and its most parts in one upload. */
@@ -33,6 +39,20 @@ const MAX_KEY_BYTES = 1024;
 const PART_CONCURRENCY = 4;
 /** Answers of a conditional write that did not hold (412), raced another (409), or found no object to match (404). */
 const CONDITION_FAILED = [404, 409, 412];
+/** The largest object one CopyObject copies (5 GiB): a larger one would need a multipart copy. */
+const MAX_COPY = 5 * 1024 * MiB;
+/** Removals in flight at once (`removeAll`). */
+const REMOVE_CONCURRENCY = 8;
+
+/**
+ * The `x-amz-copy-source` of `key`: URL-encoded, as S3 asks, but leaving the characters `encodeURI`
+ * leaves (`=` of a Hive partition, `+`, `,`…) as they are, which S3 reads either way and some
+ * S3-compatible servers (s3rver, which decodes it with `decodeURI`) only that way; `?` and `#`, which
+ * would end the path, are encoded.
+ */
+function copySource(bucket: string, key: string): string {
+  return encodeURI(`${bucket}/${key}`).replaceAll('?', '%3F').replaceAll('#', '%23');
+}
 
 /** How an S3 store is opened (`openS3Storage`). */
 export interface S3StorageOptions {
@@ -142,7 +162,7 @@ export class S3Storage implements Storage {
         if (object.Key === undefined) continue;
         const name = object.Key.slice(this.#base.length);
         if (isOwnName(name)) continue;
-        yield { name, size: object.Size ?? 0, ...(object.ETag === undefined ? {} : { etag: object.ETag }) };
+        yield { name, size: object.Size ?? 0, ...(object.ETag === undefined ? {} : { etag: object.ETag }), ...(object.LastModified === undefined ? {} : { modifiedMs: object.LastModified.getTime() }) };
       }
       token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
@@ -160,7 +180,7 @@ export class S3Storage implements Storage {
 
   async write(name: string, body: Uint8Array): Promise<void> {
     const key = this.#keyOf(name);
-    if (body.byteLength >= this.sizes.multipartThreshold) return this.#upload(key, body, `writing ${name}`);
+    if (body.byteLength >= this.sizes.multipartThreshold) return this.#upload(key, body.byteLength, async (start, end) => body.subarray(start, end), `writing ${name}`);
     await this.#send('PUT', `writing ${name}`, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body })));
   }
 
@@ -237,20 +257,20 @@ export class S3Storage implements Storage {
     }
   }
 
-  /** A multipart upload of `body` to `key`, its parts a few at a time; aborted when any request fails. */
-  async #upload(key: string, body: Uint8Array, action: string): Promise<void> {
+  /** A multipart upload of `size` bytes to `key` (`bytes(start, end)` gives each part), its parts a few at a time; aborted when any request fails. */
+  async #upload(key: string, size: number, bytes: (start: number, end: number) => Promise<Uint8Array>, action: string): Promise<void> {
     const created = await this.#send('MULTIPART', action, () => this.client.send(new this.sdk.CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key })));
     const UploadId = created.UploadId;
-    const partSize = Math.max(this.sizes.partSize, Math.ceil(body.byteLength / MAX_PARTS));
-    const count = Math.max(1, Math.ceil(body.byteLength / partSize));
+    const partSize = Math.max(this.sizes.partSize, Math.ceil(size / MAX_PARTS));
+    const count = Math.max(1, Math.ceil(size / partSize));
     const etags: string[] = [];
     try {
       let next = 0;
       let failed = false;
       const uploader = async (): Promise<void> => {
         for (let index = next++; index < count && !failed; index = next++) {
-          const part = body.subarray(index * partSize, Math.min(body.byteLength, (index + 1) * partSize));
           try {
+            const part = await bytes(index * partSize, Math.min(size, (index + 1) * partSize));
             const uploaded = await this.#send('MULTIPART', action, () => this.client.send(new this.sdk.UploadPartCommand({ Bucket: this.#bucket, Key: key, UploadId, PartNumber: index + 1, Body: part })));
             etags[index] = uploaded.ETag ?? '';
           } catch (error) {
@@ -271,6 +291,78 @@ export class S3Storage implements Storage {
       await this.#send('MULTIPART', action, () => this.client.send(new this.sdk.AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId }))).catch(() => undefined);
       throw error;
     }
+  }
+
+  get scratch(): string {
+    return join(tmpdir(), 'socialstream-scratch');
+  }
+
+  async upload(name: string, file: string): Promise<void> {
+    const key = this.#keyOf(name);
+    const action = `uploading ${name}`;
+    const { size } = await stat(file);
+    if (size >= this.sizes.multipartThreshold) {
+      // Read a part at a time from the file: at most the parts in flight are in memory.
+      const handle = await open(file, 'r');
+      try {
+        await this.#upload(key, size, async (start, end) => {
+          const part = new Uint8Array(end - start);
+          for (let read = 0; read < part.byteLength; ) {
+            const { bytesRead } = await handle.read(part, read, part.byteLength - read, start + read);
+            if (bytesRead === 0) throw new Error(`${file} ended early`);
+            read += bytesRead;
+          }
+          return part;
+        }, action);
+      } finally {
+        await handle.close();
+      }
+    } else {
+      await this.#send('PUT', action, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: createReadStream(file), ContentLength: size })));
+    }
+    await rm(file, { force: true });
+  }
+
+  async move(from: string, to: string): Promise<boolean> {
+    const source = this.#keyOf(from);
+    const target = this.#keyOf(to);
+    const action = `moving ${from} to ${to}`;
+    const copied = await this.#attempt('PUT', action, () => this.client.send(new this.sdk.CopyObjectCommand({ Bucket: this.#bucket, Key: target, CopySource: copySource(this.#bucket, source) })), [404]).catch((error: unknown) => {
+      // CopyObject copies 5 GiB at most; a dataset's parts are bounded by its split size, far below.
+      if ((error as StorageError).status !== 400) throw error;
+      throw new StorageError(`${this.location}: ${action} failed at ${this.endpoint} (HTTP 400); CopyObject copies at most ${MAX_COPY} bytes, and a larger object cannot be moved`, this.location, { cause: error, status: 400 });
+    });
+    if (typeof copied === 'number') return false;
+    await this.#send('DELETE', action, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: source })));
+    return true;
+  }
+
+  async download(name: string): Promise<LocalCopy | undefined> {
+    const key = this.#keyOf(name);
+    const action = `downloading ${name}`;
+    const got = await this.#attempt('GET', action, () => this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.#bucket, Key: key })), [404]);
+    if (typeof got === 'number' || got.Body === undefined) return undefined;
+    await mkdir(this.scratch, { recursive: true });
+    const path = join(this.scratch, `download-${randomUUID()}`);
+    try {
+      await pipeline(got.Body as Readable, createWriteStream(path, { flags: 'wx' }));
+    } catch (error) {
+      await rm(path, { force: true });
+      throw storageErrorOf(error, this.location, this.endpoint, action);
+    }
+    return { path, discard: () => rm(path, { force: true }) };
+  }
+
+  async removeAll(names: readonly string[]): Promise<void> {
+    const keys = names.map((name) => this.#keyOf(name));
+    let next = 0;
+    const remover = async (): Promise<void> => {
+      for (let index = next++; index < keys.length; index = next++) {
+        const key = keys[index];
+        await this.#send('DELETE', `removing ${names[index]}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(REMOVE_CONCURRENCY, keys.length) }, remover));
   }
 
   /** Sends one request of `kind`, counting it; a failure is a typed error. */

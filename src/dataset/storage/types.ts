@@ -29,6 +29,19 @@ export interface StoredObject {
   readonly size: number;
   /** The store's version tag of its content (S3's ETag); undefined on a local folder. */
   readonly etag?: string;
+  /**
+   * When it was last written, in Unix ms (a file's mtime; S3's `LastModified`): what a publish stamps
+   * the rows of a part an older version wrote without a fetch time with (`olderStamp`).
+   */
+  readonly modifiedMs?: number;
+}
+
+/** A local file holding a stored object's bytes (`Storage.download`), for readers that want a file. */
+export interface LocalCopy {
+  /** The file: on a local store the object's own file, else a download in `Storage.scratch`. */
+  readonly path: string;
+  /** Drops the file if it is a download (the object's own file is left be). */
+  discard(): Promise<void>;
 }
 
 /** How a lock is taken (`Storage.lock`). */
@@ -117,4 +130,31 @@ export interface Storage {
    * that do not need them.
    */
   checkConditionalWrites(): Promise<void>;
+  /**
+   * A local folder for files on their way into the store (`upload`) or out of it (`download`): on a
+   * local store a folder of the store's own (`.scratch`, never listed) on its file system, so that an
+   * upload is a rename; on S3 one under the system's temporary folder. Callers make their own
+   * subfolder in it, and remove it.
+   */
+  readonly scratch: string;
+  /**
+   * Stores the local file `file` as the object `name`, whole, and takes the file (it is gone when
+   * this resolves). Local: a rename when on the same file system (the file is not fsynced here: the
+   * caller's journal says whether it is needed); S3: one PUT streamed from the file, or a multipart
+   * upload from `multipartThreshold` bytes, a few parts in memory at a time.
+   */
+  upload(name: string, file: string): Promise<void>;
+  /**
+   * Gives the object `from` the name `to`, replacing any object there: a reader sees the old `to`
+   * or the new one. Resolves false when there is no object `from` (a replay of a journal: it was
+   * moved before). Local: a rename; S3: a server-side copy, then the removal of `from`.
+   */
+  move(from: string, to: string): Promise<boolean>;
+  /** A local file holding the object `name` (see `LocalCopy`), or undefined when there is none. */
+  download(name: string): Promise<LocalCopy | undefined>;
+  /**
+   * Removes every object of `names` (a name with no object is no error). A local store then removes
+   * the folders this left empty, as a folder is no object: readers globbing it find no empty partition.
+   */
+  removeAll(names: readonly string[]): Promise<void>;
 }
