@@ -110,11 +110,15 @@ async function compact(dir: string, options: CompactOptions, finish: boolean): P
 async function compactOperation(dir: string, scanned: ScannedOperation, options: CompactOptions, finish: boolean): Promise<OperationCompaction> {
   const spec = findOperation(scanned.operation);
   if (spec === undefined) throw new DatasetError(`${dir} holds ${scanned.operation}, an operation this version does not know`, dir);
+  // Compaction takes lock folders: a dataset locked another way is refused, not rewritten under its writers.
   if (scanned.schema?.locks === 'queue') {
     throw new DatasetError(
       `${dir} is written through a queue, whose workers lock it with Redis leases that \`dataset compact\` cannot see; its workers keep it one part per bucket and partition already`,
       dir,
     );
+  }
+  if (scanned.schema?.locks === 'leases') {
+    throw new DatasetError(`${dir} is locked with leases on its store, which \`dataset compact\` does not take; its writers keep it one part per bucket and partition already`, dir);
   }
   const writers = await scanWriters(scanned, await scanParts(dir, scanned));
   const locks: OutputLock[] = [];

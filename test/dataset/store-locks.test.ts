@@ -9,6 +9,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { compactDataset } from '../../src/dataset/compact.ts';
 import { DatasetDestination } from '../../src/dataset/destination.ts';
 import { chooseDatasetLocks, publishLocksOf } from '../../src/dataset/lock-choice.ts';
 import { DatasetLocks } from '../../src/dataset/locks.ts';
@@ -174,6 +175,10 @@ describe('a dataset written under store leases', () => {
     const refusal = await toDataset(context.client.forum.subforum({ subforum: 'leased', sort: 'new', trim: true }), dir).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(DatasetError);
     expect((refusal as Error).message).toMatch(/is locked with leases on its store .*which this run's lock files cannot see/);
+    // `dataset compact` takes lock folders, which its writers' leases do not see: refused, nothing rewritten.
+    const compaction = await compactDataset(dir, { operation: 'forum/subforum' }).catch((error: unknown) => error);
+    expect(compaction).toBeInstanceOf(DatasetError);
+    expect((compaction as Error).message).toMatch(/locked with leases on its store, which `dataset compact` does not take/);
   });
 });
 
