@@ -1,6 +1,6 @@
 /**
  * A value with `toJSON` (a `Date`, a `URL`, what a user's `map` operator adds) is written as
- * `JSON.stringify` sees it (docs/types.md "Values with toJSON"): a valid `Date` is its ISO instant, so
+ * `JSON.stringify` sees it (docs/types.md "What decides"): a valid `Date` is its ISO instant, so
  * a TIMESTAMP in Parquet and its text in CSV; an invalid one NULL; a `URL` its text. Never the
  * quoted JSON text of what `toJSON` returns.
  */
