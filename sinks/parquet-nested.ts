@@ -38,6 +38,7 @@ import {
   isKeyedCollection,
   isPlainObject,
   joinName,
+  jsonValue,
   kindOf,
   MAP_THRESHOLD,
   OVERFLOW_NAME,
@@ -95,7 +96,7 @@ export function observe(value: unknown, into: Seen, path: string, depth: number,
     if (value.length === 0) return;
     into.arrays++;
     if (depth > maxDepth) into.opaque = true;
-    else for (const item of value) observe(item, (into.elements ??= seen()), path, depth + 1, maxDepth);
+    else for (let i = 0; i < value.length; i++) observe(jsonValue(value[i], String(i)), (into.elements ??= seen()), path, depth + 1, maxDepth);
     return;
   }
   if (isPlainObject(value)) {
@@ -114,7 +115,7 @@ export function observeFields(object: PlainObject, keys: readonly string[], fiel
   for (const key of keys) {
     let field = fields.get(key);
     if (field === undefined) fields.set(key, (field = seen()));
-    observe(object[key], field, joinName(path, key), depth, maxDepth);
+    observe(jsonValue(object[key], key), field, joinName(path, key), depth, maxDepth);
   }
 }
 
@@ -125,9 +126,9 @@ export function observeFields(object: PlainObject, keys: readonly string[], fiel
 export function holdsNothing(value: unknown, depth = 0): boolean {
   if (value === null || value === undefined) return true;
   if (depth > MAX_EMPTY_DEPTH || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.every((item) => holdsNothing(item, depth + 1));
+  if (Array.isArray(value)) return value.every((item, i) => holdsNothing(jsonValue(item, String(i)), depth + 1));
   if (!isPlainObject(value)) return false;
-  for (const key in value) if (!holdsNothing(value[key], depth + 1)) return false;
+  for (const key in value) if (!holdsNothing(jsonValue(value[key], key), depth + 1)) return false;
   return true;
 }
 
@@ -394,7 +395,7 @@ export class NestedLayout {
       for (let c = node.first; c < node.end; c++) this.group.push(c, node.definition, repetition);
     } else {
       const element = node.element!;
-      for (let i = 0; i < value.length; i++) this.write(element, value[i], i === 0 ? repetition : node.repetition, true);
+      for (let i = 0; i < value.length; i++) this.write(element, jsonValue(value[i], String(i)), i === 0 ? repetition : node.repetition, true);
     }
   }
 
@@ -402,7 +403,7 @@ export class NestedLayout {
   private writeMap(node: Node, object: PlainObject, repetition: number): void {
     let entries = 0;
     for (const key in object) {
-      const value = object[key];
+      const value = jsonValue(object[key], key);
       if (value === undefined) continue;
       const at = entries++ === 0 ? repetition : node.repetition;
       this.group.push(node.first, node.definition + 1, at, wellFormed(key, this.repairs));
@@ -417,10 +418,10 @@ export class NestedLayout {
     const fields = node.fields!;
     let at = 0;
     for (const key in object) {
-      const value = object[key];
+      const value = jsonValue(object[key], key);
       if (value === undefined) continue;
       if (this.held && node === this.root && key === this.overflowName && isPlainObject(value)) {
-        for (const path in value) (this.spilled ??= {})[path] = value[path];
+        for (const path in value) (this.spilled ??= {})[path] = jsonValue(value[path], path);
         continue;
       }
       let field = fields.find(key, at++);
@@ -490,18 +491,18 @@ function conforms(node: Node, value: unknown): boolean {
     if (!isPlainObject(value)) return false;
     for (const key in value) {
       const field = node.fields.get(key);
-      const item = value[key];
+      const item = jsonValue(value[key], key);
       if (field === undefined ? !holdsNothing(item) : !conforms(field, item)) return false;
     }
     return true;
   }
   if (node.map) {
     if (!isPlainObject(value)) return false;
-    for (const key in value) if (!conforms(node.element!, value[key])) return false;
+    for (const key in value) if (!conforms(node.element!, jsonValue(value[key], key))) return false;
     return true;
   }
   if (!Array.isArray(value)) return false;
-  for (const item of value) if (!conforms(node.element!, item)) return false;
+  for (let i = 0; i < value.length; i++) if (!conforms(node.element!, jsonValue(value[i], String(i)))) return false;
   return true;
 }
 

@@ -17,6 +17,8 @@
  *   NULL in that row), never as quoted JSON text in the column. Untyped layouts (CSV) take any value.
  * - A `bigint` (an integer past 2^53, docs/guide/big-integers.md) keeps its digits: a `bigint` column
  *   (INT64) holds it exactly, as CSV and JSON text write its digits; one beyond int64 is text.
+ * - A value with a `toJSON` method (a `Date`, a `URL`) is what `toJSON` returns, as `JSON.stringify`
+ *   sees it (`jsonValue`): a valid `Date` is its ISO instant, so a timestamp; an invalid one null.
  * - NULL and an absent field read the same: both are an empty cell.
  * - Text is well-formed: a lone surrogate in a string, a key or JSON text becomes U+FFFD, counted
  *   (`strings.ts`), so CSV and Parquet write what NDJSON writes and say so.
@@ -177,6 +179,19 @@ function digits(text: string, start: number, count: number): number {
 function daysIn(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * A value as `JSON.stringify` (so NDJSON) sees it at `key` of its object or array: one with a
+ * `toJSON` method (a `Date`, a `URL`, a user's own class) is replaced by what that returns. Every walk
+ * of a record reads a field or element through this, so CSV and Parquet type and write the same
+ * value NDJSON writes (a `Date` is its ISO instant, never the quoted JSON text of it). Only objects
+ * are looked at: a string or number, most of any record, costs one `typeof`.
+ */
+export function jsonValue(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === 'function' ? (toJSON as (key: string) => unknown).call(value, key) : value;
 }
 
 /**
@@ -353,7 +368,12 @@ export class RowLayout {
       column: (i, value, path) => {
         if (columns[i].map === undefined) count(i, value, path);
         // A MAP's entries type its values; a value at its path that is no object types nothing (it goes to `_extra`).
-        else if (isPlainObject(value)) for (const key in value) if (value[key] !== null && value[key] !== undefined) count(i, value[key], joinName(path, key));
+        else if (isPlainObject(value)) {
+          for (const key in value) {
+            const entry = jsonValue(value[key], key);
+            if (entry !== null && entry !== undefined) count(i, entry, joinName(path, key));
+          }
+        }
       },
       overflow: () => undefined,
     };
@@ -386,10 +406,10 @@ export class RowLayout {
     // enumeration cache. A plain object has no enumerable inherited keys (`isPlainObject`).
     let at = 0;
     for (const key in object) {
-      const value = object[key];
+      const value = jsonValue(object[key], key);
       if (value === undefined) continue;
       if (this.held && prefix === '' && key === this.overflowName && isPlainObject(value)) {
-        for (const path in value) visitor.overflow(path, value[path]);
+        for (const path in value) visitor.overflow(path, jsonValue(value[path], path));
         continue;
       }
       const node = children.find(key, at++);
@@ -486,7 +506,7 @@ class RowFiller implements Visitor {
     const keys: string[] = [];
     const values: Cell[] = [];
     for (const key in object) {
-      const value = object[key];
+      const value = jsonValue(object[key], key);
       if (value === undefined) continue;
       const cell = value === null ? null : this.leafCell(kind, value, joinName(name, key));
       if (cell === undefined) {
@@ -526,7 +546,7 @@ export function checkJsonRecord(record: unknown): void {
       return;
     }
     if (depth > MAX_NESTING) throw tooDeep();
-    for (const [key, item] of Object.entries(value)) visit(item, joinName(path, key), depth + 1);
+    for (const [key, item] of Object.entries(value)) visit(jsonValue(item, key), joinName(path, key), depth + 1);
   };
   visit(checkRecord(record), '', 1);
 }
@@ -555,7 +575,7 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number, maps?: Re
   const seen = new Map<string, boolean>();
   const visit = (object: PlainObject, prefix: string, depth: number): void => {
     for (const key of Object.keys(object)) {
-      const value = object[key];
+      const value = jsonValue(object[key], key);
       if (value === undefined) continue;
       const name = joinName(prefix, key);
       if (isPlainObject(value) && depth < maxDepth) {
@@ -583,7 +603,7 @@ function keyedByData(sample: readonly unknown[], maxDepth: number): Set<string> 
   const keyed = new Set<string>();
   const visit = (object: PlainObject, prefix: string, depth: number): void => {
     for (const key of Object.keys(object)) {
-      const value = object[key];
+      const value = jsonValue(object[key], key);
       if (!isPlainObject(value) || depth >= maxDepth) continue;
       const name = joinName(prefix, key);
       if (keyed.has(name)) continue;
