@@ -14,6 +14,7 @@
  */
 import { relative, resolve, sep } from 'node:path';
 import { LockedError } from '../errors.ts';
+import { takeWhenFree } from '../export/lock-wait.ts';
 import type { ExportLocks, PublishFence } from '../export/types.ts';
 import { objectPlace } from './objects.ts';
 import { defaultHolder } from './storage/lease.ts';
@@ -21,8 +22,6 @@ import type { Lease, Storage } from './storage/types.ts';
 
 /** How long a store lease lasts without renewal by default: as the queue's Redis leases, a publish's slowest step between renewals. */
 export const STORE_LEASE_MS = 30_000;
-const PUBLISH_WAIT_MS = 50;
-const PUBLISH_PATIENCE_MS = 120_000;
 
 /** How store leases are taken (`StoreLocks`). */
 export interface StoreLockOptions {
@@ -55,14 +54,7 @@ export class StoreLocks implements ExportLocks {
   }
 
   async publish<T>(path: string, fn: (fence: PublishFence) => Promise<T>): Promise<T> {
-    const deadline = Date.now() + PUBLISH_PATIENCE_MS;
-    let held = await this.take(path);
-    while (held === undefined) {
-      if (Date.now() > deadline) throw new LockedError(`${path}: another writer has been publishing for two minutes`, path, 0);
-      await new Promise((resolve) => setTimeout(resolve, PUBLISH_WAIT_MS));
-      held = await this.take(path);
-    }
-    return held.during(fn);
+    return (await takeWhenFree(() => this.take(path), path, 'writer')).during(fn);
   }
 
   async tryPublish<T>(path: string, fn: (fence: PublishFence) => Promise<T>): Promise<{ value: T } | undefined> {

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { LockedError } from '../errors.ts';
+import { takeWhenFree } from '../export/lock-wait.ts';
 import type { ExportLocks, HeldLocks, PublishFence } from '../export/types.ts';
 import { PREFIX } from './connection.ts';
 
@@ -51,9 +52,6 @@ for i, key in ipairs(KEYS) do
 end
 return kept`;
 
-const PUBLISH_WAIT_MS = 50;
-const PUBLISH_PATIENCE_MS = 120_000;
-
 /** A lock taken: its fencing token, whether it is still held, and how to give it back. */
 export interface Lease {
   token: number;
@@ -80,13 +78,7 @@ export class RedisLocks implements ExportLocks {
   }
 
   async publish<T>(path: string, fn: (fence: PublishFence) => Promise<T>): Promise<T> {
-    const deadline = Date.now() + PUBLISH_PATIENCE_MS;
-    let lease = await this.take(path);
-    while (lease === undefined) {
-      if (Date.now() > deadline) throw new LockedError(`${path}: another worker has been publishing for two minutes`, path, 0);
-      await new Promise((resolve) => setTimeout(resolve, PUBLISH_WAIT_MS));
-      lease = await this.take(path);
-    }
+    const lease = await takeWhenFree(() => this.take(path), path, 'worker');
     try {
       return await fn(() => lease.held());
     } finally {
