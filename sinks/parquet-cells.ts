@@ -38,9 +38,18 @@ export class RowGroupCells {
   private values: number[] = [];
   /** Columns of groups already encoded, to be filled again. */
   private readonly spare: CellColumn[][] = [];
-  /** Per column, its entries and its text waiting to be joined when the current row began. */
+  /**
+   * Per column, its entries and its text waiting to be joined when the current row began, noted at
+   * the row's first entry of the column (`touched` holds that row's number): a row costs nothing
+   * for the columns it does not reach, and `beginRow` no loop over every column.
+   */
   private marks: Uint32Array;
   private pendingMarks: Uint32Array;
+  private touched: Uint32Array;
+  /** The row begun by `beginRow`, counting dropped rows too (0: none yet), as `touched` notes it. */
+  private rowNumber = 0;
+  /** Text columns whose waiting values reached `TEXT_JOIN` in this row, joined at its end. */
+  private due: number[] = [];
 
   constructor(
     private types: readonly CellColumnType[],
@@ -48,6 +57,7 @@ export class RowGroupCells {
   ) {
     this.marks = new Uint32Array(types.length);
     this.pendingMarks = new Uint32Array(types.length);
+    this.touched = new Uint32Array(types.length);
     this.reset();
   }
 
@@ -60,6 +70,7 @@ export class RowGroupCells {
     this.types = [...this.types, ...types];
     this.marks = grown(this.marks, new Uint32Array(this.types.length));
     this.pendingMarks = grown(this.pendingMarks, new Uint32Array(this.types.length));
+    this.touched = grown(this.touched, new Uint32Array(this.types.length));
     types.forEach((type, i) => {
       // Zeroed levels are definition level 0: NULL at the top, in every row so far.
       const column = newColumn(type, Math.max(this.rows, Math.min(this.capacity, FIRST_ROWS)));
@@ -67,7 +78,9 @@ export class RowGroupCells {
       this.columns.push(column);
       this.pending.push([]);
       this.values.push(0);
+      // Within a row, the column's mark is its entries before the row: NULL in every row so far.
       this.marks[first + i] = this.rows;
+      this.touched[first + i] = this.rowNumber;
     });
   }
 
@@ -97,33 +110,39 @@ export class RowGroupCells {
    * `endRow`, `dropRow` takes them all back, so a record that fails half way leaves no trace.
    */
   beginRow(): void {
-    for (let c = 0; c < this.columns.length; c++) {
-      this.marks[c] = this.columns[c].entries;
-      this.pendingMarks[c] = this.pending[c].length;
-    }
+    // A row number wraps after 2^32 rows; 0 stays "no row yet" for the columns' `touched`.
+    this.rowNumber = this.rowNumber === 0xffff_ffff ? 1 : this.rowNumber + 1;
   }
 
   /** Ends the row begun by `beginRow`; text waiting to be joined is joined now, never within a row. */
   endRow(): void {
     this.rows++;
-    for (let c = 0; c < this.columns.length; c++) {
-      if (this.pending[c].length >= TEXT_JOIN) this.writePending(c);
-    }
+    if (this.due.length === 0) return;
+    for (const c of this.due) this.writePending(c);
+    this.due.length = 0;
   }
 
   /** Takes back every entry pushed since `beginRow`. */
   dropRow(): void {
     for (let c = 0; c < this.columns.length; c++) {
-      const column = this.columns[c];
-      column.entries = this.marks[c];
+      if (this.touched[c] !== this.rowNumber) continue;
+      this.columns[c].entries = this.marks[c];
       this.pending[c].length = this.pendingMarks[c];
     }
+    this.due.length = 0;
   }
 
   /** One entry of column `c` in a row begun by `beginRow`: its levels, and its value where it has one. */
   push(c: number, definition: number, repetition: number, cell?: Exclude<Cell, null>): void {
+    if (this.touched[c] !== this.rowNumber) {
+      this.touched[c] = this.rowNumber;
+      this.marks[c] = this.columns[c].entries;
+      this.pendingMarks[c] = this.pending[c].length;
+    }
     this.pushEntry(c, definition, repetition, cell);
-    if (typeof cell === 'string') this.pending[c].push(cell);
+    if (typeof cell !== 'string') return;
+    const pending = this.pending[c];
+    if (pending.push(cell) === TEXT_JOIN) this.due.push(c);
   }
 
   /** Stores an entry; a text value is left for the caller to queue for joining. */
