@@ -36,7 +36,6 @@ import { atLeastAsCoarse, type PartitionBy } from '../export/partition-by.ts';
 import { recordedLayout } from './nesting.ts';
 import { lockOutput, type OutputLock } from '../export/lock.ts';
 import { partHoldsSchema } from './part-types.ts';
-import { withPartFile } from './parts.ts';
 import type { Storage } from './storage/types.ts';
 import type { RecordedSchema, ScannedPart } from './scan.ts';
 
@@ -154,7 +153,7 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
     );
   }
   const parts = await scanParts(dir, operation);
-  await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
+  await checkParts(parts, operation.format, operation.paths);
   const writers = [...new Set(parts.flatMap((part) => part.writer ?? []))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, layout, writers };
@@ -170,6 +169,6 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
 
 /** Whether every part was written with the recorded schema's types (`part-types.ts`). */
 async function everyPartHolds(storage: Storage, parts: readonly ScannedPart[], schema: RecordedSchema): Promise<boolean> {
-  for (const part of parts) if (!(await withPartFile(storage, part.name, (path) => partHoldsSchema(path, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) })))) return false;
+  for (const part of parts) if (!(await partHoldsSchema(storage, part, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) }))) return false;
   return true;
 }

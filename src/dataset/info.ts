@@ -129,7 +129,7 @@ export async function datasetInfo(dir: string): Promise<DatasetInfo> {
   const operations: OperationInfo[] = [];
   for (const operation of await scanOperations(dir)) {
     const parts = await scanParts(dir, operation);
-    await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
+    await checkParts(parts, operation.format, operation.paths);
     const rows = new Map<ScannedPart, number>();
     for (const part of parts) rows.set(part, await withPartFile(operation.paths.storage, part.name, (path) => rowsIn(path, operation.format, heldNames(operation.partitioning))));
     const partitions = new Map<string, PartitionInfo>();

@@ -57,6 +57,8 @@ export interface ScannedPart {
   bytes: number;
   /** When it was last written (`StoredObject.modifiedMs`): the fetch time migration gives its rows that have none. */
   mtimeMs: number;
+  /** What tells whether it was replaced since it was listed: S3's ETag, else its size and time (`checkParts` reads a part once a version). */
+  version: string;
 }
 
 /** The operations of the dataset at `dir` (those with objects under `_dataset/<op>/`: one listing); a directory that holds none is refused (`DATASET`). */
@@ -102,7 +104,7 @@ export async function scanParts(dir: string, operation: ScannedOperation, only?:
     const [folder, name, ...deeper] = object.name.slice(operation.operation.length + 1).split('/');
     if (name === undefined || deeper.length > 0 || !name.startsWith('part-') || !name.endsWith(extension)) continue;
     const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
-    parts.push({ name: object.name, path: objectPlace(storage, object.name), partition: folder.slice(column.length + 1), writer, bytes: object.size, mtimeMs: object.modifiedMs ?? 0 });
+    parts.push({ name: object.name, path: objectPlace(storage, object.name), partition: folder.slice(column.length + 1), writer, bytes: object.size, mtimeMs: object.modifiedMs ?? 0, version: object.etag ?? `${object.size}@${object.modifiedMs ?? 0}` });
   }
   // In partition order, then by name, as the folders were read before the storage seam (a listing's byte order puts `=2024-1/` after `=2024-10/`'s parts).
   return parts.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
