@@ -16,6 +16,7 @@ import { startSandbox } from '../src/sandbox/index.ts';
 import { toDataset } from '../src/export/index.ts';
 import { DatasetDestination } from '../src/dataset/destination.ts';
 import { scanOperations, scanParts } from '../src/dataset/scan.ts';
+import { LocalStorage } from '../src/dataset/storage/local.ts';
 import { checkParts } from '../src/dataset/state.ts';
 import type { PartitionBy } from '../src/dataset/store.ts';
 
@@ -42,7 +43,7 @@ try {
     const dir = join(root, partition);
     const walk = () => client.forum.subforum({ subforum: `bench-state-${partition}-n5000`, sort: 'new', trim: true });
     await toDataset(walk(), dir, { partition });
-    const [operation] = await scanOperations(dir);
+    const [operation] = await scanOperations(new LocalStorage(dir), dir);
     let parts = await scanParts(dir, operation);
     const runs: number[] = [];
     const checks: number[] = [];

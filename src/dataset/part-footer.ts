@@ -30,13 +30,14 @@ export async function readPartFooter(storage: Storage, name: string, listedSize?
   // Fewer bytes cannot be Parquet, and hyparquet would fail on them without saying so.
   if (size < PARQUET_MIN_BYTES) return { problem: `it is ${size} bytes long, too short for Parquet` };
   const tailStart = size - end.bytes.byteLength;
-  let failure: unknown;
+  // A store's failure while hyparquet reads is the store's error, not a problem of the part.
+  let failure: Error | undefined;
   const slice = async (start: number, stop = size): Promise<ArrayBuffer> => {
     if (start >= tailStart) return copyOf(end.bytes.subarray(start - tailStart, stop - tailStart));
     // A footer larger than the first read: its beginning, read once more from the end.
     const more = await storage.readTail(name, size - start, size).catch((error: unknown) => {
-      failure = error;
-      throw error;
+      failure = error instanceof Error ? error : new Error(String(error));
+      throw failure;
     });
     if (more === undefined) throw Object.assign(new Error(`${name} is gone`), { code: 'ENOENT' });
     return copyOf(more.bytes.subarray(0, stop - start));

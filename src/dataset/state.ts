@@ -556,17 +556,16 @@ async function partProblem(storage: Storage, part: ListedPart, format: DatasetFo
   return end === undefined || end.size === 0 || end.bytes[0] === 0x0a ? undefined : 'its last line is cut short';
 }
 
-/** The first part file of any format under a Hive folder of the operation (at any depth below it), if there is one. */
+/** The first part file of any format under a Hive folder of the operation (at any depth below it), if there is one: one listing of the operation's prefix, where it is (`objectPlace`). */
 async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
-  const root = join(paths.dir, ...paths.operation.split('/'));
+  const root = `${paths.operation}/`;
   const extensions = DATASET_FORMATS.map((format) => PART_EXTENSION[format]);
-  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
-  for (const folder of folders) {
+  for await (const { name } of paths.storage.list(root)) {
+    const [folder, ...below] = name.slice(root.length).split('/');
     // Only this operation's own folders: `shortvideo/videos/popular` lives inside `shortvideo/videos`.
-    if (!folder.isDirectory() || !PARTITION_COLUMNS.some((column) => folder.name.startsWith(`${column}=`))) continue;
-    const names = (await readdir(join(root, folder.name), { recursive: true }).catch(() => [])) as string[];
-    const part = names.find((name) => /(^|\/)part-[^/]*$/.test(name) && extensions.some((extension) => name.endsWith(extension)));
-    if (part !== undefined) return join(root, folder.name, part);
+    if (below.length === 0 || !PARTITION_COLUMNS.some((column) => folder.startsWith(`${column}=`))) continue;
+    const last = below[below.length - 1];
+    if (last.startsWith('part-') && extensions.some((extension) => last.endsWith(extension))) return objectPlace(paths.storage, name);
   }
   return undefined;
 }
@@ -579,10 +578,9 @@ async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
 async function publishing(paths: DatasetPaths): Promise<boolean> {
   if (await paths.storage.exists(paths.names.publishJournal)) return true;
   for (const pass of await passFolders(paths)) if (await paths.storage.exists(paths.names.passJournal(pass))) return true;
-  const names = await readdir(paths.meta).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.startsWith('staging-')) continue;
-    if (await paths.storage.exists(paths.ofWriter(name.slice('staging-'.length)).names.journal)) return true;
-  }
+  const staging = `${paths.names.meta}/staging-`;
+  const writers = new Set<string>();
+  for await (const { name } of paths.storage.list(staging)) writers.add(name.slice(staging.length).split('/')[0]);
+  for (const writer of writers) if (await paths.storage.exists(paths.ofWriter(writer).names.journal)) return true;
   return false;
 }
