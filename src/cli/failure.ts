@@ -73,6 +73,13 @@ const EXIT_OF_CODE: Record<string, number> = {
   QUEUE_DATABASE: EXIT.usage,
   QUEUE_TLS: EXIT.usage,
   QUEUE_UNREACHABLE: EXIT.upstream,
+  // A dataset's store that cannot work as given (docs/storage.md); one that did not answer may later.
+  STORAGE_ACCESS: EXIT.usage,
+  STORAGE_NOT_FOUND: EXIT.usage,
+  STORAGE_NO_CONDITIONAL_WRITES: EXIT.usage,
+  STORAGE_SDK_MISSING: EXIT.usage,
+  STORAGE_NAME: EXIT.usage,
+  STORAGE_UNREACHABLE: EXIT.upstream,
 };
 
 export function exitCodeOf(error: unknown): number {

@@ -227,8 +227,11 @@ export class GroupCommit {
   async #form(refused: ReadonlySet<string>, handOff: boolean): Promise<FormedPass | 'busy' | undefined> {
     await finishCompaction(this.paths);
     await finishLegacyGroup(this.paths, this.locks);
-    await recoverPasses(this.paths, this.locks, { wait: false });
-    const { writers: taken, partitions: busy } = await claimsOfLivePasses(this.paths);
+    // `publishing/` is listed once for the pass: holding the publish lock, no pass forms meanwhile,
+    // so those it shows are every pass there is; passes that end meanwhile only make it a few too many.
+    const listed = await passFolders(this.paths);
+    const { live } = await recoverPasses(this.paths, this.locks, { wait: false, passes: listed });
+    const { writers: taken, partitions: busy } = await claimsOfLivePasses(this.paths, live);
     // Handing off, a pass takes only commits whose partitions no pass at work holds (as far as their hints tell).
     const avoid = handOff ? busy : new Set<string>();
     let commits = await this.#nextPass(refused, taken, 0, avoid);
@@ -251,7 +254,7 @@ export class GroupCommit {
         await writeObject(this.paths.storage, this.paths.names.passClaim(id), { commits: claimOf(pass) });
         await plan.add(commits).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
         // With the partitions holding older versions of its records that moved, or where a pass at work places one of its keys: the pass rewrites those too.
-        const working = (await passFolders(this.paths)).filter((other) => other !== id);
+        const working = live;
         const moved = await plan.movedFrom(working).catch((error: unknown) => Promise.reject(new PassFailure(pass, error)));
         await plan.writeKeys(this.paths.names.passKeys(id));
         const partitions = [...plan.partitions(), ...moved];
@@ -279,7 +282,7 @@ export class GroupCommit {
         commits = round < rounds ? await this.#nextPass(refused, taken, bytes, avoid) : [];
       }
       // A pass that died while this one waited held partitions that are this one's now, or free.
-      await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: locked });
+      await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: locked, passes: live });
       return { id, plan, held };
     } catch (error) {
       await dropPass(this.paths, id);

@@ -9,15 +9,16 @@
  * Parquet layout asked for is left as it is; asked for the other layout, every part is rewritten
  * into it (`nesting.ts` types the new columns from every row first).
  *
- * How it stays safe: it takes every writer's lock (`LOCKED` while an export runs; none can start
- * meanwhile), then the publish lock once no publish pass is at work (`exclusively`), finishes any
- * publish or compaction a kill left, writes the
- * new parts staged, the journal (`compaction-journal.ts`), renames them into place, removes the old
- * ones and records the new partitioning. A kill before the journal leaves the dataset as it was;
- * after it, the next export or compaction finishes it. A dataset written through a queue is refused:
- * its workers' locks are Redis leases, which this cannot see.
+ * How it stays safe: it takes the locks an export of the same store would (`chooseDatasetLocks`:
+ * lock folders on a local folder, leases on a bucket that honours conditional writes, the caller's
+ * Redis leases when given, `--locks`), so it sees its writers' and they see it: every writer's lock
+ * (`LOCKED` while an export runs; none can start meanwhile), then the publish lock once no publish
+ * pass is at work (`exclusively`). It finishes any publish or compaction a kill left, stores the new
+ * parts staged, the journal (`compaction-journal.ts`), moves them into place, removes the old ones
+ * and records the new partitioning. A kill before the journal leaves the dataset as it was; after
+ * it, the next export or compaction finishes it. A dataset whose settings record another lock
+ * mechanism than these (Redis leases, without `--locks`) is refused: its writers' locks are unseen.
  */
-import { localFolderOf } from './storage/location.ts';
 import { join } from 'node:path';
 import { DatasetError, DatasetLayoutError } from '../errors.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
@@ -36,8 +37,11 @@ import { atLeastAsCoarse, type PartitionBy } from '../export/partition-by.ts';
 import { recordedLayout } from './nesting.ts';
 import { lockOutput, type OutputLock } from '../export/lock.ts';
 import { partHoldsSchema } from './part-types.ts';
-import { withPartFile } from './parts.ts';
 import type { Storage } from './storage/types.ts';
+import type { ExportLocks } from '../export/types.ts';
+import { chooseDatasetLocks, publishLocksOf, type DatasetLockChoice } from './lock-choice.ts';
+import type { RecordedLocks } from './locks.ts';
+import { withDatasetStore } from './open-dataset.ts';
 import type { RecordedSchema, ScannedPart } from './scan.ts';
 
 /** Options of `compactDataset`: a coarser partitioning, or the other Parquet layout. */
@@ -54,6 +58,12 @@ export interface CompactOptions {
    * part is rewritten (docs/datasets.md "Parquet layout"). Every later run keeps it.
    */
   layout?: ParquetLayout;
+  /**
+   * The Redis leases the dataset's writers lock it with (`openRedisLocks`: `--locks redis://…`):
+   * needed for a dataset written through a queue or with `--locks`, and for a bucket that ignores
+   * conditional writes. Default: lock folders on a local folder, leases on a bucket.
+   */
+  locks?: ExportLocks;
 }
 
 /** What `compactDataset` did to one operation's parts. */
@@ -78,9 +88,8 @@ export interface CompactionSummary {
   operations: OperationCompaction[];
 }
 
-/** Compacts the dataset at `dir` in place; refused with `LOCKED` while an export writes it. */
+/** Compacts the dataset at `dir` (a folder or `s3://bucket/prefix`) in place; refused with `LOCKED` while an export writes it. */
 export async function compactDataset(dir: string, options: CompactOptions = {}): Promise<CompactionSummary> {
-  localFolderOf(dir, 'dir');
   return compact(dir, options, true);
 }
 
@@ -92,46 +101,41 @@ export async function stageCompaction(dir: string, options: CompactOptions = {})
   return compact(dir, options, false);
 }
 
-const COMPACT_OPTIONS = { partition: true, operation: true, layout: true } as const satisfies KnownOptions<CompactOptions>;
+const COMPACT_OPTIONS = { partition: true, operation: true, layout: true, locks: true } as const satisfies KnownOptions<CompactOptions>;
 
 async function compact(dir: string, options: CompactOptions, finish: boolean): Promise<CompactionSummary> {
   refuseUnknownOptions(options, COMPACT_OPTIONS, 'compactDataset');
   checkShape(options);
-  let operations = await scanOperations(dir);
-  if (options.operation !== undefined) {
-    operations = operations.filter((operation) => operation.operation === options.operation);
-    if (operations.length === 0) throw new DatasetError(`${dir} holds no operation ${options.operation}`, dir);
-  }
-  const done: OperationCompaction[] = [];
-  for (const operation of operations) done.push(await compactOperation(dir, operation, options, finish));
-  return { dir, operations: done };
+  return withDatasetStore(dir, 'dir', async (storage) => {
+    // Before anything is read: a bucket that cannot hold leases is refused naming --locks.
+    const choice = await chooseDatasetLocks(storage, dir, options.locks);
+    let operations = await scanOperations(storage, dir);
+    if (options.operation !== undefined) {
+      operations = operations.filter((operation) => operation.operation === options.operation);
+      if (operations.length === 0) throw new DatasetError(`${dir} holds no operation ${options.operation}`, dir);
+    }
+    const done: OperationCompaction[] = [];
+    for (const operation of operations) done.push(await compactOperation(storage, dir, operation, options, choice, finish));
+    return { dir, operations: done };
+  });
 }
 
-async function compactOperation(dir: string, scanned: ScannedOperation, options: CompactOptions, finish: boolean): Promise<OperationCompaction> {
+async function compactOperation(storage: Storage, dir: string, scanned: ScannedOperation, options: CompactOptions, choice: DatasetLockChoice, finish: boolean): Promise<OperationCompaction> {
   const spec = findOperation(scanned.operation);
   if (spec === undefined) throw new DatasetError(`${dir} holds ${scanned.operation}, an operation this version does not know`, dir);
-  // Compaction takes lock folders: a dataset locked another way is refused, not rewritten under its writers.
-  if (scanned.schema?.locks === 'queue') {
-    throw new DatasetError(
-      `${dir} is written through a queue, whose workers lock it with Redis leases that \`dataset compact\` cannot see; its workers keep it one part per bucket and partition already`,
-      dir,
-    );
-  }
-  if (scanned.schema?.locks === 'leases') {
-    throw new DatasetError(`${dir} is locked with leases on its store, which \`dataset compact\` does not take; its writers keep it one part per bucket and partition already`, dir);
-  }
+  checkMechanism(dir, scanned.schema?.locks, choice);
   const writers = await scanWriters(scanned, await scanParts(dir, scanned));
   const locks: OutputLock[] = [];
   try {
-    for (const writer of writers) locks.push(await lockOutput(dir, join(scanned.paths.meta, `writer-${writer}.lock`)));
-    const folders = new DatasetLocks({});
-    // No pass is live meanwhile: those a kill left are finished first, their renames name parts this would move.
-    return await exclusively(scanned.paths, folders, async (passes) => {
+    for (const writer of writers) locks.push(await writerLock(choice, dir, join(scanned.paths.meta, `writer-${writer}.lock`)));
+    const publishLocks = new DatasetLocks(publishLocksOf(choice));
+    // No pass is live meanwhile: those a kill left are finished first, their moves name parts this would move.
+    return await exclusively(scanned.paths, publishLocks, async (passes) => {
       const compacted = await finishCompaction(scanned.paths);
-      const published = (await finishLegacyGroup(scanned.paths, folders)) || passes;
+      const published = (await finishLegacyGroup(scanned.paths, publishLocks)) || passes;
       await finishLegacyPublishes(scanned.paths);
       // Read again: a finished compaction or publish changed the schema and the parts.
-      const operation = (await scanOperations(dir)).find((each) => each.operation === scanned.operation) ?? scanned;
+      const operation = (await scanOperations(storage, dir)).find((each) => each.operation === scanned.operation) ?? scanned;
       return { ...(await rewrite(dir, spec, operation, options, finish)), recovered: compacted || published };
     });
   } finally {
@@ -154,7 +158,7 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
     );
   }
   const parts = await scanParts(dir, operation);
-  await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
+  await checkParts(parts, operation.format, operation.paths);
   const writers = [...new Set(parts.flatMap((part) => part.writer ?? []))].sort();
   const bytes = parts.reduce((sum, part) => sum + part.bytes, 0);
   const unchanged = { operation: operation.operation, partitioning: { before: from.by, after: by }, layout, writers };
@@ -168,8 +172,32 @@ async function rewrite(dir: string, spec: OperationSpec, operation: ScannedOpera
   return { ...unchanged, ...(await rewriteIntoBuckets(spec, operation, by, finish, layout.after)) };
 }
 
+/** A writer's lock at `path`, taken as its exports take it: a pid file in a folder, else a lease of `choice`. */
+function writerLock(choice: DatasetLockChoice, dir: string, path: string): Promise<OutputLock> {
+  return choice.mechanism === 'folders' ? lockOutput(dir, path) : choice.locks.output(dir, path);
+}
+
+/**
+ * Refuses a dataset whose settings record another lock mechanism than the one this compaction takes
+ * (as an export is refused: `DatasetDestination`): its writers would not see the compaction's locks,
+ * nor it theirs. A dataset that records none was written with lock folders, or copied to where it is.
+ */
+function checkMechanism(dir: string, recorded: RecordedLocks | undefined, choice: DatasetLockChoice): void {
+  if (recorded === undefined || recorded === choice.mechanism) return;
+  if (recorded === 'queue') {
+    throw new DatasetError(
+      `${dir} is written through a queue or with --locks, whose writers lock it with Redis leases that \`dataset compact\` sees only with --locks redis://… (the same Redis)`,
+      dir,
+    );
+  }
+  throw new DatasetError(
+    `${dir} is locked with leases on its store, which \`dataset compact\` takes only on that store (s3://…) without --locks; here it would take ${choice.mechanism === 'folders' ? 'lock files' : 'Redis leases'}`,
+    dir,
+  );
+}
+
 /** Whether every part was written with the recorded schema's types (`part-types.ts`). */
 async function everyPartHolds(storage: Storage, parts: readonly ScannedPart[], schema: RecordedSchema): Promise<boolean> {
-  for (const part of parts) if (!(await withPartFile(storage, part.name, (path) => partHoldsSchema(path, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) })))) return false;
+  for (const part of parts) if (!(await partHoldsSchema(storage, part, { format: schema.format, columns: schema.columns, parquetLayout: recordedLayout(schema) }))) return false;
   return true;
 }

@@ -283,7 +283,7 @@ export class DatasetDestination implements Destination {
 
   async #checkParts(schema: RecordedSchema | undefined, format: DatasetFormat, partitioning: Partitioning): Promise<void> {
     const parts = await scanParts(this.output, { operation: this.op.id, schema, format, partitioning, paths: this.paths });
-    await checkParts(parts.map((part) => part.path), format, this.paths);
+    await checkParts(parts, format, this.paths);
   }
 
   /**

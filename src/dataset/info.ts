@@ -4,12 +4,10 @@
  * and anything staged or half done. It is the CLI's text (`describeDatasetInfo`), and renders itself in
  * Jupyter through the view `src/notebook/export-views.ts` attaches (`attachInfoView`).
  */
-import { localFolderOf } from './storage/location.ts';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import type { SchemaDrift } from '../errors.ts';
 import { overflowCounts, readPart, withPartFile, type DatasetFormat, type HeldNames } from './parts.ts';
 import type { Storage } from './storage/types.ts';
@@ -19,7 +17,9 @@ import { describeDrift } from '../export/summary.ts';
 import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
-import { pathsOf, scanOperations, scanParts, scanWriters, type ScannedPart } from './scan.ts';
+import { pathsOf, scanMeta, scanOperations, scanParts, type ScannedPart } from './scan.ts';
+import { isLocalStore, withDatasetStore } from './open-dataset.ts';
+import { partMetadata } from './part-footer.ts';
 import { coarserThan, type PartitionBy } from '../export/partition-by.ts';
 import { checkParts, readDriftFile, readMarksFile } from './state.ts';
 import { isAlive } from '../export/durable.ts';
@@ -121,26 +121,35 @@ export interface StagedInfo {
   publishing: boolean;
   /** The staging cannot be read (e.g. edited): its message. */
   damaged?: string;
+  /**
+   * A writer's staging on a store (S3): the objects it holds. Its pages and walks are not read from
+   * the store yet, so `walks`, `records`, `pages` and `credits` are 0 there.
+   */
+  objects?: number;
 }
 
-/** What the dataset at `dir` holds; a directory that is no dataset is refused (`DATASET`). */
+/** What the dataset at `dir` (a folder or `s3://bucket/prefix`) holds; a location that is no dataset is refused (`DATASET`). */
 export async function datasetInfo(dir: string): Promise<DatasetInfo> {
-  localFolderOf(dir, 'dir');
+  return withDatasetStore(dir, 'dir', (storage) => infoOf(storage, dir));
+}
+
+async function infoOf(storage: Storage, dir: string): Promise<DatasetInfo> {
   const operations: OperationInfo[] = [];
-  for (const operation of await scanOperations(dir)) {
+  for (const operation of await scanOperations(storage, dir)) {
     const parts = await scanParts(dir, operation);
-    await checkParts(parts.map((part) => part.path), operation.format, operation.paths);
+    await checkParts(parts, operation.format, operation.paths);
     const rows = new Map<ScannedPart, number>();
-    for (const part of parts) rows.set(part, await withPartFile(operation.paths.storage, part.name, (path) => rowsIn(path, operation.format, heldNames(operation.partitioning))));
+    for (const part of parts) rows.set(part, await rowsIn(storage, part, operation.format, heldNames(operation.partitioning)));
     const partitions = new Map<string, PartitionInfo>();
     for (const part of parts) {
       const info = partitions.get(part.partition) ?? { name: part.partition, rows: 0, parts: 0, bytes: 0 };
       partitions.set(part.partition, add(info, part, rows.get(part)!));
     }
     const writers: WriterInfo[] = [];
-    for (const name of await scanWriters(operation, parts)) {
+    const meta = await scanMeta(operation, parts);
+    for (const name of meta.writers) {
       const own = parts.filter((part) => part.writer === name);
-      const info = await writerInfo(pathsOf(operation, name), name, own, rows);
+      const info = await writerInfo(pathsOf(operation, name), name, own, rows, meta.staged.get(name) ?? 0);
       // `all` is listed only when it wrote or holds something.
       if (name !== 'all' || own.length > 0 || info.marks.length > 0 || info.staged !== undefined || info.running !== undefined) writers.push(info);
     }
@@ -175,6 +184,7 @@ async function writerInfo(
   name: string,
   parts: readonly ScannedPart[],
   rows: ReadonlyMap<ScannedPart, number>,
+  stagedObjects: number,
 ): Promise<WriterInfo> {
   const marks = await readMarksFile(paths);
   const drift = await readDriftFile(paths);
@@ -186,11 +196,23 @@ async function writerInfo(
     marks: Object.values(marks?.walks ?? {}).map(({ params, mark, markTime }) => ({ params, mark, markTime })),
   };
   if (drift !== undefined) info.drift = { at: drift.at, frozen: drift.frozen, drift: drift.drift };
-  const staged = await stagedInfo(paths);
+  const local = isLocalStore(paths.storage);
+  const staged = local ? await stagedInfo(paths) : await stagedOnStore(paths, stagedObjects);
   if (staged !== undefined) info.staged = staged;
-  const pid = Number((await readFile(join(paths.meta, `writer-${name}.lock`), 'utf8').catch(() => '')).trim());
+  // A writer's pid file is a local folder's lock; a store's writer lock is a lease, which says no pid.
+  const pid = local ? Number((await readFile(join(paths.meta, `writer-${name}.lock`), 'utf8').catch(() => '')).trim()) : 0;
   if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid)) info.running = pid;
   return info;
+}
+
+/**
+ * A store writer's staging, as far as it is read yet: how many objects it holds (counted in the
+ * listing `scanMeta` made), not its pages and walks, and whether a publish of it was interrupted.
+ */
+async function stagedOnStore(paths: ReturnType<typeof pathsOf>, objects: number): Promise<StagedInfo | undefined> {
+  const publishing = await paths.storage.exists(paths.names.journal);
+  if (objects === 0 && !publishing) return undefined;
+  return { walks: { done: 0, total: 0 }, records: 0, pages: 0, credits: 0, publishing, objects };
 }
 
 async function stagedInfo(paths: ReturnType<typeof pathsOf>): Promise<StagedInfo | undefined> {
@@ -218,9 +240,14 @@ async function extraIn(storage: Storage, parts: readonly ScannedPart[], format: 
   return [...totals].map(([path, values]) => ({ path, values })).sort((a, b) => b.values - a.values || (a.path < b.path ? -1 : 1));
 }
 
-/** Rows of a part (a local file holding it: `withPartFile`): Parquet says so in its footer; NDJSON and CSV are counted. */
-async function rowsIn(path: string, format: DatasetFormat, held: HeldNames): Promise<number> {
-  if (format === 'parquet') return Number((await parquetMetadataAsync(await asyncBufferFromFile(path))).num_rows);
+/** Rows of a part: Parquet says so in its footer (its last bytes, read through the store); NDJSON and CSV parts are read and counted. */
+async function rowsIn(storage: Storage, part: ScannedPart, format: DatasetFormat, held: HeldNames): Promise<number> {
+  if (format === 'parquet') return Number((await partMetadata(storage, part.name, part.bytes)).num_rows);
+  return withPartFile(storage, part.name, (path) => rowsOfText(path, format, held));
+}
+
+/** Rows of a local NDJSON or CSV file holding a part. */
+async function rowsOfText(path: string, format: Exclude<DatasetFormat, 'parquet'>, held: HeldNames): Promise<number> {
   let rows = 0;
   if (format === 'ndjson') {
     for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) if (line.trim() !== '') rows++;
@@ -308,6 +335,7 @@ export function operationLines(operation: OperationInfo): string[] {
 function stagedText(staged: StagedInfo): string {
   if (staged.damaged !== undefined) return `staged: cannot be read (${staged.damaged})`;
   const publishing = staged.publishing ? '; its publish was interrupted: the next export of this writer finishes it' : '';
+  if (staged.objects !== undefined) return `staged on the store, not published: ${counted(staged.objects, 'object')} (its pages are not counted from a store yet): export --resume continues it${publishing}`;
   return (
     `staged, not published: an unfinished run, ${staged.walks.done} of ${counted(staged.walks.total, 'walk')} done, ` +
     `${counted(staged.records, 'record')} in ${counted(staged.pages, 'page')} (${counted(staged.credits, 'credit')}): export --resume continues it${publishing}`

@@ -3,35 +3,43 @@
  * a column (or typed an untyped one, or added a field) holds the narrower shape, which the
  * documented reads widen but which the widening rewrite (`widen.ts`) and
  * `dataset compact` rewrite, so every part holds the one type (docs/types.md). Read from the part's
- * footer (`socialstream.columns`), not its rows.
+ * footer (`socialstream.columns`), not its rows: the part's last bytes, read through the store
+ * (`part-footer.ts`), not the part.
  */
-import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { nestedFields } from './schema-nested.ts';
 import type { NestedField } from '../../sinks/parquet-nested.ts';
 import { typedColumns, type PartSchema } from './parts.ts';
 import { COLUMNS_METADATA_KEY } from '../../sinks/parquet.ts';
+import { partMetadata } from './part-footer.ts';
+import type { Storage } from './storage/types.ts';
 
 interface Described {
   fields?: unknown;
   columns?: unknown;
 }
 
-/** True when the Parquet part at `path` was written with `schema`'s types (other formats are text: always). */
-export async function partHoldsSchema(path: string, schema: PartSchema): Promise<boolean> {
+/** A part of a dataset's store: its name, and its size in the listing it was found by. */
+export interface StoredPart {
+  readonly name: string;
+  readonly bytes: number;
+}
+
+/** True when the Parquet part `part` of `storage` was written with `schema`'s types (other formats are text: always). */
+export async function partHoldsSchema(storage: Storage, part: StoredPart, schema: PartSchema): Promise<boolean> {
   if (schema.format !== 'parquet') return true;
-  const described = await describedColumns(path);
+  const described = await describedColumns(storage, part);
   if (schema.parquetLayout === 'nested') return JSON.stringify(described.fields) === JSON.stringify(nestedFields(schema.columns));
   return JSON.stringify(described.columns) === JSON.stringify(typedColumns(schema.columns, schema.format));
 }
 
 /**
- * True when the Parquet part at `path` holds a column (or a nested field) of another type than
+ * True when the Parquet part `part` of `storage` holds a column (or a nested field) of another type than
  * `schema` records: one a later run widened. A column the part lacks is not a type: the documented
  * reads give it as NULL, so a field added later does not make every part be rewritten.
  */
-export async function partHoldsNarrowerType(path: string, schema: PartSchema): Promise<boolean> {
+export async function partHoldsNarrowerType(storage: Storage, part: StoredPart, schema: PartSchema): Promise<boolean> {
   if (schema.format !== 'parquet') return false;
-  const described = await describedColumns(path);
+  const described = await describedColumns(storage, part);
   const [held, recorded] =
     schema.parquetLayout === 'nested'
       ? [leafKinds((described.fields ?? []) as NestedField[]), leafKinds(nestedFields(schema.columns))]
@@ -53,8 +61,8 @@ function flatKinds(columns: readonly FlatDescribed[]): Map<string, string> {
   return new Map(columns.map(({ name, kind, map }) => [name, map === undefined ? kind : `${kind}{}`]));
 }
 
-async function describedColumns(path: string): Promise<Described> {
-  const metadata = await parquetMetadataAsync(await asyncBufferFromFile(path));
+async function describedColumns(storage: Storage, part: StoredPart): Promise<Described> {
+  const metadata = await partMetadata(storage, part.name, part.bytes);
   const entry = metadata.key_value_metadata?.find(({ key }) => key === COLUMNS_METADATA_KEY);
   return JSON.parse(entry?.value ?? '{}') as Described;
 }

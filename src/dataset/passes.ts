@@ -14,8 +14,12 @@ import { dropPass, passFolders, type DatasetPaths } from './store.ts';
 
 /** The longest a pass waiting for partitions looks at pass folders before it asks for the locks again. */
 const PASS_END_WAIT_MS = 1_000;
-/** How often it looks meanwhile: whether the passes' claims are still there, no round trip to Redis. */
-const PASS_END_LOOK_MS = 10;
+/**
+ * How often it looks meanwhile whether the passes' claims are still there (no round trip to Redis;
+ * a `HEAD` a claim on S3): at first soon, as a short pass ends soon, then less often, up to the last.
+ */
+const PASS_END_FIRST_LOOK_MS = 10;
+const PASS_END_LAST_LOOK_MS = 500;
 
 /**
  * Runs `fn` holding the publish lock once every pass is over: live ones are waited for, dead ones
@@ -23,21 +27,38 @@ const PASS_END_LOOK_MS = 10;
  * partition (a compaction, a migration). `fn` is told whether a pass a kill left was finished.
  */
 export function exclusively<T>(paths: DatasetPaths, locks: DatasetLocks, fn: (recovered: boolean) => Promise<T>): Promise<T> {
-  return locks.run(paths.lock, async () => fn(await recoverPasses(paths, locks, { wait: true })));
+  return locks.run(paths.lock, async () => fn((await recoverPasses(paths, locks, { wait: true })).finished));
+}
+
+/** What `recoverPasses` found: whether it finished a pass from its journal, and the passes that live on. */
+export interface RecoveredPasses {
+  finished: boolean;
+  /** The passes whose lock another held (at work), as far as the listing showed: none after a `wait`. */
+  live: string[];
 }
 
 /**
  * Finishes the passes that died (their lock is free): from the journal when they wrote one, taking
  * the locks of its partitions and walks (but those in `held`, the caller's), else by dropping their folder,
  * which frees their commits. With `wait`, live passes are waited for, then looked at the same way.
- * The caller holds the publish lock. Returns whether a pass was finished from its journal.
+ * The caller holds the publish lock, so no pass forms meanwhile: `passes`, the passes a listing of
+ * `publishing/` the caller made under it showed, are all there are (or fewer, as passes end); without
+ * it, `publishing/` is listed here.
  */
-export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, options: { wait: boolean; except?: string; held?: ReadonlySet<string> }): Promise<boolean> {
+export async function recoverPasses(
+  paths: DatasetPaths,
+  locks: DatasetLocks,
+  options: { wait: boolean; except?: string; held?: ReadonlySet<string>; passes?: readonly string[] },
+): Promise<RecoveredPasses> {
   let finished = false;
-  for (const pass of await passFolders(paths)) {
+  const live: string[] = [];
+  for (const pass of options.passes ?? (await passFolders(paths))) {
     if (pass === options.except) continue;
     const hold = options.wait ? await locks.hold(paths.passLock(pass)) : await locks.tryHold(paths.passLock(pass));
-    if (hold === undefined) continue;
+    if (hold === undefined) {
+      live.push(pass);
+      continue;
+    }
     try {
       const journal = await readGroupJournal(paths, paths.names.passJournal(pass), passJournalRemedy(paths, pass));
       if (journal === undefined) {
@@ -55,7 +76,7 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
       await hold.release();
     }
   }
-  return finished;
+  return { finished, live };
 }
 
 /**
@@ -64,14 +85,15 @@ export async function recoverPasses(paths: DatasetPaths, locks: DatasetLocks, op
  * a pass waiting for partitions waits on between tries, looking at the store rather than asking Redis.
  */
 export async function passEnds(paths: DatasetPaths, except: string): Promise<void> {
-  // One listing, then the claims of the passes it found: a claim goes with its pass's other objects,
-  // and looking for one is a stat, not a walk of every pass's staged parts.
-  const claims = (await passFolders(paths)).filter((pass) => pass !== except).map((pass) => paths.names.passClaim(pass));
-  const before = (await Promise.all(claims.map(async (claim) => ((await paths.storage.exists(claim)) ? [claim] : [])))).flat();
+  // One listing shows the claims there are: a claim goes with its pass's other objects, and looking
+  // for one again is a `HEAD`, not a walk of every pass's staged parts.
+  const own = paths.names.passClaim(except);
+  const claims: string[] = [];
+  for await (const { name } of paths.storage.list(paths.names.publishing)) if (name.endsWith('/claim.json') && name !== own) claims.push(name);
   const deadline = Date.now() + PASS_END_WAIT_MS;
-  while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, PASS_END_LOOK_MS));
-    for (const claim of before) if (!(await paths.storage.exists(claim))) return;
+  for (let look = PASS_END_FIRST_LOOK_MS; Date.now() < deadline; look = Math.min(look * 2, PASS_END_LAST_LOOK_MS)) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(look, Math.max(0, deadline - Date.now()))));
+    for (const claim of claims) if (!(await paths.storage.exists(claim))) return;
   }
 }
 
@@ -82,13 +104,15 @@ function journalLocks(paths: DatasetPaths, journal: GroupJournal): string[] {
 
 /**
  * The writers whose commits passes claimed, the commits by `claimName`, and the partitions the
- * passes hold, from their claims; under the publish lock, with dead passes finished, these are the passes at work.
+ * passes hold, from their claims; under the publish lock, with dead passes finished, these are the
+ * passes at work. `passes` are those a listing showed (`RecoveredPasses.live`); without it,
+ * `publishing/` is listed here.
  */
-export async function claimsOfLivePasses(paths: DatasetPaths): Promise<{ writers: Set<string>; commits: Set<string>; partitions: Set<string> }> {
+export async function claimsOfLivePasses(paths: DatasetPaths, passes?: readonly string[]): Promise<{ writers: Set<string>; commits: Set<string>; partitions: Set<string> }> {
   const writers = new Set<string>();
   const commits = new Set<string>();
   const partitions = new Set<string>();
-  for (const pass of await passFolders(paths)) {
+  for (const pass of passes ?? (await passFolders(paths))) {
     const claim = await readClaimFile(paths, pass, passJournalRemedy(paths, pass));
     for (const commit of claim?.commits ?? []) {
       writers.add(commit.writer);

@@ -8,7 +8,7 @@ import { PART_EXTENSION, type DatasetFormat } from './parts.ts';
 import type { SchemaColumn } from './schema.ts';
 import type { ParquetLayout } from '../../sinks/parquet.ts';
 import { bucketOfName, type Layout } from './buckets.ts';
-import { LocalStorage } from './storage/local.ts';
+import type { Storage } from './storage/types.ts';
 import { DatasetPaths, LEGACY_PARTITIONING, LEGACY_UNDATED, type Partitioning } from './store.ts';
 import { readSchemaFile } from './state.ts';
 import type { RecordedLocks } from './locks.ts';
@@ -57,12 +57,15 @@ export interface ScannedPart {
   bytes: number;
   /** When it was last written (`StoredObject.modifiedMs`): the fetch time migration gives its rows that have none. */
   mtimeMs: number;
+  /** What tells whether it was replaced since it was listed: S3's ETag, else its size and time (`checkParts` reads a part once a version). */
+  version: string;
 }
 
-/** The operations of the dataset at `dir` (those with objects under `_dataset/<op>/`: one listing); a directory that holds none is refused (`DATASET`). */
-export async function scanOperations(dir: string): Promise<ScannedOperation[]> {
-  // One store for every operation's objects: a dataset is one location.
-  const storage = new LocalStorage(dir);
+/**
+ * The operations of the dataset at `dir` held in `storage` (those with objects under `_dataset/<op>/`:
+ * one listing); a location that holds none is refused (`DATASET`). The caller opened the store, and closes it.
+ */
+export async function scanOperations(storage: Storage, dir: string): Promise<ScannedOperation[]> {
   const found = new Set<string>();
   for await (const { name } of storage.list('_dataset/')) {
     const [, folder, rest] = name.split('/', 3);
@@ -102,7 +105,7 @@ export async function scanParts(dir: string, operation: ScannedOperation, only?:
     const [folder, name, ...deeper] = object.name.slice(operation.operation.length + 1).split('/');
     if (name === undefined || deeper.length > 0 || !name.startsWith('part-') || !name.endsWith(extension)) continue;
     const writer = bucketOfName(name, operation.format) === undefined ? name.slice('part-'.length, -extension.length) : undefined;
-    parts.push({ name: object.name, path: objectPlace(storage, object.name), partition: folder.slice(column.length + 1), writer, bytes: object.size, mtimeMs: object.modifiedMs ?? 0 });
+    parts.push({ name: object.name, path: objectPlace(storage, object.name), partition: folder.slice(column.length + 1), writer, bytes: object.size, mtimeMs: object.modifiedMs ?? 0, version: object.etag ?? `${object.size}@${object.modifiedMs ?? 0}` });
   }
   // In partition order, then by name, as the folders were read before the storage seam (a listing's byte order puts `=2024-1/` after `=2024-10/`'s parts).
   return parts.sort((a, b) => (a.partition < b.partition ? -1 : a.partition > b.partition ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -113,16 +116,33 @@ export async function scanParts(dir: string, operation: ScannedOperation, only?:
  * among them: it is the writer an export without `--shard` takes.
  */
 export async function scanWriters(operation: ScannedOperation, parts: readonly ScannedPart[]): Promise<string[]> {
+  return (await scanMeta(operation, parts)).writers;
+}
+
+/** What one listing of an operation's `_dataset/<op>/` shows: its writers (`scanWriters`), and how many objects each writer's staging holds. */
+export interface ScannedMeta {
+  writers: string[];
+  /** Objects under `staging-<writer>/`, by writer: a run staged and not published. */
+  staged: Map<string, number>;
+}
+
+/** `scanWriters`, with the objects of each writer's staging counted from the same listing. */
+export async function scanMeta(operation: ScannedOperation, parts: readonly ScannedPart[]): Promise<ScannedMeta> {
   const writers = new Set(['all', ...parts.flatMap((part) => part.writer ?? [])]);
+  const staged = new Map<string, number>();
   const meta = `${operation.paths.names.meta}/`;
   const names = new Set<string>();
-  for await (const { name } of operation.paths.storage.list(meta)) names.add(name.slice(meta.length).split('/')[0]);
+  for await (const { name } of operation.paths.storage.list(meta)) {
+    const [first, ...rest] = name.slice(meta.length).split('/');
+    names.add(first);
+    if (first.startsWith('staging-') && rest.length > 0) staged.set(first.slice('staging-'.length), (staged.get(first.slice('staging-'.length)) ?? 0) + 1);
+  }
   for (const name of names) {
     const match = /^(?:state-|drift-)(.+)\.json$|^staging-(.+)$|^writer-(.+)\.lock$/.exec(name);
     const writer = match?.[1] ?? match?.[2] ?? match?.[3];
     if (writer !== undefined) writers.add(writer);
   }
-  return [...writers].sort();
+  return { writers: [...writers].sort(), staged };
 }
 
 /**

@@ -10,9 +10,8 @@
  * version may add one. Part files are checked as far as a cheap read goes: a Parquet footer, the last
  * line of NDJSON and CSV.
  */
-import { open, readdir, type FileHandle } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parquetMetadataAsync } from 'hyparquet';
 import { StateDamagedError } from '../errors.ts';
 import { DATASET_FORMATS, PART_EXTENSION, type DatasetFormat } from './parts.ts';
 import type { SchemaColumn } from './schema.ts';
@@ -24,6 +23,7 @@ import { LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders, type
 import { objectPlace, readObject } from './objects.ts';
 import type { Storage } from './storage/types.ts';
 import { RECORDED_LOCKS } from './locks.ts';
+import { readPartFooter } from './part-footer.ts';
 
 /** What is wrong with a value, and when a fix of its own is known, that fix. */
 interface Problem {
@@ -500,69 +500,72 @@ export function readCompactionJournal(paths: DatasetPaths, remedy: string): Prom
   return readChecked(paths.storage, paths.names.compactionJournal, COMPACTION_JOURNAL, remedy, paths.operation);
 }
 
-/** Parts checked at once: a footer read waits on the disk, not the CPU (1,825 parts by day: 1.1 s one at a time, 0.3 s eight at once). */
+/** Parts checked at once: a footer read waits on the disk or the store, not the CPU (1,825 parts by day: 1.1 s one at a time, 0.3 s eight at once). */
 const CHECKS_AT_ONCE = 8;
-/** Bytes read from a part's end at first: a footer of ours is a few KiB; hyparquet reads more when it is larger. */
-const FOOTER_FETCH = 16 * 1024;
+
+/** A part as a listing shows it, to be checked (`ScannedPart` is one). */
+export interface ListedPart {
+  /** Its name in the dataset's store. */
+  readonly name: string;
+  /** Where a user finds it, for the message. */
+  readonly path: string;
+  /** Its size in the listing. */
+  readonly bytes: number;
+  /** What tells it was replaced since (S3's ETag, else its time): a part checked before and unchanged is not read again. */
+  readonly version: string;
+}
+
+/**
+ * The parts this process found whole, by place, with the version they had then: a queue worker opens
+ * the dataset for every walk, and a part unchanged since is not read again (on S3 a GET a part).
+ */
+const checkedParts = new Map<string, string>();
 
 /**
  * Refuses, naming the first, part files that cannot be read: a Parquet part whose footer does not
- * parse (cut short, overwritten), an NDJSON or CSV part whose last line is cut short. A part gone
- * meanwhile (a compaction removed it) is no damage.
+ * parse (cut short, overwritten), an NDJSON or CSV part whose last line is cut short. Only the end of
+ * each is read, through the store (`Storage.readTail`: one GET a part on S3), and only of parts the
+ * listing shows new or changed since this process last found them whole. A part gone meanwhile (a
+ * compaction removed it) is no damage.
  */
-export async function checkParts(parts: readonly string[], format: DatasetFormat, paths: DatasetPaths): Promise<void> {
+export async function checkParts(parts: readonly ListedPart[], format: DatasetFormat, paths: DatasetPaths): Promise<void> {
+  const unchecked = parts.filter((part) => checkedParts.get(part.path) !== part.version);
   const problems: (string | undefined)[] = [];
   let next = 0;
   const checker = async (): Promise<void> => {
-    for (let index = next++; index < parts.length; index = next++) problems[index] = await partProblem(parts[index], format);
+    for (let index = next++; index < unchecked.length; index = next++) problems[index] = await partProblem(paths.storage, unchecked[index], format);
   };
-  await Promise.all(Array.from({ length: Math.min(CHECKS_AT_ONCE, parts.length) }, checker));
+  await Promise.all(Array.from({ length: Math.min(CHECKS_AT_ONCE, unchecked.length) }, checker));
+  for (const [index, part] of unchecked.entries()) if (problems[index] === undefined) checkedParts.set(part.path, part.version);
   const damaged = problems.findIndex((problem) => problem !== undefined);
   if (damaged === -1) return;
+  const part = unchecked[damaged].path;
   throw new StateDamagedError(
-    `the part file ${parts[damaged]} cannot be read (${problems[damaged]}); restore it from a backup, or move it out of ${paths.dir} and delete ${objectPlace(paths.storage, paths.names.walks.slice(0, -1))} (the walks' marks) and ${objectPlace(paths.storage, `${paths.names.states}*.json`)}: ` +
+    `the part file ${part} cannot be read (${problems[damaged]}); restore it from a backup, or move it out of ${paths.dir} and delete ${objectPlace(paths.storage, paths.names.walks.slice(0, -1))} (the walks' marks) and ${objectPlace(paths.storage, `${paths.names.states}*.json`)}: ` +
       'the next export then walks every parameter set in full and writes its records again',
-    parts[damaged],
+    part,
   );
 }
 
-async function partProblem(path: string, format: DatasetFormat): Promise<string | undefined> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-    const { size } = await handle.stat();
-    if (format !== 'parquet') return size === 0 || (await bytesAt(handle, size - 1, size))[0] === 0x0a ? undefined : 'its last line is cut short';
-    // Magic, footer length, magic: fewer bytes cannot be Parquet, and hyparquet would fail on them without saying so.
-    if (size < 12) return `it is ${size} bytes long, too short for Parquet`;
-    const file = handle;
-    await parquetMetadataAsync({ byteLength: size, slice: async (start, end = size) => (await bytesAt(file, start, end)).buffer as ArrayBuffer }, { initialFetchSize: FOOTER_FETCH });
-    return undefined;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await handle?.close();
+async function partProblem(storage: Storage, part: ListedPart, format: DatasetFormat): Promise<string | undefined> {
+  if (format === 'parquet') {
+    const footer = await readPartFooter(storage, part.name, part.bytes);
+    return footer === undefined || !('problem' in footer) ? undefined : footer.problem;
   }
+  const end = await storage.readTail(part.name, 1, part.bytes);
+  return end === undefined || end.size === 0 || end.bytes[0] === 0x0a ? undefined : 'its last line is cut short';
 }
 
-/** Bytes `start` to `end` of an open file, in a buffer of their own (hyparquet reads the whole `ArrayBuffer`). */
-async function bytesAt(handle: FileHandle, start: number, end: number): Promise<Uint8Array> {
-  const bytes = new Uint8Array(end - start);
-  await handle.read(bytes, 0, bytes.length, start);
-  return bytes;
-}
-
-/** The first part file of any format under a Hive folder of the operation (at any depth below it), if there is one. */
+/** The first part file of any format under a Hive folder of the operation (at any depth below it), if there is one: one listing of the operation's prefix, where it is (`objectPlace`). */
 async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
-  const root = join(paths.dir, ...paths.operation.split('/'));
+  const root = `${paths.operation}/`;
   const extensions = DATASET_FORMATS.map((format) => PART_EXTENSION[format]);
-  const folders = await readdir(root, { withFileTypes: true }).catch(() => []);
-  for (const folder of folders) {
+  for await (const { name } of paths.storage.list(root)) {
+    const [folder, ...below] = name.slice(root.length).split('/');
     // Only this operation's own folders: `shortvideo/videos/popular` lives inside `shortvideo/videos`.
-    if (!folder.isDirectory() || !PARTITION_COLUMNS.some((column) => folder.name.startsWith(`${column}=`))) continue;
-    const names = (await readdir(join(root, folder.name), { recursive: true }).catch(() => [])) as string[];
-    const part = names.find((name) => /(^|\/)part-[^/]*$/.test(name) && extensions.some((extension) => name.endsWith(extension)));
-    if (part !== undefined) return join(root, folder.name, part);
+    if (below.length === 0 || !PARTITION_COLUMNS.some((column) => folder.startsWith(`${column}=`))) continue;
+    const last = below[below.length - 1];
+    if (last.startsWith('part-') && extensions.some((extension) => last.endsWith(extension))) return objectPlace(paths.storage, name);
   }
   return undefined;
 }
@@ -575,10 +578,9 @@ async function firstPart(paths: DatasetPaths): Promise<string | undefined> {
 async function publishing(paths: DatasetPaths): Promise<boolean> {
   if (await paths.storage.exists(paths.names.publishJournal)) return true;
   for (const pass of await passFolders(paths)) if (await paths.storage.exists(paths.names.passJournal(pass))) return true;
-  const names = await readdir(paths.meta).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.startsWith('staging-')) continue;
-    if (await paths.storage.exists(paths.ofWriter(name.slice('staging-'.length)).names.journal)) return true;
-  }
+  const staging = `${paths.names.meta}/staging-`;
+  const writers = new Set<string>();
+  for await (const { name } of paths.storage.list(staging)) writers.add(name.slice(staging.length).split('/')[0]);
+  for (const writer of writers) if (await paths.storage.exists(paths.ofWriter(writer).names.journal)) return true;
   return false;
 }

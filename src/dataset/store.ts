@@ -122,6 +122,10 @@ export class DatasetNames {
   get schema(): string {
     return `${this.meta}/schema.json`;
   }
+  /** The schema as a Parquet file of no rows (`table-schema.ts`); not `.parquet`, so no glob of parts finds it. */
+  get tableSchema(): string {
+    return `${this.meta}/schema.parquet-schema`;
+  }
   /** The latest fetch stamp published (`fetch-clock.ts`): a writer's clock starts after it. */
   get clock(): string {
     return `${this.meta}/clock.json`;
@@ -224,7 +228,7 @@ export class DatasetPaths {
 
   /** The schema as a Parquet file of no rows, for readers that take a table's schema from a file (`table-schema.ts`); not `.parquet`, so no glob of parts finds it. */
   get tableSchema(): string {
-    return join(this.meta, 'schema.parquet-schema');
+    return this.file(this.names.tableSchema);
   }
   /** The staged run's format and mode; its presence means a run was interrupted. */
   get run(): string {

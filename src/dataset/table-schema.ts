@@ -12,22 +12,38 @@
  * leaves it ahead of the schema file (more columns, which read as NULL), never behind, and the
  * publish replayed writes both again. A dataset from before it gets it at its next publish.
  */
-import { stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { writePart } from './parts.ts';
 import type { RecordedSchema } from './scan.ts';
 import type { DatasetPaths } from './store.ts';
 import { writeObject } from './objects.ts';
 
-/** Records `schema`: its Parquet schema file (Parquet datasets with columns), then `schema.json`. */
+/**
+ * Records `schema`: its Parquet schema file (Parquet datasets with columns), then `schema.json`. The
+ * file is encoded in the store's scratch folder and stored whole (`Storage.upload`: a rename on a
+ * local dataset, one PUT on S3), so a reader never sees it half written.
+ */
 export async function writeRecordedSchema(paths: DatasetPaths, schema: RecordedSchema): Promise<void> {
-  if (holdsTable(schema)) await writePart([], paths.tableSchema, schema);
+  if (holdsTable(schema)) {
+    const scratch = paths.scratch(`schema-${randomUUID()}`);
+    await mkdir(scratch, { recursive: true });
+    try {
+      const file = join(scratch, 'schema.parquet-schema');
+      await writePart([], file, schema);
+      await paths.storage.upload(paths.names.tableSchema, file);
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
   await writeObject(paths.storage, paths.names.schema, schema);
 }
 
-/** Whether `schema` needs a Parquet schema file that is not there yet (a dataset of an earlier version). */
+/** Whether `schema` needs a Parquet schema file that is not there yet (a dataset of an earlier version): one `HEAD`. */
 export async function lacksTableSchema(paths: DatasetPaths, schema: RecordedSchema | undefined): Promise<boolean> {
   if (schema === undefined || !holdsTable(schema)) return false;
-  return (await stat(paths.tableSchema).catch(() => undefined)) === undefined;
+  return !(await paths.storage.exists(paths.names.tableSchema));
 }
 
 function holdsTable(schema: RecordedSchema): boolean {

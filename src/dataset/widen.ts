@@ -12,7 +12,6 @@
  */
 import type { OperationSpec } from '../operations/spec.ts';
 import { partHoldsNarrowerType } from './part-types.ts';
-import { withPartFile } from './parts.ts';
 import type { GroupCommit } from './commit.ts';
 import type { DatasetLocks } from './locks.ts';
 import { recordedLayout } from './nesting.ts';
@@ -64,7 +63,7 @@ async function narrowerPartitions(paths: DatasetPaths, only?: string): Promise<s
   for (const [partition, parts] of groupsOf(await scanParts(paths.dir, operation, only), operation.partitioning.by)) {
     if (only !== undefined && partition !== only) continue;
     for (const part of parts) {
-      if (!(await withPartFile(paths.storage, part.name, (path) => partHoldsNarrowerType(path, schema)))) continue;
+      if (!(await partHoldsNarrowerType(paths.storage, part, schema))) continue;
       narrower.push(partition);
       break;
     }

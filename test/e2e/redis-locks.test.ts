@@ -49,6 +49,23 @@ describe.skipIf(!haveRedis)('export --dataset --locks redis://… over a real Re
     }
   });
 
+  it('dataset compact of a dataset written with --locks is refused without them, naming --locks, and takes the same Redis leases with them', async () => {
+    const context = await setup();
+    try {
+      const run = await runCli(['export', 'forum/subforum', 'trim=true', 'subforum=locks0-n120', '--dataset', context.dir, '--partition', 'day', '--locks', context.url], context.env);
+      expect(run.code, run.stderr).toBe(0);
+      const refused = await runCli(['dataset', 'compact', context.dir, '--partition', 'month'], process.env);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/Redis leases .*--locks redis:\/\//);
+      const compacted = await runCli(['dataset', 'compact', context.dir, '--partition', 'month', '--locks', context.url], process.env);
+      expect(compacted.code, compacted.stderr).toBe(0);
+      expect(compacted.stdout).toMatch(/120 rows, partitioned by day → month/);
+      expect(await datasetCounts(context.dir)).toEqual({ rows: 120, ids: 120 });
+    } finally {
+      await context.service.close();
+    }
+  });
+
   it('a shard killed -9 mid-walk frees its leases by itself: its rerun after the lease continues it, nothing lost or doubled', async () => {
     const context = await setup(40);
     try {

@@ -19,7 +19,8 @@ import { temporaryName } from '../../../sinks/temporary-name.ts';
 import { checkLockOptions, defaultHolder, leaseBytes, leaseRanOut } from './lease.ts';
 import { checkName, checkPrefix, isOwnName } from './names.ts';
 import { RequestTally } from './tally.ts';
-import type { Lease, LocalCopy, LockOptions, RequestCounts, Storage, StoredObject } from './types.ts';
+import { checkTailBytes } from './tail.ts';
+import type { Lease, LocalCopy, LockOptions, ObjectTail, RequestCounts, Storage, StoredObject } from './types.ts';
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = constants;
 
@@ -259,6 +260,33 @@ export class LocalStorage implements Storage {
     const within = [...folders].filter((folder) => folder === common || folder.startsWith(`${common}/`));
     // Deepest first, each when it is empty (rmdir refuses one that is not, and it is then let be).
     for (const folder of within.sort((a, b) => b.split('/').length - a.split('/').length)) await rmdir(this.#path(folder)).catch(() => undefined);
+  }
+
+  /** The file's own end: the size a listing showed is not needed, the file says it. */
+  async readTail(name: string, bytes: number): Promise<ObjectTail | undefined> {
+    checkName(name, this.location);
+    checkTailBytes(bytes);
+    this.#tally.count('GET');
+    let handle;
+    try {
+      handle = await open(this.#path(name), O_RDONLY | O_NOFOLLOW);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      const tail = new Uint8Array(Math.min(bytes, size));
+      for (let read = 0; read < tail.byteLength; ) {
+        const { bytesRead } = await handle.read(tail, read, tail.byteLength - read, size - tail.byteLength + read);
+        // Cut short meanwhile: what is there is the tail.
+        if (bytesRead === 0) return { bytes: tail.subarray(0, read), size: size - tail.byteLength + read };
+        read += bytesRead;
+      }
+      return { bytes: tail, size };
+    } finally {
+      await handle.close();
+    }
   }
 }
 

@@ -27,7 +27,8 @@ import { checkName, checkPrefix, isOwnName } from './names.ts';
 import { clientConfig, endpointOf, loadSdk, makeClient, type Environment, type S3Sdk } from './s3-client.ts';
 import { storageErrorOf } from './s3-errors.ts';
 import { RequestTally } from './tally.ts';
-import type { Lease, LocalCopy, LockOptions, RequestCounts, RequestKind, Storage, StoredObject } from './types.ts';
+import { checkTailBytes } from './tail.ts';
+import type { Lease, LocalCopy, LockOptions, ObjectTail, RequestCounts, RequestKind, Storage, StoredObject } from './types.ts';
 
 const MiB = 1024 * 1024;
 /** S3's smallest part but the last, and its most parts in one upload. */
@@ -363,6 +364,40 @@ export class S3Storage implements Storage {
       }
     };
     await Promise.all(Array.from({ length: Math.min(REMOVE_CONCURRENCY, keys.length) }, remover));
+  }
+
+  /**
+   * One ranged GET. Given the size a listing showed, the range is explicit (`bytes=990-999`), which
+   * every S3-compatible store honours; else a suffix range (`bytes=-10`), which some ignore (s3rver
+   * reads it as `bytes=0-10`). Either way `Content-Range` tells the whole size, and an answer that is
+   * not the object's end (the object was replaced since the listing, or the suffix was ignored) is
+   * asked again once by that size. An empty object has no bytes to range over: it is read whole.
+   */
+  async readTail(name: string, bytes: number, listedSize?: number): Promise<ObjectTail | undefined> {
+    const key = this.#keyOf(name);
+    checkTailBytes(bytes);
+    const action = `reading the end of ${name}`;
+    const read = async (size: number | undefined): Promise<{ tail: Uint8Array; range: RegExpExecArray | null } | undefined> => {
+      const Range = size === undefined ? `bytes=-${bytes}` : size === 0 ? undefined : `bytes=${Math.max(0, size - bytes)}-${size - 1}`;
+      const got = await this.#attempt('GET', action, () => this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(Range === undefined ? {} : { Range }) })), [404, 416]);
+      if (got === 404) return undefined;
+      // 416: the range is past the end of an object that shrank (to nothing, say) since it was listed.
+      if (typeof got === 'number' || got.Body === undefined) return { tail: new Uint8Array(0), range: null };
+      try {
+        return { tail: await got.Body.transformToByteArray(), range: /^bytes (\d+)-(\d+)\/(\d+)$/.exec(got.ContentRange ?? '') };
+      } catch (error) {
+        throw storageErrorOf(error, this.location, this.endpoint, action);
+      }
+    };
+    const first = await read(listedSize);
+    if (first === undefined) return undefined;
+    // Without a `Content-Range`, the whole object came (a store that ignores ranges, or an empty one).
+    if (first.range === null) return { bytes: first.tail.subarray(Math.max(0, first.tail.byteLength - bytes)), size: first.tail.byteLength };
+    const [, from, to, total] = first.range.map(Number);
+    if (to === total - 1 && from <= Math.max(0, total - bytes)) return { bytes: first.tail.subarray(Math.max(0, first.tail.byteLength - bytes)), size: total };
+    const again = await read(total);
+    if (again === undefined) return undefined;
+    return { bytes: again.tail.subarray(Math.max(0, again.tail.byteLength - bytes)), size: again.range === null ? again.tail.byteLength : Number(again.range[3]) };
   }
 
   /** Sends one request of `kind`, counting it; a failure is a typed error. */

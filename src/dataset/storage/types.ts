@@ -44,6 +44,14 @@ export interface LocalCopy {
   discard(): Promise<void>;
 }
 
+/** The end of a stored object (`Storage.readTail`): what a footer check reads instead of the whole object. */
+export interface ObjectTail {
+  /** The object's last bytes: as many as asked for, or all of it when it is shorter. */
+  readonly bytes: Uint8Array;
+  /** The object's whole size in bytes. */
+  readonly size: number;
+}
+
 /** How a lock is taken (`Storage.lock`). */
 export interface LockOptions {
   /**
@@ -157,4 +165,12 @@ export interface Storage {
    * the folders this left empty, as a folder is no object: readers globbing it find no empty partition.
    */
   removeAll(names: readonly string[]): Promise<void>;
+  /**
+   * The last `bytes` bytes of the object `name` (all of it when shorter) and its whole size, or
+   * undefined when there is none, so that a part's Parquet footer or last line is checked without
+   * reading the part. `listedSize`, the size a listing showed, lets S3 ask for an explicit range:
+   * one `GET` on every store (a second on S3 when the object changed since, or when a store ignores
+   * the suffix range asked for without it).
+   */
+  readTail(name: string, bytes: number, listedSize?: number): Promise<ObjectTail | undefined>;
 }

@@ -1,7 +1,7 @@
 /**
  * What a dataset's part files need of its store (src/dataset/storage/types.ts): a local file
  * uploaded whole (`upload`), an object given another name without a rename (`move`), an object
- * read back as a local file (`download`), many removed at once (`removeAll`), and when each was
+ * read back as a local file (`download`) or only its end (`readTail`, for footer checks), many removed at once (`removeAll`), and when each was
  * written (`StoredObject.modifiedMs`). Checked the same way on a local folder and on s3rver (these
  * calls need no conditional write, so s3rver is asked directly); an upload and a move of a body past
  * the multipart threshold take seconds, and are in test/cli/storage-s3-heavy.test.ts.
@@ -88,6 +88,34 @@ describe.each(KINDS)('$name', (store) => {
     for (const name of ['p/claim.json', 'p/keys/2024-01/pass.keys', 'p/keys/2024-02/pass.keys', 'q/claim.json']) await storage.write(name, bytes(name));
     await storage.removeAll(['p/claim.json', 'p/keys/2024-01/pass.keys', 'p/keys/2024-02/pass.keys', 'p/never.json']);
     expect(await names(storage)).toEqual(['q/claim.json']);
+  });
+
+  it('reads the last bytes of an object and its whole size in one GET, given the size its listing showed', async () => {
+    const storage = await open();
+    await storage.write('orders/part.parquet', bytes('0123456789'));
+    let tail;
+    expect(await requestsOf(storage, async () => (tail = await storage.readTail('orders/part.parquet', 4, 10)))).toEqual({ GET: 1 });
+    expect({ bytes: text(tail!.bytes), size: tail!.size }).toEqual({ bytes: '6789', size: 10 });
+  });
+
+  it('reads the last bytes of an object without its size, and of one replaced by a longer since its listing', async () => {
+    const storage = await open();
+    await storage.write('orders/part.parquet', bytes('0123456789'));
+    const unsized = await storage.readTail('orders/part.parquet', 4);
+    expect({ bytes: text(unsized!.bytes), size: unsized!.size }).toEqual({ bytes: '6789', size: 10 });
+    const stale = await storage.readTail('orders/part.parquet', 4, 6);
+    expect({ bytes: text(stale!.bytes), size: stale!.size }).toEqual({ bytes: '6789', size: 10 });
+  });
+
+  it('reads the whole of an object shorter than the tail asked for, an empty one as no bytes, and a missing one as undefined', async () => {
+    const storage = await open();
+    await storage.write('orders/short.ndjson', bytes('{}\n'));
+    await storage.write('orders/empty.ndjson', bytes(''));
+    const short = await storage.readTail('orders/short.ndjson', 1024, 3);
+    expect({ bytes: text(short!.bytes), size: short!.size }).toEqual({ bytes: '{}\n', size: 3 });
+    const empty = await storage.readTail('orders/empty.ndjson', 1024, 0);
+    expect({ bytes: empty!.bytes.byteLength, size: empty!.size }).toEqual({ bytes: 0, size: 0 });
+    expect(await storage.readTail('orders/none.ndjson', 1024, 10)).toBeUndefined();
   });
 
   it('lists when each object was last written', async () => {
