@@ -1,7 +1,7 @@
 /**
  * Until exports write datasets through the storage interface, an `s3://` dataset is refused by an
  * export before anything is read, written or bought, instead of being taken for a local folder named
- * `s3:` (`dataset info` and `compact` read and tidy one: test/cli/dataset-s3.test.ts).
+ * `s3:` (`dataset info` and `compact` read and tidy one: test/cli/dataset-maintenance-s3.test.ts).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
