@@ -256,6 +256,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   if (failure !== undefined) throw asError(failure);
   // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
   await endRun(destination.files.journal, facts.held?.kept);
+  await destination.persist?.();
   return summarize(destination, state, { ...facts, published });
 }
 

@@ -85,6 +85,8 @@ class Extraction {
     this.#ledger = new AttemptLedger(plan.state, plan.maxAttempts, async () => {
       await plan.journal.save();
       await plan.journal.flush();
+      // The count, with the pages staged before it, in one object where the staging is kept beyond this machine.
+      await plan.destination.persist?.();
     });
     this.#guard = new StagingGuard(plan.spool, this.#halt);
   }
@@ -153,6 +155,9 @@ class Extraction {
     control.addGate(this.#halt);
     control.addGate(this.#guard);
     control.addGate(held);
+    // Without a cap the ledger records nothing: the pages staged so far are stored here instead.
+    const { persist } = this.#plan.destination;
+    if (persist !== undefined && this.#plan.maxAttempts === undefined) control.addGate({ acquire: () => persist().then(() => true, (error: unknown) => (this.#halt.fail(-1, error), false)) });
     for (const gate of gates) control.addGate(gate);
     // Last: an attempt the ledger lets through is sent.
     control.addGate(this.#ledger);
