@@ -28,7 +28,7 @@ import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createClient } from '../client.ts';
-import { AuthError, InsufficientCreditsError, LockedError } from '../errors.ts';
+import { AuthError, InsufficientCreditsError, LockedError, StorageError } from '../errors.ts';
 import { commitWaits } from '../dataset/commit.ts';
 import { DatasetStores } from '../dataset/stores.ts';
 import { exportTo } from '../export-to.ts';
@@ -253,6 +253,11 @@ class WalkWorker {
       }
       // The walk's earlier holder is still finishing (its lease ran out while it lived): later.
       if (error instanceof LockedError) return { outcome: await this.#park(held, leaseMs) };
+      // A dataset's store that did not answer (a connection reset, an endpoint away) may later: its staging is on it, so the walk waits.
+      if (error instanceof StorageError && error.code === 'STORAGE_UNREACHABLE') {
+        this.#log(`${label}: ${error.message}; back to the queue`);
+        return { outcome: await this.#park(held, leaseMs) };
+      }
       if (signal.aborted) return { outcome: await this.#back(held) };
       const message = error instanceof Error ? error.message : String(error);
       // The walk's run is in the dataset (another worker published it while this one stalled, say): done, whatever went wrong after.

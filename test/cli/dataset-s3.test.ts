@@ -97,7 +97,7 @@ describe('export --dataset s3://… killed -9 mid-walk', () => {
     expect(charged()).toBeGreaterThanOrEqual(12);
     expect(charged()).toBeLessThanOrEqual(13);
     const parts = await downloadParts(location);
-    const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet('${sqlPath(parts)}/**/*.parquet', hive_partitioning = true)`);
+    const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet(${sqlPath(`${parts}/**/*.parquet`)}, hive_partitioning = true)`);
     expect({ rows: Number(rows), keys: Number(keys) }).toEqual({ rows: 300, keys: 300 });
   }, 90_000);
 });
