@@ -49,6 +49,7 @@ type Change = { file: string; from: number; data: string } | { file: string; gon
 const NOTE = '.log.json';
 const { O_RDONLY, O_NOFOLLOW } = constants;
 
+/** One writer's staging files in a working folder, mirrored to its log on the store (see the top of this file). */
 export class StagingLog {
   #chain: Promise<unknown> = Promise.resolve();
 

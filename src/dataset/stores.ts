@@ -10,6 +10,7 @@ import { openStorage } from './storage/open.ts';
 import type { Storage } from './storage/types.ts';
 import { DatasetPaths } from './store.ts';
 
+/** The stores of the datasets a caller looks into, by location, each opened once until `close`. */
 export class DatasetStores {
   readonly #opened = new Map<string, Promise<Storage>>();
 

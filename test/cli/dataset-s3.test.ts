@@ -47,7 +47,7 @@ describe('export --dataset s3://… to a store that cannot be used', () => {
     const { code, lines } = refusal(await runCli(exportArgs('s3://no-such-bucket/posts'), env));
     expect(code).toBe(2);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/s3:\/\/no-such-bucket\/posts/);
+    expect(lines[0]).toMatch(/^socialstream: s3:\/\/no-such-bucket\/posts: .* has no such bucket$/);
     expect(charged()).toBe(0);
   });
 
@@ -57,6 +57,7 @@ describe('export --dataset s3://… to a store that cannot be used', () => {
     const { code, lines } = refusal(result);
     expect(code).toBe(2);
     expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/refused the credentials/);
     expect(result.stderr + result.stdout).not.toContain('not-the-secret');
     expect(charged()).toBe(0);
   });
@@ -78,7 +79,8 @@ describe('export --dataset s3://… killed -9 mid-walk', () => {
     const child = startCli(exportArgs(location, '--work', tempDir(), '--json'), env);
     const ended = finished(child);
     // Killed once it has bought some of its 12 pages.
-    while (charged() < 5) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (charged() < 5 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(child.exitCode).toBeNull();
     child.kill('SIGKILL');
     await ended;
     const spentKilled = charged();
