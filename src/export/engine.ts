@@ -299,6 +299,8 @@ async function finish(destination: Destination, state: ExportState, facts: RunFa
   const published = await destination.publish(state, true);
   await removeIfPresent(destination.files.journal);
   await removeIfPresent(destination.files.held);
+  // A run handed off leaves its spool to the publish, and no journal: so says the staging's durable copy too.
+  await destination.persist?.();
   return summarize(destination, state, { ...facts, published, complete: true });
 }
 

@@ -82,25 +82,34 @@ describe('a dataset on a store', () => {
     expect(await differences(local, await downloadParts(location))).toEqual([0, 0]);
   });
 
+  /** A one-walk export of `subforum` into a new dataset on the store, with `options`: its pages, and the store's requests. */
+  async function exportCounted(subforum: string, options: { maxCredits?: number } = {}): Promise<{ pages: number; requests: RequestCounts }> {
+    const location = bucketLocation();
+    const walks = walksOf(context.client.forum.subforum({ subforum, sort: 'new', trim: true }));
+    const storage = await openStorage(location);
+    const folder = await work();
+    // Leases long enough that no renewal falls within the run and adds a PUT of its own.
+    const locks = await chooseDatasetLocks(storage, datasetRoot(location, storage, folder), undefined, { leaseMs: 600_000 });
+    const destination = new DatasetDestination(location, walks.op, { storage, work: folder, locks, walks: walks.params, partition: 'none' });
+    const summary = await exportInto(walks, destination, { ...checkOptions({ dataset: location, ...options }), locks: locks.mechanism === 'folders' ? undefined : locks.locks });
+    return { pages: summary.pages, requests: { ...storage.requests } };
+  }
+
   it('is sent one PUT for each page staged (and a DELETE once its run is published), and asked no GET for it', async () => {
-    /** A one-walk export of `subforum` into a new dataset on the store: its pages, and the store's requests. */
-    const exportCounted = async (subforum: string): Promise<{ pages: number; requests: RequestCounts }> => {
-      const location = bucketLocation();
-      const walks = walksOf(context.client.forum.subforum({ subforum, sort: 'new', trim: true }));
-      const storage = await openStorage(location);
-      const folder = await work();
-      // Leases long enough that no renewal falls within the run and adds a PUT of its own.
-      const locks = await chooseDatasetLocks(storage, datasetRoot(location, storage, folder), undefined, { leaseMs: 600_000 });
-      const destination = new DatasetDestination(location, walks.op, { storage, work: folder, locks, walks: walks.params, partition: 'none' });
-      const summary = await exportInto(walks, destination, { ...checkOptions({ dataset: location }), locks: locks.mechanism === 'folders' ? undefined : locks.locks });
-      return { pages: summary.pages, requests: { ...storage.requests } };
-    };
     const two = await exportCounted('s3-budget-n50');
     const four = await exportCounted('s3-budget-n100');
     const more = four.pages - two.pages;
     expect(more).toBeGreaterThanOrEqual(2);
     // Each page more: one PUT more (its staging-log object), and its DELETE once the published run's
     // staging goes; no GET, nothing else.
+    expect(four.requests).toEqual({ ...two.requests, PUT: two.requests.PUT + more, DELETE: two.requests.DELETE + more });
+  });
+
+  it('is sent one PUT for each page under a credit cap too: the attempt counted and the page before it in one object', async () => {
+    const two = await exportCounted('s3-capped-n50', { maxCredits: 100 });
+    const four = await exportCounted('s3-capped-n100', { maxCredits: 100 });
+    const more = four.pages - two.pages;
+    expect(more).toBeGreaterThanOrEqual(2);
     expect(four.requests).toEqual({ ...two.requests, PUT: two.requests.PUT + more, DELETE: two.requests.DELETE + more });
   });
 });
