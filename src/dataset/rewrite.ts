@@ -186,7 +186,7 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
     writeObject(paths.storage, own.names.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift }),
   ]);
   if (parseLocation(paths.storage.location).kind !== 'local') {
-    await finishStoreStaging(own, member, join(paths.dir, member.rest ?? ''));
+    await finishStoreStaging(own, member, member.rest === undefined ? undefined : join(paths.dir, member.rest));
   } else if (member.next === null) {
     await rm(own.staging, { recursive: true, force: true });
   } else {
@@ -206,13 +206,14 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
  * kept, in one object its writer takes when it reads its receipt (`StagingLog.catchUp`), or the log
  * removed. Replayed after a kill, the same files are stored again.
  */
-async function finishStoreStaging(own: DatasetPaths, member: GroupMember, rest: string): Promise<void> {
+async function finishStoreStaging(own: DatasetPaths, member: GroupMember, rest: string | undefined): Promise<void> {
   if (member.next === null) {
     await removeStagingLog(own.storage, own.names.stagingLog);
     await rm(own.staging, { recursive: true, force: true });
     return;
   }
-  const spool = member.rest === undefined ? null : await readFile(rest).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  // The rest stays where the pass wrote it: a replay after a kill stores it again.
+  const spool = rest === undefined ? null : await readFile(rest).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
   await replaceStaging(own.storage, own.names.stagingLog, {
     'checkpoint.json': new TextEncoder().encode(stateJournalText(member.next)),
     'spool.ndjson': spool,

@@ -157,11 +157,22 @@ class Extraction {
     control.addGate(held);
     // Without a cap the ledger records nothing: the pages staged so far are stored here instead.
     const { persist } = this.#plan.destination;
-    if (persist !== undefined && this.#plan.maxAttempts === undefined) control.addGate({ acquire: () => persist().then(() => true, (error: unknown) => (this.#halt.fail(-1, error), false)) });
+    if (persist !== undefined && this.#plan.maxAttempts === undefined) control.addGate({ acquire: () => this.#persisted(persist) });
     for (const gate of gates) control.addGate(gate);
     // Last: an attempt the ledger lets through is sent.
     control.addGate(this.#ledger);
     return stream;
+  }
+
+  /** Stores what is staged before an attempt is sent; a store that fails stops every walk, as a staging disk that fails does. */
+  async #persisted(persist: () => Promise<void>): Promise<boolean> {
+    try {
+      await persist();
+      return true;
+    } catch (error) {
+      this.#halt.fail(-1, error);
+      return false;
+    }
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {
