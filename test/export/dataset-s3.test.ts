@@ -18,6 +18,8 @@ import { checkOptions } from '../../src/export/options.ts';
 import { walksOf } from '../../src/export/sources.ts';
 import { toDataset } from '../../src/export/index.ts';
 import { BUCKET, startS3, type S3Harness } from '../helpers/s3.ts';
+import { names } from '../helpers/storage.ts';
+import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { closeSandboxClient, startSandboxClient, type SandboxClient } from './helpers/sandbox-client.ts';
 
 let s3: S3Harness;
@@ -80,6 +82,32 @@ describe('a dataset on a store', () => {
       expect({ pages: onStore.pages, records: onStore.records }).toEqual({ pages: onDisk.pages, records: onDisk.records });
     }
     expect(await differences(local, await downloadParts(location))).toEqual([0, 0]);
+  });
+
+  it("publishes a writer's handed-off pages from another working folder, the pass reading its spool from its staging log", async () => {
+    const location = bucketLocation();
+    const walk = async (subforum: string, handOff = false) =>
+      toDataset(context.client.forum.subforum({ subforum, sort: 'new', trim: true }), location, { writer: `walk-${subforum}`, runId: 'run-1', resume: true, handOff, work: await work(), partition: 'year' });
+    await walk('s3-gc-seed-n10');
+    const storage = await openStorage(location);
+    try {
+      // The publish lock held as a live writer holds it on this store: a lease.
+      const lease = await storage.lock('_dataset/forum__subforum/lock', { leaseMs: 60_000 });
+      expect(lease).toBeDefined();
+      const handed = await walk('s3-gca-n60', true);
+      expect(handed).toMatchObject({ complete: true });
+      expect(handed.dataset).toBeUndefined();
+      await lease!.release();
+      // Another writer, staging in another working folder, publishes every commit waiting.
+      const other = await walk('s3-gcb-n40');
+      expect(other.dataset?.added).toBe(40);
+      const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet(${sqlPath(`${await downloadParts(location)}/forum/**/*.parquet`)}, hive_partitioning = true)`);
+      expect({ rows: Number(rows), keys: Number(keys) }).toEqual({ rows: 110, keys: 110 });
+      // The handed-off writer's staging went with its publish.
+      expect(await names(storage, '_dataset/forum__subforum/staging-walk-s3-gca-n60/')).toEqual([]);
+    } finally {
+      await storage.close();
+    }
   });
 
   /** A one-walk export of `subforum` into a new dataset on the store, with `options`: its pages, and the store's requests. */
