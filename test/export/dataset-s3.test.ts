@@ -1,13 +1,15 @@
 /**
  * A dataset on a store (`s3://bucket/prefix`, s3rver behind the proxy that honours conditional
  * writes, so a lone writer locks it with store leases): the same rows as a local dataset fed the
- * same walks, and what a page costs there (docs/storage.md "The staging log").
+ * same walks (DuckDB on the parts downloaded, Polars straight from the bucket), and what a page
+ * costs there (docs/storage.md "The staging log").
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetRoot, DatasetDestination } from '../../src/dataset/destination.ts';
 import { chooseDatasetLocks } from '../../src/dataset/lock-choice.ts';
@@ -67,6 +69,25 @@ async function differences(a: string, b: string): Promise<number[]> {
   }
 }
 
+/** The rows and distinct ids Polars reads from the dataset's parts in the bucket, with no download. */
+async function polarsCounts(location: string): Promise<{ rows: number; keys: number }> {
+  const env = s3.direct;
+  const cloudOptions = {
+    aws_access_key_id: env.AWS_ACCESS_KEY_ID,
+    aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY,
+    aws_region: env.AWS_REGION,
+    aws_endpoint_url: env.AWS_ENDPOINT_URL_S3,
+    aws_allow_http: 'true',
+    aws_virtual_hosted_style_request: 'false',
+  };
+  const frame = await pl
+    .scanParquet(`${location}/forum/subforum/**/*.parquet`, { hivePartitioning: true, cloudOptions })
+    .select(pl.len().alias('rows'), pl.col('id').nUnique().alias('keys'))
+    .collect();
+  const [counts] = frame.toRecords() as { rows: number; keys: number }[];
+  return { rows: Number(counts.rows), keys: Number(counts.keys) };
+}
+
 describe('a dataset on a store', () => {
   it('holds the same rows as a local dataset fed the same walks, over a first run and an incremental second', async () => {
     const local = await mkdtemp(join(tmpdir(), 'dataset-s3-local-'));
@@ -82,6 +103,9 @@ describe('a dataset on a store', () => {
       expect({ pages: onStore.pages, records: onStore.records }).toEqual({ pages: onDisk.pages, records: onDisk.records });
     }
     expect(await differences(local, await downloadParts(location))).toEqual([0, 0]);
+    // Polars reads the same rows straight from the bucket, as the docs show.
+    const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet(${sqlPath(`${local}/forum/**/*.parquet`)}, hive_partitioning = true)`);
+    expect(await polarsCounts(location)).toEqual({ rows: Number(rows), keys: Number(keys) });
   });
 
   it("publishes a writer's handed-off pages from another working folder, the pass reading its spool from its staging log", async () => {
