@@ -142,6 +142,10 @@ export class DatasetNames {
   get journal(): string {
     return `${this.meta}/staging-${this.writer}/publish.json`;
   }
+  /** The schema as a Parquet file of no rows (`table-schema.ts`); on a local dataset `DatasetPaths.tableSchema` is its file. */
+  get tableSchema(): string {
+    return `${this.meta}/schema.parquet-schema`;
+  }
   /** The objects of this writer's staging log on a store (`staging-log.ts`). */
   get stagingLog(): string {
     return `${this.meta}/staging-${this.writer}/log/`;

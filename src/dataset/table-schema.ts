@@ -12,7 +12,10 @@
  * leaves it ahead of the schema file (more columns, which read as NULL), never behind, and the
  * publish replayed writes both again. A dataset from before it gets it at its next publish.
  */
-import { stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseLocation } from './storage/location.ts';
 import { writePart } from './parts.ts';
 import type { RecordedSchema } from './scan.ts';
 import type { DatasetPaths } from './store.ts';
@@ -20,14 +23,35 @@ import { writeObject } from './objects.ts';
 
 /** Records `schema`: its Parquet schema file (Parquet datasets with columns), then `schema.json`. */
 export async function writeRecordedSchema(paths: DatasetPaths, schema: RecordedSchema): Promise<void> {
-  if (holdsTable(schema)) await writePart([], paths.tableSchema, schema);
+  if (holdsTable(schema)) await writeTableSchema(paths, schema);
   await writeObject(paths.storage, paths.names.schema, schema);
+}
+
+/** Writes the schema file: in a local dataset's folder; on a store, encoded in scratch and stored whole beside `schema.json`. */
+async function writeTableSchema(paths: DatasetPaths, schema: RecordedSchema): Promise<void> {
+  if (onLocalFolder(paths)) {
+    await writePart([], paths.tableSchema, schema);
+    return;
+  }
+  await mkdir(paths.storage.scratch, { recursive: true });
+  const file = join(paths.storage.scratch, `${randomUUID()}.parquet-schema`);
+  try {
+    await writePart([], file, schema);
+    await paths.storage.upload(paths.names.tableSchema, file);
+  } finally {
+    await rm(file, { force: true });
+  }
 }
 
 /** Whether `schema` needs a Parquet schema file that is not there yet (a dataset of an earlier version). */
 export async function lacksTableSchema(paths: DatasetPaths, schema: RecordedSchema | undefined): Promise<boolean> {
   if (schema === undefined || !holdsTable(schema)) return false;
+  if (!onLocalFolder(paths)) return !(await paths.storage.exists(paths.names.tableSchema));
   return (await stat(paths.tableSchema).catch(() => undefined)) === undefined;
+}
+
+function onLocalFolder(paths: DatasetPaths): boolean {
+  return parseLocation(paths.storage.location).kind === 'local';
 }
 
 function holdsTable(schema: RecordedSchema): boolean {
