@@ -14,7 +14,10 @@
  * bytes written past what the store holds were not vouched for there and are dropped (those pages
  * were in flight: they are bought again). A working folder that lacks the staging, or holds less than
  * the store's log, is rebuilt from the log (one LIST, a GET per object). Past `COMPACT_AFTER` objects
- * the log is replaced by one object of whole files, then the older objects go, so a rebuild stays cheap.
+ * the log is replaced by one object of whole files, then the older objects go, so a rebuild stays
+ * cheap; once there is such an object, only when the objects after it hold as many bytes as it does,
+ * so a long walk's growing spool is not stored whole again every few pages (the bytes stored stay
+ * within a few times the staging's).
  */
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -40,6 +43,9 @@ interface LogNote {
   seq: number;
   /** Objects since (and with) the last whole one. */
   since: number;
+  /** Bytes of the last whole object (0 for none), and of the objects after it. */
+  wholeBytes: number;
+  addedBytes: number;
   files: Record<string, Mirrored>;
 }
 
@@ -73,7 +79,7 @@ export class StagingLog {
     const objects = await logObjects(storage, prefix);
     const last = objects.at(-1)?.seq ?? -1;
     const note = await readNote(folder);
-    const log = new StagingLog(storage, prefix, folder, files, note ?? { seq: -1, since: 0, files: {} });
+    const log = new StagingLog(storage, prefix, folder, files, note ?? { seq: -1, since: 0, wholeBytes: 0, addedBytes: 0, files: {} });
     if (note === undefined || note.seq > last || !(await log.#trimToNote())) await log.#rebuild(objects);
     else if (note.seq < last) await log.#catchUp(objects);
     return log;
@@ -93,10 +99,11 @@ export class StagingLog {
   async #catchUp(objects: readonly LogObject[]): Promise<void> {
     const newer = objects.filter((each) => each.seq > this.note.seq);
     if (newer.length === 0) return;
-    const read = await Promise.all(newer.map(async (object) => ({ seq: object.seq, ...(await this.#readObject(object.name)) })));
+    const read = await readAll(newer, (name) => this.#readObject(name));
     if (read.some((each) => each.whole)) return this.#rebuild(objects);
     for (const { changes } of read) for (const change of changes) await this.#apply(change);
-    await this.#noteFiles(objects.at(-1)!.seq, this.note.since + read.length);
+    const added = read.reduce((sum, each) => sum + each.bytes, 0);
+    await this.#noteFiles(objects.at(-1)!.seq, { since: this.note.since + read.length, wholeBytes: this.note.wholeBytes, addedBytes: this.note.addedBytes + added });
   }
 
   /**
@@ -114,7 +121,7 @@ export class StagingLog {
     const run = this.#chain.then(async () => {
       const objects = await logObjects(this.storage, this.prefix);
       await this.storage.removeAll(objects.map((each) => each.name));
-      this.note = { seq: -1, since: 0, files: {} };
+      this.note = { seq: -1, since: 0, wholeBytes: 0, addedBytes: 0, files: {} };
     });
     this.#chain = run.catch(() => undefined);
     await run;
@@ -143,7 +150,7 @@ export class StagingLog {
     }
     if (changes.length === 0) return;
     await this.#put(changes, false, files);
-    if (this.note.since > COMPACT_AFTER) await this.#compact();
+    if (this.note.since > COMPACT_AFTER && this.note.addedBytes >= this.note.wholeBytes) await this.#compact();
   }
 
   /** Replaces the log by one object of the files whole, as the store holds them, then drops the older objects. */
@@ -163,8 +170,10 @@ export class StagingLog {
   async #put(changes: readonly Change[], whole: boolean, files: Record<string, Mirrored>): Promise<void> {
     const seq = this.note.seq + 1;
     const text = [JSON.stringify({ seq, whole }), ...changes.map((change) => JSON.stringify(change))].join('\n') + '\n';
-    await this.storage.write(objectName(this.prefix, seq), new TextEncoder().encode(text));
-    this.note = { seq, since: whole ? 1 : this.note.since + 1, files };
+    const body = new TextEncoder().encode(text);
+    await this.storage.write(objectName(this.prefix, seq), body);
+    const sizes = whole ? { wholeBytes: body.length, addedBytes: 0 } : { wholeBytes: this.note.wholeBytes, addedBytes: this.note.addedBytes + body.length };
+    this.note = { seq, since: whole ? 1 : this.note.since + 1, ...sizes, files };
     await writeNote(this.folder, this.note);
   }
 
@@ -188,32 +197,33 @@ export class StagingLog {
   async #rebuild(objects: readonly LogObject[]): Promise<void> {
     await mkdir(this.folder, { recursive: true });
     for (const file of this.files) await rm(join(this.folder, file), { force: true });
-    const read: { seq: number; whole: boolean; changes: Change[] }[] = [];
-    for (const object of objects) read.push({ seq: object.seq, ...(await this.#readObject(object.name)) });
+    const read = await readAll(objects, (name) => this.#readObject(name));
     const start = Math.max(0, read.map((each) => each.whole).lastIndexOf(true));
     for (const { changes } of read.slice(start)) for (const change of changes) await this.#apply(change);
-    await this.#noteFiles(objects.at(-1)?.seq ?? -1, read.length - start);
+    const wholeBytes = read[start]?.whole === true ? read[start].bytes : 0;
+    const addedBytes = read.slice(start).reduce((sum, each) => sum + each.bytes, 0) - wholeBytes;
+    await this.#noteFiles(objects.at(-1)?.seq ?? -1, { since: read.length - start, wholeBytes, addedBytes });
   }
 
   /** Notes the files as they are now as what the store holds through object `seq`. */
-  async #noteFiles(seq: number, since: number): Promise<void> {
+  async #noteFiles(seq: number, counts: Pick<LogNote, 'since' | 'wholeBytes' | 'addedBytes'>): Promise<void> {
     const files: Record<string, Mirrored> = {};
     for (const file of this.files) {
       const now = await stat(join(this.folder, file)).catch(missing);
       if (now !== undefined) files[file] = { size: now.size, ino: now.ino, dev: now.dev };
     }
-    this.note = { seq, since, files };
+    this.note = { seq, ...counts, files };
     await writeNote(this.folder, this.note);
   }
 
-  async #readObject(name: string): Promise<{ whole: boolean; changes: Change[] }> {
+  async #readObject(name: string): Promise<LogEntry> {
     const bytes = await this.storage.read(name);
     // Listed, then gone: a compaction of another holder's replaced it (none holds the writer's lock meanwhile).
     if (bytes === undefined) throw this.#damaged(name, 'went while it was read');
     try {
       const [head, ...lines] = new TextDecoder().decode(bytes).split('\n').filter((line) => line !== '');
       const { whole } = JSON.parse(head) as { whole?: unknown };
-      return { whole: whole === true, changes: lines.map((line) => JSON.parse(line) as Change) };
+      return { whole: whole === true, changes: lines.map((line) => JSON.parse(line) as Change), bytes: bytes.length };
     } catch {
       throw this.#damaged(name, 'is not an object of a staging log');
     }
@@ -268,6 +278,20 @@ export async function removeStagingLog(storage: Storage, prefix: string): Promis
   await storage.removeAll((await logObjects(storage, prefix)).map((each) => each.name));
 }
 
+/** An object of the log as read: whether it holds the files whole, its changes, its size. */
+interface LogEntry {
+  whole: boolean;
+  changes: Change[];
+  bytes: number;
+}
+
+/** Reads `objects`, eight at a time, in their order. */
+async function readAll(objects: readonly LogObject[], read: (name: string) => Promise<LogEntry>): Promise<LogEntry[]> {
+  const entries: LogEntry[] = [];
+  for (let start = 0; start < objects.length; start += 8) entries.push(...(await Promise.all(objects.slice(start, start + 8).map((object) => read(object.name)))));
+  return entries;
+}
+
 interface LogObject {
   name: string;
   seq: number;
@@ -291,7 +315,8 @@ function objectName(prefix: string, seq: number): string {
 async function readNote(folder: string): Promise<LogNote | undefined> {
   try {
     const note = JSON.parse(await readFile(join(folder, NOTE), 'utf8')) as LogNote;
-    return typeof note.seq === 'number' && typeof note.files === 'object' ? note : undefined;
+    const counts = [note.seq, note.since, note.wholeBytes, note.addedBytes];
+    return counts.every((count) => typeof count === 'number') && typeof note.files === 'object' ? note : undefined;
   } catch {
     // No note, or one cut short: the log is read instead.
     return undefined;

@@ -106,6 +106,27 @@ describe("a writer's staging log on a store", () => {
     expect((await read(elsewhere, 'spool.ndjson')).split('\n')).toHaveLength(COMPACT_AFTER + 2);
   });
 
+  it('stores the files whole again only once the objects after the last whole one weigh as much as it', async () => {
+    const storage = await store();
+    const dir = await folder();
+    const log = await StagingLog.open(storage, PREFIX, dir, FILES);
+    const page = async (text: string) => {
+      await appendFile(join(dir, 'spool.ndjson'), text);
+      await log.sync();
+    };
+    // A large spool, then small pages until the first whole object replaces the log.
+    await mkdir(dir, { recursive: true });
+    await page(`${JSON.stringify({ big: 'x'.repeat(100_000) })}\n`);
+    for (let each = 0; each < COMPACT_AFTER; each++) await page(`{"page":${each}}\n`);
+    expect(await names(storage, PREFIX)).toHaveLength(1);
+    // As many small pages again: their objects weigh far less than the whole one, which stays.
+    for (let each = 0; each < COMPACT_AFTER + 5; each++) await page(`{"again":${each}}\n`);
+    expect(await names(storage, PREFIX)).toHaveLength(COMPACT_AFTER + 6);
+    const elsewhere = await folder();
+    await StagingLog.open(storage, PREFIX, elsewhere, FILES);
+    expect(await read(elsewhere, 'spool.ndjson')).toBe(await read(dir, 'spool.ndjson'));
+  });
+
   it("takes the staging a publish pass replaced through the log when its writer catches up, and removes files the pass said went", async () => {
     const storage = await store();
     const dir = await folder();
