@@ -90,9 +90,7 @@ export class StagingLog {
    * writer's staging through its log: `replaceStaging`): one LIST, and a GET for each new object.
    */
   catchUp(): Promise<void> {
-    const run = this.#chain.then(async () => this.#catchUp(await logObjects(this.storage, this.prefix)));
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#serially(async () => this.#catchUp(await logObjects(this.storage, this.prefix)));
   }
 
   /** Applies the objects after the note's on top of the files (rebuilt from a whole one among them). */
@@ -111,20 +109,22 @@ export class StagingLog {
    * Calls run one at a time; each resolves once everything written before it is on the store.
    */
   sync(): Promise<void> {
-    const run = this.#chain.then(() => this.#sync());
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#serially(() => this.#sync());
   }
 
-  /** Removes every object of the log and the local files: the staging was dropped. */
-  async clear(): Promise<void> {
-    const run = this.#chain.then(async () => {
-      const objects = await logObjects(this.storage, this.prefix);
-      await this.storage.removeAll(objects.map((each) => each.name));
+  /** Removes every object of the log: the staging was dropped (its local files go with their folder). */
+  clear(): Promise<void> {
+    return this.#serially(async () => {
+      await removeStagingLog(this.storage, this.prefix);
       this.note = { seq: -1, since: 0, wholeBytes: 0, addedBytes: 0, files: {} };
     });
+  }
+
+  /** Runs `task` after every call before it: the note and the log's order are this object's alone. */
+  #serially(task: () => Promise<void>): Promise<void> {
+    const run = this.#chain.then(task);
     this.#chain = run.catch(() => undefined);
-    await run;
+    return run;
   }
 
   async #sync(): Promise<void> {
