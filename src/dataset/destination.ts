@@ -155,7 +155,9 @@ export class DatasetDestination implements Destination {
       spool: this.paths.spool,
       held: join(this.paths.staging, 'held.ndjson'),
     };
-    this.remedy = `restart the export (--restart) to discard ${this.paths.staging} and start over; the published dataset stays`;
+    // On a store the staging is its log there as well as the working folder: a restart drops both.
+    const staging = onStore ? `${this.paths.staging} and ${objectPlace(storage, this.paths.names.stagingLog)}` : this.paths.staging;
+    this.remedy = `restart the export (--restart) to discard ${staging} and start over; the published dataset stays`;
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
     this.#maxDepth = options.maxDepth;
