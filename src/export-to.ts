@@ -5,10 +5,11 @@
  * engine stages → sinks (docs/architecture.md, "Layers").
  */
 import { createHash } from 'node:crypto';
-import { DatasetDestination } from './dataset/destination.ts';
-import { chooseDatasetLocks } from './dataset/lock-choice.ts';
+import { datasetRoot, DatasetDestination } from './dataset/destination.ts';
 import { LocalStorage } from './dataset/storage/local.ts';
-import { localFolderOf } from './dataset/storage/location.ts';
+import { parseLocation } from './dataset/storage/location.ts';
+import { openStorage } from './dataset/storage/open.ts';
+import { chooseDatasetLocks } from './dataset/lock-choice.ts';
 import { refuseUnknownOptions } from './known-options.ts';
 import { walkName } from './operations/walk-name.ts';
 import { exportInto } from './export/engine.ts';
@@ -28,12 +29,18 @@ export async function exportTo(source: unknown, options: ExportOptions): Promise
   const walks = walksOf(source, settings.shard);
   checkOptionsFor(walks.op, options);
   if (settings.out !== undefined) return exportInto(walks, fileDestination(settings.out, walks, settings), settings);
-  const dir = localFolderOf(settings.dataset!);
-  // Decided before anything is bought: the engine's writer lock and the publishes take the same locks.
-  const storage = new LocalStorage(dir);
-  const locks = await chooseDatasetLocks(storage, dir, settings.locks);
-  const destination = new DatasetDestination(dir, walks.op, {
+  const dataset = settings.dataset!;
+  // Opened and checked before anything is bought: a bucket that cannot be used is refused here.
+  const storage = parseLocation(dataset).kind === 'local' ? new LocalStorage(dataset) : await openStorage(dataset);
+  // Decided before anything is bought: the engine's writer lock and the publishes take the same locks,
+  // named by their paths under the folder that stands for the dataset (on a store, its working folder).
+  const locks = await chooseDatasetLocks(storage, datasetRoot(dataset, storage, settings.work), settings.locks).catch(async (error: unknown) => {
+    await storage.close();
+    throw error;
+  });
+  const destination = new DatasetDestination(dataset, walks.op, {
     storage,
+    work: settings.work,
     locks,
     format: settings.format,
     schema: settings.schema,

@@ -3,7 +3,7 @@
  * docs/guide/cli.md lists for it, read off the error's stable `code` (never off its message). Stack traces only
  * with `--debug`.
  */
-import { AuthError, InsufficientCreditsError, SocialstreamError, ValidationError } from '../errors.ts';
+import { AuthError, InsufficientCreditsError, SocialstreamError, StorageError, ValidationError } from '../errors.ts';
 import { constants } from 'node:os';
 import { UsageError } from './args.ts';
 
@@ -84,6 +84,8 @@ const EXIT_OF_CODE: Record<string, number> = {
 
 export function exitCodeOf(error: unknown): number {
   if (error instanceof UsageError || error instanceof TypeError || error instanceof RejectedInputsError) return EXIT.usage;
+  // A store that cannot be used (docs/storage.md: no such bucket, a refused credential, no endpoint, no conditional writes).
+  if (error instanceof StorageError) return EXIT.usage;
   if (error instanceof SocialstreamError) return EXIT_OF_CODE[error.code] ?? EXIT.failure;
   // 128 + the signal's number, as shells report a process a signal ended: SIGHUP 129, SIGINT 130, SIGTERM 143.
   if (error instanceof InterruptedError) return 128 + constants.signals[error.signal];

@@ -13,16 +13,18 @@ const FLAGS: FlagSpec[] = [
   { name: 'queue', kind: 'string', value: 'URL', help: 'the queue: redis://HOST:PORT/DB' },
   { name: 'concurrency', option: 'concurrency', kind: 'integer', value: 'N', help: 'walks at once (default 4)' },
   { name: 'lease', option: 'leaseMs', kind: 'integer', value: 'MS', help: "a walk's lease: a dead worker's walk is taken over after about twice this (default 15000)" },
+  { name: 'work', option: 'work', kind: 'string', value: 'DIR', help: 'for datasets on a store (s3://…): the local folder this worker stages in (default socialstream-work in the system temporary folder)' },
   { name: 'park', option: 'parkMs', kind: 'integer', value: 'MS', help: 'how long a walk a spent budget parked waits before it is looked at again (default 30000; raising the budget takes it at once)' },
 ];
 
 export const WORKER_HELP: CommandHelp = {
   command: 'worker',
   summary: 'take walks from the queue and write them into their dataset (key from SOCIALSTREAM_API_KEY)',
-  usage: ['worker --queue redis://HOST:PORT/DB [--concurrency N] [--lease MS] [--park MS]'],
+  usage: ['worker --queue redis://HOST:PORT/DB [--concurrency N] [--lease MS] [--park MS] [--work DIR]'],
   about: `Takes walks that 'socialstream export … --queue URL' enqueued and writes them into their dataset,
 with the key in SOCIALSTREAM_API_KEY (each worker its own; it never goes to Redis). Run one on
-every machine that sees the dataset directory at the same path. While Redis cannot be reached it
+every machine that sees the dataset directory at the same path, or the dataset's bucket (s3://…,
+each worker staging in its own --work folder). While Redis cannot be reached it
 waits, trying every 5 s (one line an attempt).`,
   flags: FLAGS,
   examples: [
@@ -40,7 +42,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   if (args.positionals.length > 0 || Object.keys(args.params).length > 0) throw new UsageError('worker takes no words, only flags');
   const url = args.flags.queue;
   if (typeof url !== 'string') throw new UsageError('worker needs --queue redis://HOST:PORT/DB');
-  const counts = optionsOf(args.flags, FLAGS) as WorkerCounts;
+  const { work, ...counts } = optionsOf(args.flags, FLAGS) as WorkerCounts & { work?: string };
   // The library's rule, before the key is looked at or the queue's client loaded.
   try {
     checkWorkerCounts(counts);
@@ -57,6 +59,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     const outcome = await runWorker({
       queue: url,
       ...counts,
+      ...(work === undefined ? {} : { work }),
       signal: run.controller.signal,
       log: (line) => process.stderr.write(`socialstream worker: ${line}\n`),
     });

@@ -32,7 +32,7 @@ import { allHeld, DatasetLocks, releaseAll, type Held, type PublishLocks } from 
 import { claimed, claimOf, claimsOfLivePasses, exclusively, passEnds, recoverPasses } from './passes.ts';
 import { finishLegacyGroup, finishPass, type GroupJournal } from './rewrite.ts';
 import { readCommitFile, readReceiptFile } from './state.ts';
-import { dropPass, localPaths, passFolders, type DatasetPaths } from './store.ts';
+import { dropPass, passFolders, type DatasetPaths } from './store.ts';
 import { objectPlace, objectsIn, writeObject } from './objects.ts';
 import { walkName } from '../operations/walk-name.ts';
 import type { SpoolPrefix } from '../export/destination.ts';
@@ -386,11 +386,10 @@ export class GroupCommit {
 }
 
 /**
- * Whether `writer`'s commit in the dataset at `dir` still waits for a publish. Only a publish or its
+ * Whether the commit of the writer of `paths` still waits for a publish. Only a publish or its
  * own writer removes it, so a commit handed off and now gone is published.
  */
-export async function commitWaits(dir: string, operation: string, writer: string): Promise<boolean> {
-  const paths = localPaths(dir, operation, writer);
+export async function commitWaits(paths: DatasetPaths): Promise<boolean> {
   return paths.storage.exists(paths.names.commit());
 }
 

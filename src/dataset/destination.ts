@@ -15,7 +15,9 @@
  * the partition of its own (unchanging) time, and each part is replaced whole, so a reader sees each
  * record exactly once at every moment.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DatasetError, HeldStateError, SchemaDriftError, type SchemaDrift } from '../errors.ts';
 import { isNewestFirst, keyOf, plausibleTimeOf, stableKeyOf, timeOf } from '../operations/record-meta.ts';
@@ -44,6 +46,8 @@ import { fileSize } from '../export/durable.ts';
 import { objectPlace, writeObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
 import type { Storage } from './storage/types.ts';
+import { parseLocation } from './storage/location.ts';
+import { StagingLog } from './staging-log.ts';
 import { publishLocksOf, type DatasetLockChoice } from './lock-choice.ts';
 import type { LockMechanism, RecordedLocks } from './locks.ts';
 import { believed, endsIn, MARK_LAG_MS, noteNear, readWalkMarks, type WalkMark } from './marks.ts';
@@ -64,6 +68,12 @@ export interface DatasetDestinationOptions {
    * destination closes it with itself.
    */
   storage?: Storage;
+  /**
+   * The local working folder of a dataset on a store: the writer stages there (a folder of its own
+   * per dataset), and its staging log on the store is the durable copy (`staging-log.ts`). Unused
+   * for a local dataset, whose staging is in its own folder.
+   */
+  work?: string;
   /**
    * The locks writers publish under (`chooseDatasetLocks`: the caller's Redis leases, or leases on
    * the store), instead of lock folders. A dataset published with them once is refused to writers
@@ -122,6 +132,10 @@ export class DatasetDestination implements Destination {
   #completedRun: string | undefined;
   readonly #since: number | undefined;
   readonly #until: number | undefined;
+  /** On a store: the staging's durable copy, opened by `recover` (`staging-log.ts`). */
+  #log: StagingLog | undefined;
+  /** On a store: stores what was staged since the last call (one object at most), before the next request is bought. */
+  readonly persist?: () => Promise<void>;
 
   constructor(
     readonly output: string,
@@ -129,15 +143,21 @@ export class DatasetDestination implements Destination {
     options: DatasetDestinationOptions,
   ) {
     // The dataset's store, one for the destination (its requests are this export's), closed with it.
-    this.paths = new DatasetPaths(output, op.id, options.writer ?? writerName(options.shard), options.storage ?? new LocalStorage(output));
-    this.folder = resolve(output);
+    const storage = options.storage ?? new LocalStorage(output);
+    const onStore = parseLocation(storage.location).kind !== 'local';
+    const root = datasetRoot(output, storage, options.work);
+    this.paths = new DatasetPaths(root, op.id, options.writer ?? writerName(options.shard), storage);
+    this.folder = resolve(root);
+    if (onStore) this.persist = () => this.#log?.sync() ?? Promise.resolve();
     this.files = {
       lock: join(this.paths.meta, `writer-${this.paths.writer}.lock`),
       journal: this.paths.checkpoint,
       spool: this.paths.spool,
       held: join(this.paths.staging, 'held.ndjson'),
     };
-    this.remedy = `restart the export (--restart) to discard ${this.paths.staging} and start over; the published dataset stays`;
+    // On a store the staging is its log there as well as the working folder: a restart drops both.
+    const staging = onStore ? `${this.paths.staging} and ${objectPlace(storage, this.paths.names.stagingLog)}` : this.paths.staging;
+    this.remedy = `restart the export (--restart) to discard ${staging} and start over; the published dataset stays`;
     this.#policy = options.schema ?? 'evolve';
     this.#incremental = options.incremental ?? true;
     this.#maxDepth = options.maxDepth;
@@ -165,6 +185,8 @@ export class DatasetDestination implements Destination {
    * the schema and the walk states this run goes by.
    */
   async recover(restart: boolean): Promise<void> {
+    // Before anything reads the staging: the working folder holds what the store does (`staging-log.ts`).
+    if (this.persist !== undefined) this.#log = await StagingLog.open(this.paths.storage, this.paths.names.stagingLog, this.paths.staging, STAGING_FILES);
     if ((await fileSize(this.paths.run)) !== undefined && restart) await this.discard();
     if ((await fileSize(this.paths.run)) !== undefined) {
       throw new HeldStateError(
@@ -376,6 +398,7 @@ export class DatasetDestination implements Destination {
 
   async discard(): Promise<void> {
     await rm(this.paths.staging, { recursive: true, force: true });
+    await this.#log?.clear();
   }
 
   /**
@@ -456,6 +479,8 @@ export class DatasetDestination implements Destination {
    * publish that widened a column is followed by the rewrite of the parts of the narrower type.
    */
   async publish(state: ExportState, complete: boolean, through?: SpoolPrefix): Promise<Published> {
+    // A pass of another machine's may take the commit: what it names is on the store first.
+    await this.persist?.();
     const commit: Commit = {
       writer: this.paths.writer,
       complete,
@@ -469,6 +494,8 @@ export class DatasetDestination implements Destination {
     this.#resumedStaging = through !== undefined;
     // Only a finished run hands off: a partial one goes on from the checkpoint its publish writes.
     const receipt = await this.#group.publish(commit, this.#handOff && complete);
+    // The pass replaced this writer's staging through its log (`finishStoreStaging`): the working folder takes it.
+    if (receipt !== undefined) await this.#log?.catchUp();
     // A complete run's pages are published and its receipt read: the state the publish kept for a resume goes.
     if (complete && receipt !== undefined) await this.discard();
     // Before it reports: the parts of a type its publish (or a killed writer's) widened are rewritten (`widen.ts`).
@@ -534,6 +561,28 @@ export class DatasetDestination implements Destination {
   async recordFrozenDrift(error: SchemaDriftError): Promise<void> {
     await writeObject(this.paths.storage, this.paths.names.drift, { operation: this.op.id, at: new Date().toISOString(), frozen: true, drift: error.drift });
   }
+}
+
+/** The files of a writer's staging its log keeps on a store (the journal, the spool, the held pages, the rest a partial publish kept). */
+const STAGING_FILES = ['checkpoint.json', 'spool.ndjson', 'held.ndjson', 'spool-rest.ndjson'];
+
+/**
+ * The local folder that stands for the dataset `output` held in `storage`: its own folder for a
+ * local dataset; on a store, its folder under the working folder `work` (the writer stages there,
+ * and its locks are named by their paths under it).
+ */
+export function datasetRoot(output: string, storage: Storage, work: string | undefined): string {
+  return parseLocation(storage.location).kind === 'local' ? output : workFolder(work ?? defaultWork(), storage.location);
+}
+
+/** Where writers stage for datasets on a store when no working folder is given. */
+function defaultWork(): string {
+  return join(tmpdir(), 'socialstream-work');
+}
+
+/** A dataset's own folder under the working folder `work`: by a hash of its location, so two datasets never share one. */
+function workFolder(work: string, location: string): string {
+  return join(resolve(work), createHash('sha256').update(location).digest('hex').slice(0, 16));
 }
 
 /** Commits this process read and found whole, by where they are (`objectPlace`): their version then (`Storage.version`). */

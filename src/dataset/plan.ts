@@ -16,6 +16,8 @@ import type { OperationSpec } from '../operations/spec.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readStoredPart, type DatasetFormat, type HeldNames, type PartSchema } from './parts.ts';
 import { objectPlace } from './objects.ts';
+import { rebuildStaging } from './staging-log.ts';
+import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 import { heldNames } from './columns.ts';
 import type { DatasetSchemaTracker } from './schema.ts';
@@ -162,8 +164,9 @@ export class PassPlan implements PassPlanning {
     this.#tally.updated.push(...commits.map(() => 0));
     this.#tally.touched.push(...commits.map(() => new Set<string>()));
     this.#tally.setAside.push(...commits.map(() => 0));
-    this.#rests.push(...(await Promise.all(commits.map((commit) => keepRest(this.context.paths, commit)))));
-    this.#fetched = laterStamp(this.#fetched, await readIncoming(this.context, commits, first, this.#tracker, this.#tally, this.#incoming, this.#keys));
+    const spools = await Promise.all(commits.map((commit) => spoolOf(this.context, commit)));
+    this.#rests.push(...(await Promise.all(commits.map((commit, index) => keepRest(this.context.paths, commit, spools[index])))));
+    this.#fetched = laterStamp(this.#fetched, await readIncoming(this.context, commits, spools, first, this.#tracker, this.#tally, this.#incoming, this.#keys));
     await this.#incoming.flush();
   }
 
@@ -224,6 +227,7 @@ export class PassPlan implements PassPlanning {
 async function readIncoming(
   context: PlanContext,
   commits: readonly Commit[],
+  spools: readonly string[],
   first: number,
   tracker: DatasetSchemaTracker,
   tally: Tally,
@@ -235,7 +239,7 @@ async function readIncoming(
     const from = first + index;
     const bytes = commit.through?.bytes ?? commit.state.spool.bytes;
     if (bytes === 0) continue;
-    const spool = context.paths.ofWriter(commit.writer).spool;
+    const spool = spools[index];
     // Records an older version staged carry no fetch time: they get the time their spool was begun
     // (last written, where the file system keeps no birth time), old-style: below every stamp of this version.
     const begun = await stat(spool);
@@ -393,6 +397,20 @@ function afterPublish(state: ExportState, rest?: SpoolMark): ExportState {
   return { ...state, walks: state.walks.map((walk) => ({ ...walk })), spool, run: { ...state.run } };
 }
 
+/**
+ * Where the pass reads `commit`'s spool: the writer's own file on a local dataset, and this writer's
+ * own on a store; another writer's on a store is rebuilt from its staging log into the pass's
+ * scratch (its commit was left once its staging was on the store: `DatasetDestination.publish`).
+ */
+async function spoolOf(context: PlanContext, commit: Commit): Promise<string> {
+  const { paths } = context;
+  const own = paths.ofWriter(commit.writer);
+  if (commit.writer === paths.writer || parseLocation(paths.storage.location).kind === 'local') return own.spool;
+  const folder = join(paths.scratch(context.pass), `staging-${commit.writer}`);
+  await rebuildStaging(paths.storage, own.names.stagingLog, folder, ['spool.ndjson']);
+  return join(folder, 'spool.ndjson');
+}
+
 /** A commit's records after its `through`, copied into a spool of their own: the writer's spool once the publish is finished. */
 interface KeptRest {
   /** Relative to the dataset's folder, as the journal holds paths. */
@@ -404,11 +422,12 @@ interface KeptRest {
  * The records of `commit`'s spool after its `through`, copied into the writer's staging
  * (`GroupMember.rest`); written before the publish journal, so a kill before it leaves the staging as it was.
  */
-async function keepRest(paths: DatasetPaths, commit: Commit): Promise<KeptRest | undefined> {
+async function keepRest(paths: DatasetPaths, commit: Commit, spool: string): Promise<KeptRest | undefined> {
   if (commit.through === undefined) return undefined;
   const own = paths.ofWriter(commit.writer);
   const path = join(own.staging, 'spool-rest.ndjson');
-  const mark = await copySpoolPart(own.spool, commit.through.bytes, commit.state.spool.bytes, path);
+  await mkdir(own.staging, { recursive: true });
+  const mark = await copySpoolPart(spool, commit.through.bytes, commit.state.spool.bytes, path);
   return { path: relative(paths.dir, path), mark };
 }
 

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 // On the writers' staging (spool, checkpoint) and scratch folders alone: the dataset's own objects go through its Storage.
-import { readdir, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rename, rm } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { DatasetError, type SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
@@ -35,7 +35,9 @@ import type { DatasetLocks } from './locks.ts';
 import { compareFetchTimes } from './fetch-clock.ts';
 import { convertedSchema, mergeColumns, recordedLayout } from './nesting.ts';
 import { objectPlace, objectsIn, readObject, writeObject } from './objects.ts';
-import { writeState, type ExportState } from '../export/journal.ts';
+import { stateJournalText, writeState, type ExportState } from '../export/journal.ts';
+import { removeStagingLog, replaceStaging } from './staging-log.ts';
+import { parseLocation } from './storage/location.ts';
 import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
 import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from '../export/types.ts';
@@ -183,7 +185,9 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
     writeObject(paths.storage, own.names.state, state),
     writeObject(paths.storage, own.names.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift }),
   ]);
-  if (member.next === null) {
+  if (parseLocation(paths.storage.location).kind !== 'local') {
+    await finishStoreStaging(own, member, member.rest === undefined ? undefined : join(paths.dir, member.rest));
+  } else if (member.next === null) {
     await rm(own.staging, { recursive: true, force: true });
   } else {
     // The walks go on from their checkpoints; the records are in the parts now, so the spool starts
@@ -194,6 +198,27 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
   }
   await writeObject(paths.storage, paths.names.receipt(member.writer), { changes: member.changes, repaired: member.repaired });
   await paths.storage.remove(paths.names.commit(member.writer));
+}
+
+/**
+ * On a store, a member's staging is its staging log (`staging-log.ts`), which the pass replaces as
+ * the local files are replaced on a local dataset: the journal after the publish and the spool it
+ * kept, in one object its writer takes when it reads its receipt (`StagingLog.catchUp`), or the log
+ * removed. Replayed after a kill, the same files are stored again.
+ */
+async function finishStoreStaging(own: DatasetPaths, member: GroupMember, rest: string | undefined): Promise<void> {
+  if (member.next === null) {
+    await removeStagingLog(own.storage, own.names.stagingLog);
+    await rm(own.staging, { recursive: true, force: true });
+    return;
+  }
+  // The rest stays where the pass wrote it: a replay after a kill stores it again.
+  const spool = rest === undefined ? null : await readFile(rest).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+  await replaceStaging(own.storage, own.names.stagingLog, {
+    'checkpoint.json': new TextEncoder().encode(stateJournalText(member.next)),
+    'spool.ndjson': spool,
+    'spool-rest.ndjson': null,
+  });
 }
 
 /** Renames `from` to `to`; done already when `from` is gone (a replay of the journal after a kill). */

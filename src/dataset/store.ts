@@ -146,6 +146,10 @@ export class DatasetNames {
   get journal(): string {
     return `${this.meta}/staging-${this.writer}/publish.json`;
   }
+  /** The objects of this writer's staging log on a store (`staging-log.ts`). */
+  get stagingLog(): string {
+    return `${this.meta}/staging-${this.writer}/log/`;
+  }
   /** The folder of the walks' states. */
   get walks(): string {
     return `${this.meta}/walks/`;

@@ -93,6 +93,13 @@ export interface Destination {
    * has; throws when what is there is not this export's to continue (`OtherExportError`).
    */
   completeOutput(): Promise<CompleteOutput | undefined>;
+  /**
+   * Makes what is staged so far durable beyond this machine (a dataset on a store: one object of
+   * what the staging files gained, `staging-log.ts`); resolves once it is. The engine calls it before
+   * every request attempt, so a page is stored before the next is bought. Absent where the staging's
+   * own disk is the durable copy.
+   */
+  readonly persist?: () => Promise<void>;
   /** Drops everything earlier runs staged (the published output stays). */
   discard(): Promise<void>;
   /**

@@ -256,6 +256,7 @@ async function publish(destination: Destination, state: ExportState, journal: St
   if (failure !== undefined) throw asError(failure);
   // Only now, with the output published, has the run stopped: a kill before this continues it, caps and all.
   await endRun(destination.files.journal, facts.held?.kept);
+  await destination.persist?.();
   return summarize(destination, state, { ...facts, published });
 }
 
@@ -298,6 +299,8 @@ async function finish(destination: Destination, state: ExportState, facts: RunFa
   const published = await destination.publish(state, true);
   await removeIfPresent(destination.files.journal);
   await removeIfPresent(destination.files.held);
+  // A run handed off leaves its spool to the publish, and no journal: so says the staging's durable copy too.
+  await destination.persist?.();
   return summarize(destination, state, { ...facts, published, complete: true });
 }
 

@@ -85,6 +85,8 @@ class Extraction {
     this.#ledger = new AttemptLedger(plan.state, plan.maxAttempts, async () => {
       await plan.journal.save();
       await plan.journal.flush();
+      // The count, with the pages staged before it, in one object where the staging is kept beyond this machine.
+      await plan.destination.persist?.();
     });
     this.#guard = new StagingGuard(plan.spool, this.#halt);
   }
@@ -153,10 +155,24 @@ class Extraction {
     control.addGate(this.#halt);
     control.addGate(this.#guard);
     control.addGate(held);
+    // Without a cap the ledger records nothing: the pages staged so far are stored here instead.
+    const { persist } = this.#plan.destination;
+    if (persist !== undefined && this.#plan.maxAttempts === undefined) control.addGate({ acquire: () => this.#persisted(persist) });
     for (const gate of gates) control.addGate(gate);
     // Last: an attempt the ledger lets through is sent.
     control.addGate(this.#ledger);
     return stream;
+  }
+
+  /** Stores what is staged before an attempt is sent; a store that fails stops every walk, as a staging disk that fails does. */
+  async #persisted(persist: () => Promise<void>): Promise<boolean> {
+    try {
+      await persist();
+      return true;
+    } catch (error) {
+      this.#halt.fail(-1, error);
+      return false;
+    }
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

@@ -397,6 +397,17 @@ export async function writeState(path: string, state: ExportState): Promise<{ by
   return { bytes, digest };
 }
 
+/** The journal `writeState` writes for `state`, as text: what a dataset's staging log on a store holds of it. */
+export function stateJournalText(state: ExportState): string {
+  const hash = createHash('sha256').update(GENESIS).update('\n');
+  let text = '';
+  for (const piece of entryPieces(state)) {
+    hash.update(piece);
+    text += piece;
+  }
+  return lineOf(text, hash.digest('hex'));
+}
+
 /** `JSON.stringify({ state })`, in slices of `WALKS_A_SLICE` walks (the walks last). */
 function* entryPieces(state: ExportState): Generator<string> {
   const { walks, ...rest } = state;

@@ -19,6 +19,8 @@ import type { ExportOptions, FileFormat, SchemaPolicy } from './types.ts';
 export interface ExportSettings {
   out: string | undefined;
   dataset: string | undefined;
+  /** A store dataset's local working folder (`ExportOptions.work`). */
+  work: string | undefined;
   format: FileFormat | undefined;
   schema: SchemaPolicy;
   shard: { index: number; count: number } | undefined;
@@ -57,7 +59,7 @@ export interface ExportSettings {
 const FORMATS: readonly FileFormat[] = ['ndjson', 'csv', 'parquet'];
 
 /** Options that shape a dataset, and mean nothing to a file. */
-const DATASET_ONLY = ['schema', 'shard', 'writer', 'runId', 'handOff', 'incremental', 'partition', 'bucketing', 'since', 'until'] as const;
+const DATASET_ONLY = ['schema', 'shard', 'writer', 'runId', 'handOff', 'incremental', 'partition', 'bucketing', 'since', 'until', 'work'] as const;
 const BOOLEANS = ['resume', 'restart', 'overfetch', 'keepDuplicates', 'escapeFormulae', 'incremental', 'handOff'] as const;
 /** Whole-number options and the least each may be. */
 const COUNTS = [
@@ -73,6 +75,7 @@ const COUNTS = [
 export const EXPORT_OPTIONS = {
   out: true,
   dataset: true,
+  work: true,
   format: true,
   schema: true,
   shard: true,
@@ -125,12 +128,13 @@ export function checkOptionsFor(op: OperationSpec, options: ExportOptions): void
 }
 
 /** Exactly one of a file and a dataset, each named by a non-empty string. */
-function checkOutput({ out, dataset, dedupe, format }: ExportOptions): void {
+function checkOutput({ out, dataset, dedupe, format, work }: ExportOptions): void {
   if ((out === undefined) === (dataset === undefined)) throw optionError`an export needs ${option('out')} (a file) or ${option('dataset')} (a directory), exactly one of them`;
   for (const [name, value] of [
     ['out', out],
     ['dataset', dataset],
     ['dedupe', dedupe],
+    ['work', work],
   ] as const) {
     if (value !== undefined && (typeof value !== 'string' || value === '')) throw optionError`${option(name)} must be a non-empty string, got ${shown(value)}`;
   }
@@ -219,6 +223,7 @@ function settingsOf(options: ExportOptions): ExportSettings {
   return {
     out: options.out,
     dataset: options.dataset,
+    work: options.work,
     format: options.format,
     schema,
     shard: options.shard,

@@ -26,8 +26,14 @@ export type StopReason = 'maxCredits' | 'maxPages' | 'limit' | 'signal' | 'balan
 export interface ExportOptions {
   /** A file: `.ndjson`/`.jsonl`, `.csv` or `.parquet` (or say `format`). Exactly one of `out` and `dataset`. */
   out?: string;
-  /** A growing dataset's directory (docs/datasets.md). Exactly one of `out` and `dataset`. */
+  /** A growing dataset's directory, or its prefix in a bucket, `s3://bucket/prefix` (docs/datasets.md). Exactly one of `out` and `dataset`. */
   dataset?: string;
+  /**
+   * Datasets on a store (`s3://…`): the local working folder the writer stages in, its staging log
+   * on the store being the durable copy (docs/storage.md). Default: `socialstream-work` under the
+   * system's temporary folder. Each machine has its own; a local dataset stages in its own folder.
+   */
+  work?: string;
   /** A file's format when its name does not say it; a dataset's part format (default `'parquet'`; a dataset keeps the format of its first run). */
   format?: FileFormat;
   /** Datasets: `'evolve'` (default) or `'freeze'`. */

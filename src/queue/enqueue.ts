@@ -12,8 +12,8 @@ import { checkParams } from '../operations/params.ts';
 import { findOperation } from '../operations/table.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { readSchemaFile } from '../dataset/state.ts';
-import { localFolderOf } from '../dataset/storage/location.ts';
-import { localPaths } from '../dataset/store.ts';
+import { parseLocation } from '../dataset/storage/location.ts';
+import { withDatasetPaths } from '../dataset/stores.ts';
 import { layoutForRun } from '../dataset/nesting.ts';
 import { option, optionError } from '../export/option-message.ts';
 import { checkOptions, checkOptionsFor, type ExportSettings } from '../export/options.ts';
@@ -37,7 +37,7 @@ export interface EnqueueOptions {
   op: string;
   /** One parameter set per walk. */
   inputs: readonly Record<string, string>[];
-  /** The dataset directory, on storage every worker sees at the same path (made absolute here). */
+  /** The dataset: a directory on storage every worker sees at the same path (made absolute here), or a bucket's `s3://bucket/prefix`. */
   dataset: string;
   /** The run's credit budget across every worker; absent: none (a later enqueue of the run may set one). */
   maxCredits?: number;
@@ -106,11 +106,14 @@ export async function enqueueExport(options: EnqueueOptions): Promise<EnqueueRes
     }
   }
   const settings = checkQueuedOptions(op, options);
-  const dataset = resolve(localFolderOf(options.dataset));
-  // Every walk would be refused the same way: the dataset's recorded layout is checked once, here.
-  const paths = localPaths(dataset, op.id, 'all');
-  const schema = await readSchemaFile(paths);
-  layoutForRun(schema, schema?.format ?? 'parquet', options.layout, paths);
+  // A folder is made absolute (every worker sees it at the same path); a bucket's location is kept as given.
+  const dataset = parseLocation(options.dataset).kind === 'local' ? resolve(options.dataset) : options.dataset;
+  // Every walk would be refused the same way: the dataset's recorded layout is checked once, here
+  // (its store opened, so a bucket that cannot be used is refused before any job).
+  await withDatasetPaths(dataset, op.id, 'all', async (paths) => {
+    const schema = await readSchemaFile(paths);
+    layoutForRun(schema, schema?.format ?? 'parquet', options.layout, paths);
+  });
   const exportId = exportIdOf(op.id, dataset);
   return withRedis(options.queue, async (redis) => {
     const queue = new Queue<WalkJob>(QUEUE_NAME, { connection: redis, prefix: PREFIX });

@@ -5,7 +5,7 @@
  * and whatever error a worker met after; only one whose run is not in the dataset can fail.
  */
 import { readMarksFile } from '../dataset/state.ts';
-import { localPaths } from '../dataset/store.ts';
+import type { DatasetStores } from '../dataset/stores.ts';
 import type { RunTotals } from '../dataset/marks.ts';
 import { runIdOf, type WalkJob } from './runs.ts';
 
@@ -15,8 +15,8 @@ export interface PublishedWalk {
 }
 
 /** The walk's run as the dataset recorded it published complete; undefined while it is not (or its record cannot be read). */
-export async function publishedWalk(job: WalkJob): Promise<PublishedWalk | undefined> {
-  const paths = localPaths(job.dataset, job.op, `walk-${job.walk}`);
+export async function publishedWalk(job: WalkJob, stores: DatasetStores): Promise<PublishedWalk | undefined> {
+  const paths = await stores.paths(job.dataset, job.op, `walk-${job.walk}`);
   const recorded = await readMarksFile(paths).catch(() => undefined);
   // The engine records a run as its id and a digest of its walks (`<runId>#<digest>`).
   if (recorded?.completedRun?.startsWith(`${runIdOf(job)}#`) !== true) return undefined;

@@ -28,8 +28,9 @@ import { hostname } from 'node:os';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createClient } from '../client.ts';
-import { AuthError, InsufficientCreditsError, LockedError } from '../errors.ts';
+import { AuthError, InsufficientCreditsError, LockedError, StorageError } from '../errors.ts';
 import { commitWaits } from '../dataset/commit.ts';
+import { DatasetStores } from '../dataset/stores.ts';
 import { exportTo } from '../export-to.ts';
 import { counted } from '../export/progress.ts';
 import type { ExportSummary } from '../export/types.ts';
@@ -54,6 +55,8 @@ export interface WorkerOptions extends WorkerCounts {
   signal?: AbortSignal;
   /** One line per event worth telling (a walk done, parked, failed; Redis away). Default: none. */
   log?: (line: string) => void;
+  /** For datasets on a store: this worker's local working folder (`ExportOptions.work`). */
+  work?: string;
 }
 
 /** How `runWorker` ended. */
@@ -82,7 +85,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerOutcome> 
   return new WalkWorker(settings, options.signal).run();
 }
 
-type WorkerSettings = Required<Pick<WorkerOptions, 'queue' | 'concurrency' | 'leaseMs' | 'parkMs' | 'log'>> & Pick<WorkerOptions, 'apiKey' | 'baseUrl'>;
+type WorkerSettings = Required<Pick<WorkerOptions, 'queue' | 'concurrency' | 'leaseMs' | 'parkMs' | 'log'>> & Pick<WorkerOptions, 'apiKey' | 'baseUrl' | 'work'>;
 
 const WORKER_OPTIONS = {
   queue: true,
@@ -93,13 +96,14 @@ const WORKER_OPTIONS = {
   concurrency: true,
   leaseMs: true,
   parkMs: true,
+  work: true,
 } as const satisfies KnownOptions<WorkerOptions>;
 
 function checkWorkerOptions(options: WorkerOptions): WorkerSettings {
   refuseUnknownOptions(options, WORKER_OPTIONS, 'runWorker');
   const { queue, concurrency = 4, leaseMs = 15_000, parkMs = 30_000, log = () => undefined } = options;
   checkWorkerCounts(options);
-  return { queue, concurrency, leaseMs, parkMs, log, apiKey: options.apiKey ?? process.env.SOCIALSTREAM_API_KEY, baseUrl: options.baseUrl ?? process.env.SOCIALSTREAM_BASE_URL };
+  return { queue, concurrency, leaseMs, parkMs, log, apiKey: options.apiKey ?? process.env.SOCIALSTREAM_API_KEY, baseUrl: options.baseUrl ?? process.env.SOCIALSTREAM_BASE_URL, work: options.work };
 }
 
 /** A walk's job as this worker holds it: the job, BullMQ's token for it, and the walk's name for the log. */
@@ -119,6 +123,8 @@ class WalkWorker {
   #redis: Redis | undefined;
   #stopError: AuthError | InsufficientCreditsError | undefined;
   #finished = 0;
+  /** The datasets' stores this worker looks into (a walk's commit, its published run), each opened once. */
+  readonly #stores = new DatasetStores();
 
   constructor(settings: WorkerSettings, signal: AbortSignal | undefined) {
     this.#settings = settings;
@@ -199,7 +205,7 @@ class WalkWorker {
       return this.#park(held, this.#settings.parkMs);
     }
     // Handed off and since published (the usual case): done, without opening the dataset again.
-    if (walk.handedOff !== undefined && !(await commitWaits(walk.dataset, walk.op, `walk-${walk.walk}`))) return this.#done(held);
+    if (walk.handedOff !== undefined && !(await commitWaits(await this.#stores.paths(walk.dataset, walk.op, `walk-${walk.walk}`)))) return this.#done(held);
     const ran = await this.#walk(held);
     return 'summary' in ran ? this.#afterWalk(held, ran.summary, ran.gate, ran.signal) : ran.outcome;
   }
@@ -221,6 +227,7 @@ class WalkWorker {
     try {
       const summary = await exportTo([client.stream(walk.op as OperationId, walk.params)], {
         dataset: walk.dataset,
+        ...(this.#settings.work === undefined ? {} : { work: this.#settings.work }),
         writer: `walk-${walk.walk}`,
         // A job handed out again after its walk published (its worker killed before it could say so in Redis) buys nothing.
         runId: `${walk.exportId}:${walk.run}`,
@@ -246,10 +253,15 @@ class WalkWorker {
       }
       // The walk's earlier holder is still finishing (its lease ran out while it lived): later.
       if (error instanceof LockedError) return { outcome: await this.#park(held, leaseMs) };
+      // A dataset's store that did not answer (a connection reset, an endpoint away) may later: its staging is on it, so the walk waits.
+      if (error instanceof StorageError && error.code === 'STORAGE_UNREACHABLE') {
+        this.#log(`${label}: ${error.message}; back to the queue`);
+        return { outcome: await this.#park(held, leaseMs) };
+      }
       if (signal.aborted) return { outcome: await this.#back(held) };
       const message = error instanceof Error ? error.message : String(error);
       // The walk's run is in the dataset (another worker published it while this one stalled, say): done, whatever went wrong after.
-      if ((await publishedWalk(walk)) !== undefined) return { outcome: await this.#done(held) };
+      if ((await publishedWalk(walk, this.#stores)) !== undefined) return { outcome: await this.#done(held) };
       await this.#failed(held, message);
       throw new UnrecoverableError(message);
     } finally {
@@ -295,7 +307,7 @@ class WalkWorker {
    * `published` is what this worker's own run published: added instead, for a run recorded without its totals.
    */
   async #done(held: Held, published = { records: 0, pages: 0 }): Promise<{ records: number; pages: number }> {
-    const { totals } = (await publishedWalk(held.walk)) ?? {};
+    const { totals } = (await publishedWalk(held.walk, this.#stores)) ?? {};
     const counts = totals ?? published;
     const said = await this.#count(held, { counts, how: totals === undefined ? 'add' : 'set', end: { as: 'done' } });
     if (said === 'not-held') return counts;
@@ -348,6 +360,14 @@ class WalkWorker {
   }
 
   async #close(worker: Worker<WalkJob>, running: Promise<unknown>): Promise<WorkerOutcome> {
+    try {
+      return await this.#closeQueue(worker, running);
+    } finally {
+      await this.#stores.close();
+    }
+  }
+
+  async #closeQueue(worker: Worker<WalkJob>, running: Promise<unknown>): Promise<WorkerOutcome> {
     const redis = this.redis;
     if (redis.status !== 'ready') {
       // Redis away: nothing BullMQ or this worker would wait for can reach it, so it stops without

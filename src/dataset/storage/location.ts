@@ -70,18 +70,3 @@ function bucketNameProblem(bucket: string): string | undefined {
   if (/^\d+\.\d+\.\d+\.\d+$/.test(bucket)) return `${named} may not be an IP address`;
   return undefined;
 }
-
-/**
- * The folder of a dataset location, for the dataset code that still works on local folders only:
- * an `s3://` location is refused (`OptionError` naming `option`) before anything is read or bought,
- * rather than taken for a folder named `s3:`. The storage under `src/dataset/storage/` opens both;
- * the dataset's layout and rules are not on it yet (docs/storage.md).
- */
-export function localFolderOf(text: string, option = 'dataset'): string {
-  const location = parseLocation(text, option);
-  if (location.kind === 'local') return text;
-  throw new OptionError([
-    { option },
-    ` ${JSON.stringify(text)}: datasets on object storage are not written or read yet (the storage layer that will hold them is in place, docs/storage.md); use a local folder`,
-  ]);
-}
