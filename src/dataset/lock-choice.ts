@@ -3,12 +3,15 @@
  * dataset's store when it opens, before anything is bought:
  *
  * - the caller's Redis locks (`ExportLocks`: queue mode, or `--locks redis://…`) whenever it has
- *   them: they hold across machines on any store, and need nothing of it;
+ *   them: they hold across machines on any store, and need nothing of it. On a store they are named
+ *   by the dataset's location (`s3://bucket/prefix/_dataset/…`), never by the working folder that
+ *   stands for it, which differs from one machine (one `--work`) to the next;
  * - lock folders on a local folder (or one a fleet mounts), as always;
  * - else leases on the store itself (`store-locks.ts`), when it honours conditional writes
  *   (`Storage.checkConditionalWrites`: a bucket is probed, once); a store that ignores them is
  *   refused in one line naming `--locks redis://…` (`STORAGE_NO_CONDITIONAL_WRITES`).
  */
+import { relative, resolve, sep } from 'node:path';
 import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 import { StoreLocks, type StoreLockOptions } from './store-locks.ts';
@@ -23,8 +26,9 @@ export type DatasetLockChoice = { readonly mechanism: 'folders' } | { readonly m
  * for a writer given `caller`'s locks or none. Refuses a bucket that cannot hold store leases.
  */
 export async function chooseDatasetLocks(storage: Storage, root: string, caller: ExportLocks | undefined, options: StoreLockOptions = {}): Promise<DatasetLockChoice> {
-  if (caller !== undefined) return { mechanism: 'queue', locks: caller };
-  if (parseLocation(storage.location).kind === 'local') return { mechanism: 'folders' };
+  const local = parseLocation(storage.location).kind === 'local';
+  if (caller !== undefined) return { mechanism: 'queue', locks: local ? caller : namedByLocation(caller, storage.location, root) };
+  if (local) return { mechanism: 'folders' };
   await storage.checkConditionalWrites();
   return { mechanism: 'leases', locks: new StoreLocks(storage, root, options) };
 }
@@ -34,4 +38,22 @@ export function publishLocksOf(choice: DatasetLockChoice | undefined): PublishLo
   if (choice === undefined || choice.mechanism === 'folders') return {};
   const { locks, mechanism } = choice;
   return { mechanism, publish: locks.publish.bind(locks), tryPublish: locks.tryPublish?.bind(locks), tryHold: locks.tryHold?.bind(locks) };
+}
+
+/**
+ * `locks` with each lock's path under `root` (the working folder standing for a dataset on a store)
+ * renamed into the dataset's `location`, so that writers on every machine name a lock alike.
+ */
+function namedByLocation(locks: ExportLocks, location: string, root: string): ExportLocks {
+  const name = (path: string): string => {
+    const under = relative(resolve(root), resolve(path));
+    if (under === '' || under.startsWith('..')) throw new Error(`${path} is no lock of the dataset at ${root}`);
+    return `${location}/${under.split(sep).join('/')}`;
+  };
+  return {
+    output: (output, path) => locks.output(output, name(path)),
+    publish: (path, fn) => locks.publish(name(path), fn),
+    ...(locks.tryPublish === undefined ? {} : { tryPublish: (path, fn) => locks.tryPublish!(name(path), fn) }),
+    ...(locks.tryHold === undefined ? {} : { tryHold: (paths) => locks.tryHold!(paths.map(name)) }),
+  };
 }

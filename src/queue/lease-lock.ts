@@ -178,5 +178,7 @@ export class RedisLocks implements ExportLocks {
 
 /** Lock keys name a path by its hash: a path may hold anything, a key should not. */
 export function lockKey(path: string): string {
-  return `${PREFIX}:lock:${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 24)}`;
+  // A dataset on a store names its locks by its location (`s3://…`), the same on every machine.
+  const name = /^[a-z][a-z0-9+.-]*:\/\//i.test(path) ? path : resolve(path);
+  return `${PREFIX}:lock:${createHash('sha256').update(name).digest('hex').slice(0, 24)}`;
 }

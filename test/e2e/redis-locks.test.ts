@@ -6,9 +6,10 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir } from '../cli/helpers.ts';
+import { BUCKET, startS3, type S3Harness } from '../helpers/s3.ts';
 import { datasetCounts } from './dataset-counts.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
 
@@ -92,6 +93,37 @@ describe.skipIf(!haveRedis)('export --dataset --locks redis://… over a real Re
     } finally {
       await context.service.close();
     }
+  });
+
+  describe('on an s3:// dataset, with writers that stage in working folders of their own', () => {
+    let s3: S3Harness;
+    beforeAll(async () => {
+      s3 = await startS3();
+    });
+    afterAll(async () => {
+      await s3?.close();
+    });
+
+    it('names each lock by the dataset, not by the working folder: a second writer of the same export is refused while the first holds it', async () => {
+      const context = await setup(150);
+      try {
+        const env = { ...context.env, ...s3.direct };
+        const location = `s3://${BUCKET}/locks-${Date.now()}`;
+        const args = (work: string) => ['export', 'forum/subforum', 'trim=true', 'subforum=locks0-n120', '--dataset', location, '--locks', context.url, '--work', work];
+        const first = finished(startCli(args(tempDir()), env));
+        // The first has bought a page, so it holds its writer lock.
+        const deadline = Date.now() + 30_000;
+        while (context.charged() < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+        const second = await runCli(args(tempDir()), env);
+        expect(second.code, second.stderr).not.toBe(0);
+        expect(second.stderr).toMatch(/is writing/);
+        expect((await first).code).toBe(0);
+        // Each page once: the second bought nothing.
+        expect(context.charged()).toBe(Math.ceil(120 / 25));
+      } finally {
+        await context.service.close();
+      }
+    });
   });
 
   it('a Redis that cannot be reached is one line before any request', async () => {
