@@ -55,7 +55,8 @@ export async function finishCompaction(paths: DatasetPaths): Promise<boolean> {
   // Parts staged by a compaction killed before its journal, which the dataset never saw, are left to
   // the next compaction to drop (`dropCompactionStaging`): looking for them here would cost every pass a listing.
   if (journal === undefined) return false;
-  await placeStaged(paths.storage, journal.renames, journal.removes);
+  // Every new part has a name of its own, and the old ones go after: the moves need no order.
+  await placeStaged(paths.storage, journal.renames, journal.removes, journal.renames.length);
   await writeRecordedSchema(paths, journal.schema);
   for (const walk of journal.walks ?? []) await writeObject(paths.storage, paths.names.walkMark(walkName(walk.params)), walk);
   for (const [writer, file] of Object.entries(journal.writers ?? {})) await writeObject(paths.storage, paths.ofWriter(writer).names.state, file);

@@ -9,6 +9,7 @@
 // On the writers' staging and the pass's scratch folder alone: the dataset's own objects go through its Storage.
 import { appendFile, mkdir, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
+import { mapAtOnce } from '../at-once.ts';
 import { stringifyExact } from '../exact-json.ts';
 import type { SchemaDrift } from '../errors.ts';
 import { timeOf } from '../operations/record-meta.ts';
@@ -37,6 +38,7 @@ import { checkPartitionCollision, partitionOf, type DatasetPaths, type Partition
 import { copySpoolPart, fileSize, type SpoolMark } from '../export/durable.ts';
 import { freshState, type ExportState } from '../export/journal.ts';
 import { laterMark, nextWalkMark, readWalkMarks, type WalkMark } from './marks.ts';
+import { isLocalStore } from './open-dataset.ts';
 
 /** What a plan goes by: the dataset as recorded (or, for a new one, as the planning writer asks). */
 export interface PlanContext {
@@ -216,8 +218,21 @@ export class PassPlan implements PassPlanning {
     const losing = [...moves.removed.keys()].filter((partition) => !this.#incoming.from.has(partition)).sort();
     const partitions = [...this.partitions(), ...losing];
     const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), partitions, members: [], drift: this.#tracker.drift(), fetched: this.#fetched };
+    // On a bucket, a few partitions at once: one's parts are read and stored (round trips) while another's are encoded.
+    const atOnce = isLocalStore(context.paths.storage) ? 1 : PARTITIONS_AT_ONCE;
+    const placed = await mapAtOnce(partitions, atOnce, async (partition) => {
+      const placing: Placing = { renames: [], removes: [] };
+      const repaired = await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, placing, this.#tally, moves);
+      return { ...placing, repaired };
+    });
     let repaired = 0;
-    for (const partition of partitions) repaired += await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, journal, this.#tally, moves);
+    for (const [index, each] of placed.entries()) {
+      if (index === partitions.length - losing.length) journal.placedAfter = journal.renames.length;
+      journal.renames.push(...each.renames);
+      journal.removes.push(...each.removes);
+      repaired += each.repaired;
+    }
+    journal.placedAfter ??= journal.renames.length;
     journal.members = commits.map((commit, from) => memberOf(commit, from, this.#tally, journal.drift, from === 0 ? repaired : 0, this.#rests[from]));
     return journal;
   }
@@ -276,7 +291,13 @@ async function readIncoming(
  * version elsewhere outranks, and removes the older versions of records that moved away; only those
  * parts are rewritten, each with its key index. Returns the strings repaired.
  */
-async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: GroupJournal, tally: Tally, moves: Moves): Promise<number> {
+/** What merging a partition stages: the renames and removals its parts take (`GroupJournal`). */
+type Placing = Pick<GroupJournal, 'renames' | 'removes'>;
+
+/** Partitions a pass into a bucket merges at once (each holds its merge's rows in memory meanwhile; on a local folder, one). */
+const PARTITIONS_AT_ONCE = 4;
+
+async function mergePartition(context: PlanContext, partition: string, rows: AsyncIterable<Incoming>, schema: PartSchema, journal: Placing, tally: Tally, moves: Moves): Promise<number> {
   const { paths, format, layout, op } = context;
   const { storage, names } = paths;
   const folder = names.partition(partition, context.partitioning.column);

@@ -73,6 +73,11 @@ export interface GroupJournal {
   renames: [string, string][];
   /** Parts a split replaced, relative to the dataset directory. */
   removes: string[];
+  /**
+   * Where the renames of partitions that only lose records that moved begin: they are placed after
+   * the others (`placeStaged`). Absent in journals of versions that placed every rename in turn.
+   */
+  placedAfter?: number;
   schema: RecordedSchema;
   walks: WalkMark[];
   /** The partitions whose parts it replaces: whoever finishes it holds their locks. */
@@ -130,7 +135,7 @@ export async function finishLegacyGroup(paths: DatasetPaths, locks: DatasetLocks
  * start by whoever finds it.
  */
 async function carryOut(paths: DatasetPaths, journal: GroupJournal, locks: DatasetLocks): Promise<void> {
-  await placeStaged(paths.storage, journal.renames, journal.removes);
+  await placeStaged(paths.storage, journal.renames, journal.removes, journal.placedAfter);
   const recordNow = async (recorded: RecordedSchema | undefined) => schemaChanges(recorded, journal.schema) || (await lacksTableSchema(paths, recorded));
   if (await recordNow(await readSchemaFile(paths))) {
     await locks.run(paths.metaLock, async () => {

@@ -10,6 +10,7 @@
  * version may add one. Part files are checked as far as a cheap read goes: a Parquet footer, the last
  * line of NDJSON and CSV.
  */
+import { mapAtOnce } from '../at-once.ts';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StateDamagedError } from '../errors.ts';
@@ -321,6 +322,8 @@ const GROUP_JOURNAL = shape({
   version: exactly(2),
   renames: listOf(RENAME),
   removes: listOf(text),
+  /** Where the renames placed after the others begin (none in journals of versions that placed them in turn). */
+  placedAfter: optional(number),
   schema: SCHEMA_FILE,
   walks: listOf(WALK_MARK),
   /** The partitions whose locks the pass held (none in journals of versions before passes published at once). */
@@ -530,12 +533,7 @@ const checkedParts = new Map<string, string>();
  */
 export async function checkParts(parts: readonly ListedPart[], format: DatasetFormat, paths: DatasetPaths): Promise<void> {
   const unchecked = parts.filter((part) => checkedParts.get(part.path) !== part.version);
-  const problems: (string | undefined)[] = [];
-  let next = 0;
-  const checker = async (): Promise<void> => {
-    for (let index = next++; index < unchecked.length; index = next++) problems[index] = await partProblem(paths.storage, unchecked[index], format);
-  };
-  await Promise.all(Array.from({ length: Math.min(CHECKS_AT_ONCE, unchecked.length) }, checker));
+  const problems = await mapAtOnce(unchecked, CHECKS_AT_ONCE, (part) => partProblem(paths.storage, part, format));
   for (const [index, part] of unchecked.entries()) if (problems[index] === undefined) checkedParts.set(part.path, part.version);
   const damaged = problems.findIndex((problem) => problem !== undefined);
   if (damaged === -1) return;

@@ -12,6 +12,7 @@
  * (s3rver; some older S3-compatible servers) would let both succeed: `openS3Storage` probes for
  * them when locks are asked for, and refuses such a store.
  */
+import { mapAtOnce } from '../../at-once.ts';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
@@ -356,14 +357,9 @@ export class S3Storage implements Storage {
 
   async removeAll(names: readonly string[]): Promise<void> {
     const keys = names.map((name) => this.#keyOf(name));
-    let next = 0;
-    const remover = async (): Promise<void> => {
-      for (let index = next++; index < keys.length; index = next++) {
-        const key = keys[index];
-        await this.#send('DELETE', `removing ${names[index]}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(REMOVE_CONCURRENCY, keys.length) }, remover));
+    await mapAtOnce(keys, REMOVE_CONCURRENCY, (key, index) =>
+      this.#send('DELETE', `removing ${names[index]}`, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: key }))),
+    );
   }
 
   /**
