@@ -4,15 +4,11 @@
  * line and exit 2 before any request, and a writer killed -9 mid-walk is resumed from a fresh
  * working folder (`--work`) from its staging log on the store, nothing lost, nothing doubled.
  */
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage } from '../../src/dataset/storage/open.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
-import { BUCKET, s3Env, startS3, type S3Harness } from '../helpers/s3.ts';
+import { BUCKET, downloadParts, s3Env, startS3, type S3Harness } from '../helpers/s3.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir, type CliResult } from './helpers.ts';
 
 const KEYS = Array.from({ length: 5 }, (_, index) => `sk_live_sandbox_s3_${index}`);
@@ -98,24 +94,9 @@ describe('export --dataset s3://… killed -9 mid-walk', () => {
     expect(spentKilled).toBeLessThan(12);
     expect(charged()).toBeGreaterThanOrEqual(12);
     expect(charged()).toBeLessThanOrEqual(13);
-    const parts = await downloadParts(location);
+    const parts = await downloadParts(location, s3.proxied);
     const [{ rows, keys }] = await query(`SELECT count(*) AS rows, count(DISTINCT id) AS keys FROM read_parquet(${sqlPath(`${parts}/**/*.parquet`)}, hive_partitioning = true)`);
     expect({ rows: Number(rows), keys: Number(keys) }).toEqual({ rows: 300, keys: 300 });
   }, 90_000);
 });
 
-/** Downloads every part file of the dataset at `location` (the environment's credentials) into a local folder, by the same names. */
-async function downloadParts(location: string): Promise<string> {
-  const storage = await openStorage(location, { env: s3.proxied });
-  const folder = await mkdtemp(join(tmpdir(), 'dataset-s3-cli-parts-'));
-  try {
-    for await (const { name } of storage.list('forum/')) {
-      if (!name.endsWith('.parquet')) continue;
-      await mkdir(dirname(join(folder, name)), { recursive: true });
-      await writeFile(join(folder, name), (await storage.read(name))!);
-    }
-  } finally {
-    await storage.close();
-  }
-  return folder;
-}

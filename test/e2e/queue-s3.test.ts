@@ -8,15 +8,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage } from '../../src/dataset/storage/open.ts';
 import { queueStatus, type RunStatus } from '../../src/queue/index.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { finished, runCli, sandboxEnv, startCli, tempDir, type CliResult } from '../cli/helpers.ts';
-import { BUCKET, startS3, type S3Harness } from '../helpers/s3.ts';
+import { BUCKET, downloadParts, startS3, type S3Harness } from '../helpers/s3.ts';
 import { datasetCounts } from './dataset-counts.ts';
 import { redisForSuite, redisServerHere } from './redis-server.ts';
 import { stopWorkers } from './workers.ts';
@@ -43,21 +42,6 @@ async function until(url: string, done: (run: RunStatus) => boolean, timeoutMs =
   }
 }
 
-/** Downloads every part file of the dataset at `location` into a local folder, by the same names. */
-async function downloadParts(location: string): Promise<string> {
-  const storage = await openStorage(location, { env: s3.direct });
-  const folder = await mkdtemp(join(tmpdir(), 'queue-s3-parts-'));
-  try {
-    for await (const { name } of storage.list('forum/')) {
-      if (!name.endsWith('.parquet')) continue;
-      await mkdir(dirname(join(folder, name)), { recursive: true });
-      await writeFile(join(folder, name), (await storage.read(name))!);
-    }
-  } finally {
-    await storage.close();
-  }
-  return folder;
-}
 
 /** Resolves once the dataset at `location` has an object under a publish pass's folder (a pass at work). */
 async function passAtWork(location: string, timeoutMs = 60_000): Promise<void> {
@@ -106,7 +90,7 @@ describe.skipIf(!haveRedis)('queue workers without a shared disk, into an s3:// 
       const done = await until(url, (current) => current.state === 'finished');
       expect(done.walks).toMatchObject({ total: COUNTS.length, done: COUNTS.length, failed: 0 });
       const total = COUNTS.reduce((sum, count) => sum + count, 0);
-      expect(await datasetCounts(await downloadParts(location))).toEqual({ rows: total, ids: total });
+      expect(await datasetCounts(await downloadParts(location, s3.direct))).toEqual({ rows: total, ids: total });
       // Every page once, and at most the pages in flight at each kill bought again (two walks a worker).
       const pages = COUNTS.reduce((sum, count) => sum + Math.ceil(count / 25), 0);
       expect(charged()).toBeGreaterThanOrEqual(pages);

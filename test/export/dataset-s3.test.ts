@@ -5,9 +5,9 @@
  * costs there (docs/storage.md "The staging log").
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ import { exportInto } from '../../src/export/engine.ts';
 import { checkOptions } from '../../src/export/options.ts';
 import { walksOf } from '../../src/export/sources.ts';
 import { toDataset } from '../../src/export/index.ts';
-import { BUCKET, startS3, type S3Harness } from '../helpers/s3.ts';
+import { BUCKET, downloadParts, startS3, type S3Harness } from '../helpers/s3.ts';
 import { names } from '../helpers/storage.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { closeSandboxClient, startSandboxClient, type SandboxClient } from './helpers/sandbox-client.ts';
@@ -39,21 +39,6 @@ afterAll(async () => {
 const work = () => mkdtemp(join(tmpdir(), 'dataset-s3-work-'));
 const bucketLocation = () => `s3://${BUCKET}/${randomUUID()}`;
 
-/** Downloads every part file of the dataset at `location` into a local folder, by the same names. */
-async function downloadParts(location: string): Promise<string> {
-  const storage = await openStorage(location);
-  const folder = await mkdtemp(join(tmpdir(), 'dataset-s3-parts-'));
-  try {
-    for await (const { name } of storage.list('forum/')) {
-      if (!name.endsWith('.parquet')) continue;
-      await mkdir(dirname(join(folder, name)), { recursive: true });
-      await writeFile(join(folder, name), (await storage.read(name))!);
-    }
-  } finally {
-    await storage.close();
-  }
-  return folder;
-}
 
 /** Rows DuckDB finds in one dataset's parts and not in the other's, each way (the fetch stamps left out: each export has its own). */
 async function differences(a: string, b: string): Promise<number[]> {

@@ -4,10 +4,11 @@
  * environment the AWS SDK is configured by, as a user's shell would hold it.
  */
 import crypto from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import S3rver from 's3rver';
+import { openStorage } from '../../src/dataset/storage/open.ts';
 import { startConditionalProxy } from './conditional-proxy.ts';
 
 /** The bucket every harness holds. */
@@ -62,4 +63,23 @@ export async function startS3(): Promise<S3Harness> {
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Downloads every Parquet part of the dataset at `location` (the AWS settings of `env`, else the
+ * process's) into a new local folder, by the same names, for DuckDB to read.
+ */
+export async function downloadParts(location: string, env?: Record<string, string>): Promise<string> {
+  const storage = await openStorage(location, env === undefined ? {} : { env });
+  const folder = await mkdtemp(join(tmpdir(), 'dataset-s3-parts-'));
+  try {
+    for await (const { name } of storage.list('forum/')) {
+      if (!name.endsWith('.parquet')) continue;
+      await mkdir(dirname(join(folder, name)), { recursive: true });
+      await writeFile(join(folder, name), (await storage.read(name))!);
+    }
+  } finally {
+    await storage.close();
+  }
+  return folder;
 }
