@@ -366,7 +366,7 @@ export class GroupCommit {
     const receipt = await readReceiptFile(this.paths, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
     await this.paths.storage.remove(this.paths.names.receipt());
     if (receipt === undefined) {
-      throw new DatasetError(`${this.paths.dir}: the publish of ${this.paths.writer}'s pages left no receipt (${objectPlace(this.paths.storage, this.paths.names.receipt())}); resume the export`, this.paths.dir);
+      throw new DatasetError(`${this.paths.place}: the publish of ${this.paths.writer}'s pages left no receipt (${objectPlace(this.paths.storage, this.paths.names.receipt())}); resume the export`, this.paths.place);
     }
     return receipt;
   }

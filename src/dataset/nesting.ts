@@ -34,8 +34,8 @@ export function layoutForRun(schema: RecordedSchema | undefined, format: Dataset
   if (format !== 'parquet') {
     if (asked === undefined) return undefined;
     throw new DatasetLayoutError(
-      `${paths.dir} holds ${paths.operation} as ${format} part files, which have no Parquet layout: run without layout (--layout), or export into another directory for Parquet parts`,
-      paths.dir,
+      `${paths.place} holds ${paths.operation} as ${format} part files, which have no Parquet layout: run without layout (--layout), or export into another directory for Parquet parts`,
+      paths.place,
       undefined,
       asked,
     );
@@ -44,10 +44,10 @@ export function layoutForRun(schema: RecordedSchema | undefined, format: Dataset
   const recorded = recordedLayout(schema)!;
   if (asked === undefined || asked === recorded) return recorded;
   throw new DatasetLayoutError(
-    `${paths.dir} holds ${paths.operation} in the ${recorded} Parquet layout (recorded in ${objectPlace(paths.storage, paths.names.schema)}), and a run keeps it: ` +
-      `run without layout (--layout) to add ${recorded} parts, or convert the dataset first with \`socialstream dataset compact ${paths.dir} --layout ${asked}\` ` +
+    `${paths.place} holds ${paths.operation} in the ${recorded} Parquet layout (recorded in ${objectPlace(paths.storage, paths.names.schema)}), and a run keeps it: ` +
+      `run without layout (--layout) to add ${recorded} parts, or convert the dataset first with \`socialstream dataset compact ${paths.place} --layout ${asked}\` ` +
       `(compactDataset(dir, { layout: '${asked}' })). Nothing was requested.`,
-    paths.dir,
+    paths.place,
     recorded,
     asked,
   );

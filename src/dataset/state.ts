@@ -539,7 +539,7 @@ export async function checkParts(parts: readonly ListedPart[], format: DatasetFo
   if (damaged === -1) return;
   const part = unchecked[damaged].path;
   throw new StateDamagedError(
-    `the part file ${part} cannot be read (${problems[damaged]}); restore it from a backup, or move it out of ${paths.dir} and delete ${objectPlace(paths.storage, paths.names.walks.slice(0, -1))} (the walks' marks) and ${objectPlace(paths.storage, `${paths.names.states}*.json`)}: ` +
+    `the part file ${part} cannot be read (${problems[damaged]}); restore it from a backup, or move it out of ${paths.place} and delete ${objectPlace(paths.storage, paths.names.walks.slice(0, -1))} (the walks' marks) and ${objectPlace(paths.storage, `${paths.names.states}*.json`)}: ` +
       'the next export then walks every parameter set in full and writes its records again',
     part,
   );

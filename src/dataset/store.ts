@@ -33,12 +33,13 @@
  * for a queue's walk. Each writer stages alone; every writer's records are merged into the same
  * part files, so a record's key is once in the dataset whoever found it.
  */
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetError } from '../errors.ts';
 import { KEY_INDEX_EXTENSION } from './key-index.ts';
 import { readObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
+import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 import { DEFAULT_PARTITION_BY, type PartitionBy } from '../export/partition-by.ts';
 
@@ -215,6 +216,14 @@ export class DatasetPaths {
     this.staging = join(this.meta, `staging-${writer}`);
   }
 
+  /**
+   * The dataset as its user names it, for messages: its folder, or on a store its location
+   * (`s3://bucket/prefix`), never the working folder that stands for it there.
+   */
+  get place(): string {
+    return parseLocation(this.storage.location).kind === 'local' ? this.dir : this.storage.location;
+  }
+
   /** The paths of `writer`'s share of the same operation, in the same store. */
   ofWriter(writer: string): DatasetPaths {
     return new DatasetPaths(this.dir, this.operation, writer, this.storage);
@@ -341,8 +350,8 @@ export async function partitioningFor(
   if (recorded !== undefined) {
     if (by !== undefined && by !== recorded.by) {
       throw new DatasetError(
-        `${paths.dir} holds ${paths.operation} partitioned by ${recorded.by}; a run cannot partition it by ${by} (export into a new directory for another partitioning)`,
-        paths.dir,
+        `${paths.place} holds ${paths.operation} partitioned by ${recorded.by}; a run cannot partition it by ${by} (export into a new directory for another partitioning)`,
+        paths.place,
       );
     }
     return recorded;
@@ -352,9 +361,9 @@ export async function partitioningFor(
 
 /** The Hive key other operations of the dataset use, or `_date` when there are none. */
 async function datasetPartitionColumn(paths: DatasetPaths): Promise<string> {
-  const operations = await readdir(join(paths.dir, '_dataset')).catch(() => [] as string[]);
-  for (const operation of operations) {
-    const name = `_dataset/${operation}/schema.json`;
+  // One listing of the store (on a bucket, the working folder holds only this machine's staging).
+  for await (const { name } of paths.storage.list('_dataset/')) {
+    if (!/^_dataset\/[^/]+\/schema\.json$/.test(name)) continue;
     const schema = (await readObject(paths.storage, name, 'delete it to record the schema afresh').catch(() => undefined)) as { partitioning?: Partitioning } | undefined;
     if (schema !== undefined) return schema.partitioning?.column ?? LEGACY_PARTITIONING.column;
   }
@@ -370,7 +379,7 @@ export function checkPartitionCollision(paths: DatasetPaths, partitioning: Parti
   throw new DatasetError(
     `records of ${paths.operation} have a field ${partitioning.column}, the name of the dataset's partition folders (${partitioning.column}=…): ` +
       `readers would show the partition in its place. Nothing was published; export into a new directory, whose partition key is ${PARTITION_COLUMN}`,
-    paths.dir,
+    paths.place,
   );
 }
 

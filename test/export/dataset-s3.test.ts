@@ -99,6 +99,16 @@ describe('a dataset on a store', () => {
     expect(await polarsCounts(location)).toEqual({ rows: Number(rows), keys: Number(keys) });
   });
 
+  it('names the bucket, not the working folder standing for it, when it refuses a run that asks for another partitioning', async () => {
+    const location = bucketLocation();
+    const folder = await work();
+    const stream = () => context.client.forum.subforum({ subforum: 's3-named-n30', sort: 'new', trim: true });
+    await toDataset(stream(), location, { work: folder, partition: 'year' });
+    const refusal = await toDataset(stream(), location, { work: folder, partition: 'month' }).catch((error: unknown) => error);
+    expect((refusal as Error).message).toMatch(new RegExp(`^${location.replace(/[/.]/g, '\\$&')} holds forum/subforum partitioned by year`));
+    expect((refusal as Error).message).not.toContain(folder);
+  });
+
   it("publishes a writer's handed-off pages from another working folder, the pass reading its spool from its staging log", async () => {
     const location = bucketLocation();
     const walk = async (subforum: string, handOff = false) =>
