@@ -219,6 +219,7 @@ export class S3Storage implements Storage {
 
   async close(): Promise<void> {
     this.client.destroy();
+    await rm(this.scratch, { recursive: true, force: true });
   }
 
   /** One PUT with `If-None-Match: *`, whatever the body's size (S3 takes up to 5 GiB in one; a settings object is small). */
@@ -295,9 +296,11 @@ export class S3Storage implements Storage {
     }
   }
 
-  get scratch(): string {
-    return join(tmpdir(), 'socialstream-scratch');
-  }
+  /**
+   * This store's own folder under the system's temporary folder, removed when it closes: processes
+   * (queue workers on one machine) and stores never share one, so none removes what another is writing.
+   */
+  readonly scratch = join(tmpdir(), `socialstream-scratch-${randomUUID()}`);
 
   async upload(name: string, file: string): Promise<void> {
     const key = this.#keyOf(name);

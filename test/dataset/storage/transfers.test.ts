@@ -153,3 +153,15 @@ describe('a local folder', () => {
     expect(await names(storage)).toEqual(['a.json']);
   });
 });
+
+describe('s3rver', () => {
+  it('gives each store a scratch folder of its own, removed when it closes, so that two processes on one machine never remove what the other writes', async () => {
+    const [one, two] = await Promise.all([1, 2].map(() => openStorage(`s3://${BUCKET}/${randomUUID()}`, { env: s3.direct })));
+    expect(one.scratch).not.toBe(two.scratch);
+    const file = await scratchFile(one, bytes('a part on its way'));
+    await two.close();
+    expect(existsSync(file)).toBe(true);
+    await one.close();
+    expect(existsSync(one.scratch)).toBe(false);
+  });
+});
