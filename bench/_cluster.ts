@@ -4,13 +4,14 @@
  * the built one (`dist/`, what `npx socialstream worker` runs on a real machine).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 
-const SOURCE_CLI = ['--import', 'tsx', resolve(import.meta.dirname, '../src/cli/main.ts')];
+// tsx by its resolved URL: a worker may run in a folder of its own, where `--import tsx` would not resolve.
+const SOURCE_CLI = ['--import', import.meta.resolve('tsx'), resolve(import.meta.dirname, '../src/cli/main.ts')];
 const BUILT_CLI = [resolve(import.meta.dirname, '../dist/src/cli/main.js')];
 
 /** The built CLI (`npm run build`; `npm run bench` builds first), refused when missing rather than run stale or from sources. */
@@ -49,7 +50,8 @@ export async function spawnRedis(port: number, dir: string, options: readonly st
 
 export async function startRedis(): Promise<LocalRedis> {
   const port = await freePort();
-  const child = await spawnRedis(port, mkdtempSync(join(tmpdir(), 'socialstream-redis-')));
+  const dir = mkdtempSync(join(tmpdir(), 'socialstream-redis-'));
+  const child = await spawnRedis(port, dir);
   const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50, maxRetriesPerRequest: null });
   admin.on('error', () => undefined);
   await admin.ping();
@@ -81,14 +83,34 @@ export async function startRedis(): Promise<LocalRedis> {
       admin.disconnect();
       child.kill('SIGKILL');
       await new Promise((done) => child.once('close', done));
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-/** Starts `count` workers (the CLI from its sources, or `cli`); `stop` ends them with SIGTERM (their walks go back to the queue). */
-export function startWorkers(url: string, count: number, env: NodeJS.ProcessEnv, concurrency: number, log = false, cli = SOURCE_CLI): { stop(): Promise<void> } {
+/** What sets a worker apart from the others, as on a machine of its own: its folder, more of its environment, more flags (its `--work`). */
+export interface OwnWorker {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  args: string[];
+}
+
+/**
+ * Starts `count` workers (the CLI from its sources, or `cli`), each in the folder `own(index)` gives
+ * (else this process's) with its flags; `stop` ends them with SIGTERM (their walks go back to the queue).
+ */
+export function startWorkers(
+  url: string,
+  count: number,
+  env: NodeJS.ProcessEnv,
+  concurrency: number,
+  log = false,
+  cli = SOURCE_CLI,
+  own: (index: number) => OwnWorker = () => ({ cwd: process.cwd(), args: [] }),
+): { stop(): Promise<void> } {
   const workers: ChildProcess[] = Array.from({ length: count }, (_, index) => {
-    const child = spawn(process.execPath, [...cli, 'worker', '--queue', url, '--concurrency', String(concurrency)], { env, stdio: ['ignore', 'ignore', log ? 'pipe' : 'ignore'] });
+    const { cwd, args, env: more } = own(index);
+    const child = spawn(process.execPath, [...cli, 'worker', '--queue', url, '--concurrency', String(concurrency), ...args], { env: { ...env, ...more }, cwd, stdio: ['ignore', 'ignore', log ? 'pipe' : 'ignore'] });
     child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[worker ${index + 1}] ${chunk.toString()}`));
     return child;
   });

@@ -3,7 +3,7 @@
  * a redis-server, the sandbox, 3 workers (each its own process, as on its own machine), one enqueue
  * of 30 walks with a credit budget, the status while they work, then DuckDB reads the dataset.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -45,3 +45,4 @@ console.log(`sandbox: ${sandbox.requests.charged[sandbox.apiKey] ?? 0} requests 
 duck.closeSync();
 await sandbox.close();
 await redis.stop();
+rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,18 @@
  *   of this bench's own, widens the column, and its run rewrites every partition's parts to DOUBLE
  *   (`src/dataset/widen.ts`) before it reports: the seconds that takes.
  *
- *   npx tsx bench/fleet.ts [walks] [posts a walk]      (default 2000 300)
+ * With `s3` (issue 41), the same fill is written twice in one invocation, into a local folder and
+ * into a bucket on a local s3rver (started here, behind the test proxy that honours conditional
+ * writes, so the walks lock the bucket with store leases as a lone writer does; each walk stages in a
+ * working folder of the bench's own), and the bench reports instead, for each:
+ * - each fill stage's time, the bucket's against the local disk's (the ratio);
+ * - per-walk setup with 20, 200 and all walks in the dataset, as above;
+ * - the store's requests a walk by kind (`Storage.requests` of each walk's store), for the fill
+ *   and for the probe walks (nothing new: one page each);
+ * - the part files, listed from the bucket.
+ *
+ *   npx tsx bench/fleet.ts [walks] [posts a walk] [local|s3]      (default 2000 300 local)
+ *   npm run bench -- fleet -- 200 300 s3
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -30,9 +41,14 @@ import { startSandbox } from '../src/sandbox/index.ts';
 import { toDataset } from '../src/export/index.ts';
 import { DatasetDestination } from '../src/dataset/destination.ts';
 import { walkName } from '../src/operations/walk-name.ts';
+import { openStorage } from '../src/dataset/storage/open.ts';
+import type { RequestKind } from '../src/dataset/storage/types.ts';
+import { BUCKET, startS3 } from './_s3.ts';
 
 const WALKS = Number(process.argv[2] ?? 2_000);
 const POSTS = Number(process.argv[3] ?? 300);
+const MODE = process.argv[4] ?? 'local';
+if (MODE !== 'local' && MODE !== 's3') throw new Error(`bench/fleet: the mode is local or s3, not ${MODE}`);
 const ROUNDS = 3;
 /** New posts a feed gets between rounds: one new page of 25 (trim), so a walk buys 2 (the new page, the one reaching its mark). */
 const NEW_PER_ROUND = 20;
@@ -51,6 +67,15 @@ DatasetDestination.prototype.recover = async function (this: DatasetDestination,
   }
 };
 
+const KINDS: readonly RequestKind[] = ['GET', 'PUT', 'LIST', 'HEAD', 'DELETE', 'MULTIPART'];
+/** Every walk's store requests, added up as its export closes its store (`Storage.requests` counts since it opened). */
+const requested: Record<RequestKind, number> = { GET: 0, PUT: 0, LIST: 0, HEAD: 0, DELETE: 0, MULTIPART: 0 };
+const close = Object.getOwnPropertyDescriptor(DatasetDestination.prototype, 'close')!.value as (this: DatasetDestination) => Promise<void>;
+DatasetDestination.prototype.close = async function (this: DatasetDestination) {
+  await close.call(this);
+  for (const kind of KINDS) requested[kind] += this.paths.storage.requests[kind];
+};
+
 const KEY = 'sk_live_sandbox_bench_fleet';
 const sandbox = await startSandbox({ port: 0, accounts: [{ apiKey: KEY, credits: 100_000_000 }] });
 const client = createClient({ apiKey: KEY, baseUrl: sandbox.url, maxConcurrentRequests: AT_ONCE });
@@ -59,9 +84,21 @@ const dir = join(root, 'dataset');
 const charged = () => sandbox.requests.charged[KEY] ?? 0;
 const params = (index: number) => ({ subforum: `s${index}-n${POSTS}`, sort: 'new' as const, trim: true });
 
-/** Runs walks `from`..`to`-1 as a queue's workers would, `AT_ONCE` at a time; each walk's time and setup. */
-async function walks(from: number, to: number, run: string): Promise<{ walkMs: number[]; setupMs: number[]; credits: number; ms: number; cpuMs: number }> {
+/** Where walks write: a dataset's location, and on a store the working folder its writers stage in. */
+interface Target {
+  location: string;
+  work?: string;
+}
+
+/** Runs walks `from`..`to`-1 into `target` as a queue's workers would, `AT_ONCE` at a time; each walk's time and setup, and the store's requests. */
+async function walks(
+  from: number,
+  to: number,
+  run: string,
+  target: Target = { location: dir },
+): Promise<{ walkMs: number[]; setupMs: number[]; credits: number; ms: number; cpuMs: number; requests: Record<RequestKind, number> }> {
   const before = charged();
+  const requestsBefore = { ...requested };
   const setups = setupMs.length;
   const walkMs: number[] = [];
   const started = performance.now();
@@ -73,14 +110,15 @@ async function walks(from: number, to: number, run: string): Promise<{ walkMs: n
       const walk = params(index);
       const begun = performance.now();
       const writer = `walk-${walkName({ subforum: walk.subforum, sort: walk.sort, trim: 'true' })}`;
-      const summary = await toDataset(client.forum.subforum(walk), dir, { writer, runId: `fleet:${run}`, resume: true, handOff: true });
+      const summary = await toDataset(client.forum.subforum(walk), target.location, { writer, runId: `fleet:${run}`, resume: true, handOff: true, work: target.work });
       if (!summary.complete) throw new Error(`walk ${index} did not complete: ${summary.stoppedBy ?? 'failed'}`);
       walkMs.push(performance.now() - begun);
     }
   };
   await Promise.all(Array.from({ length: AT_ONCE }, lane));
   const used = process.cpuUsage(cpu);
-  return { walkMs, setupMs: setupMs.slice(setups), credits: charged() - before, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+  const requests = Object.fromEntries(KINDS.map((kind) => [kind, requested[kind] - requestsBefore[kind]])) as Record<RequestKind, number>;
+  return { walkMs, setupMs: setupMs.slice(setups), credits: charged() - before, ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000, requests };
 }
 
 function files(folder: string, extension: string): { count: number; bytes: number } {
@@ -109,6 +147,16 @@ async function timed(sql: string): Promise<number> {
 }
 
 try {
+  if (MODE === 's3') await onStore();
+  else await onDisk();
+} finally {
+  await client.close();
+  await sandbox.close();
+  rmSync(root, { recursive: true, force: true });
+}
+
+/** The fleet into a local folder: fill, setup, widening, rounds, and DuckDB against its own COPY. */
+async function onDisk(): Promise<void> {
   console.log(`${WALKS} walks of ${POSTS} posts (subforums by month over five years, 25 posts a page), ${AT_ONCE} walks at once, a writer each`);
   const probes: { walks: number; setup: number }[] = [];
   let filled = 0;
@@ -155,10 +203,81 @@ try {
   console.log(`bytes: ${(ours.bytes / 1e6).toFixed(1)} MB against ${(theirs.bytes / 1e6).toFixed(1)} MB (×${(ours.bytes / theirs.bytes).toFixed(2)})`);
   console.log(`GROUP BY _date: ${groupOurs.toFixed(1)} ms against ${groupTheirs.toFixed(1)} ms (×${(groupOurs / groupTheirs).toFixed(2)})`);
   console.log(`point lookup by id: ${lookupOurs.toFixed(1)} ms against ${lookupTheirs.toFixed(1)} ms (×${(lookupOurs / lookupTheirs).toFixed(2)})`);
-} finally {
-  await client.close();
-  await sandbox.close();
-  rmSync(root, { recursive: true, force: true });
+}
+
+/**
+ * The same fill into a local folder and into a bucket (s3rver behind the conditional-write proxy:
+ * store leases), stage by stage in one process, so both meet the same sandbox and the same load.
+ */
+async function onStore(): Promise<void> {
+  const s3 = await startS3();
+  // The walks' stores take their endpoint and credentials from the environment, as AWS tools do.
+  Object.assign(process.env, s3.proxied);
+  const targets = { local: { location: dir }, s3: { location: `s3://${BUCKET}/fleet`, work: join(root, 'work') } };
+  const started = performance.now();
+  try {
+    console.log(`${WALKS} walks of ${POSTS} posts, ${AT_ONCE} walks at once, a writer each: into a local folder, and into s3rver behind the conditional-write proxy (store leases)`);
+    const fills = { local: blank(), s3: blank() };
+    const probeRequests = { local: blank(), s3: blank() };
+    const probes: { walks: number; local: number; s3: number }[] = [];
+    let filled = 0;
+    for (const size of [PROBE, 200, WALKS].filter((size, index, all) => size <= WALKS && all.indexOf(size) === index)) {
+      const local = await walks(filled, size, 'fill', targets.local);
+      const bucket = await walks(filled, size, 'fill', targets.s3);
+      if (bucket.credits !== local.credits) throw new Error(`the bucket's fill bought ${bucket.credits} credits, the local one ${local.credits}`);
+      add(fills.local, local.requests);
+      add(fills.s3, bucket.requests);
+      console.log(`fill to ${size} walks: local ${(local.ms / 1000).toFixed(1)} s, s3 ${(bucket.ms / 1000).toFixed(1)} s (×${(bucket.ms / local.ms).toFixed(2)}); ${bucket.credits} credits each; median walk ${median(local.walkMs).toFixed(0)} against ${median(bucket.walkMs).toFixed(0)} ms`);
+      filled = size;
+      const localProbe = await walks(0, PROBE, `probe-${size}`, targets.local);
+      const bucketProbe = await walks(0, PROBE, `probe-${size}`, targets.s3);
+      add(probeRequests.local, localProbe.requests);
+      add(probeRequests.s3, bucketProbe.requests);
+      probes.push({ walks: size, local: median(localProbe.setupMs), s3: median(bucketProbe.setupMs) });
+    }
+    const setup = (where: 'local' | 's3') => `${where} ${probes.map((probe) => `${probe.walks} walks ${probe[where].toFixed(1)} ms`).join(', ')} (×${(probes[probes.length - 1][where] / probes[0][where]).toFixed(2)})`;
+    console.log(`per-walk setup (median, the same ${PROBE} walks): ${setup('local')}; ${setup('s3')}`);
+    const probed = PROBE * probes.length;
+    console.log(`requests a walk${KINDS.map((kind) => kind.padStart(10)).join('')}`);
+    const row = (label: string, counts: Record<RequestKind, number>, per: number) => console.log(`${label.padEnd(15)}${KINDS.map((kind) => (counts[kind] / per).toFixed(1).padStart(10)).join('')}`);
+    row('local, fill', fills.local, WALKS);
+    row('s3, fill', fills.s3, WALKS);
+    row('local, 1 page', probeRequests.local, probed);
+    row('s3, 1 page', probeRequests.s3, probed);
+    const bucket = await partsIn(targets.s3.location);
+    const local = files(join(dir, 'forum/subforum'), '.parquet');
+    console.log(`part files in the bucket: ${bucket.count} in ${bucket.partitions} partitions (${(bucket.bytes / 1e6).toFixed(1)} MB); on the local disk: ${local.count} (${(local.bytes / 1e6).toFixed(1)} MB)`);
+    console.log(`the whole comparison: ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    await s3.close();
+  }
+}
+
+/** The part files of the dataset at `location`, from one listing of its operation's prefix. */
+async function partsIn(location: string): Promise<{ count: number; bytes: number; partitions: number }> {
+  const storage = await openStorage(location);
+  try {
+    let count = 0;
+    let bytes = 0;
+    const partitions = new Set<string>();
+    for await (const object of storage.list('forum/subforum/')) {
+      if (!object.name.endsWith('.parquet')) continue;
+      count++;
+      bytes += object.size;
+      partitions.add(object.name.split('/')[2]);
+    }
+    return { count, bytes, partitions: partitions.size };
+  } finally {
+    await storage.close();
+  }
+}
+
+function blank(): Record<RequestKind, number> {
+  return { GET: 0, PUT: 0, LIST: 0, HEAD: 0, DELETE: 0, MULTIPART: 0 };
+}
+
+function add(total: Record<RequestKind, number>, counts: Record<RequestKind, number>): void {
+  for (const kind of KINDS) total[kind] += counts[kind];
 }
 
 /** One post whose `score` is a double, published by a run of its own: the widening of a column every part holds. */
