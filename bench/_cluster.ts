@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { describeStatus, queueStatus } from '../src/queue/index.ts';
 
 // tsx by its resolved URL: a worker may run in a folder of its own, where `--import tsx` would not resolve.
 const SOURCE_CLI = ['--import', import.meta.resolve('tsx'), resolve(import.meta.dirname, '../src/cli/main.ts')];
@@ -144,4 +145,14 @@ export function freePort(): Promise<number> {
       server.close(() => done(port));
     });
   });
+}
+
+/** Prints the queue's status each second, as `socialstream status` would, until its run is finished. */
+export async function showStatusUntilFinished(url: string): Promise<void> {
+  for (;;) {
+    await new Promise((done) => setTimeout(done, 1_000));
+    const status = await queueStatus(url);
+    console.log(`\n$ socialstream status --queue ${url}\n${describeStatus(status)}`);
+    if (status.runs[0]?.state === 'finished') return;
+  }
 }

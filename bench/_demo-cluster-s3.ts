@@ -11,10 +11,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pl from 'nodejs-polars';
-import { describeStatus, queueStatus } from '../src/queue/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
-import { BUCKET, startS3 } from './_s3.ts';
-import { cli, haveRedis, startRedis, startWorkers } from './_cluster.ts';
+import { BUCKET, polarsCloudOptions, startS3 } from './_s3.ts';
+import { cli, haveRedis, showStatusUntilFinished, startRedis, startWorkers } from './_cluster.ts';
 
 const WORKERS = 3;
 
@@ -41,25 +40,13 @@ try {
   console.log(`\n$ socialstream worker --queue ${redis.url} --concurrency 2 --work ./work    # × ${WORKERS}, one a machine, each in its own folder`);
   const workers = startWorkers(redis.url, WORKERS, env, 2, true, undefined, (index) => ({ cwd: machines[index], env: { TMPDIR: join(machines[index], 'tmp') }, args: ['--work', join(machines[index], 'work')] }));
   try {
-    for (;;) {
-      await new Promise((done) => setTimeout(done, 1_000));
-      const status = await queueStatus(redis.url);
-      console.log(`\n$ socialstream status --queue ${redis.url}\n${describeStatus(status)}`);
-      if (status.runs[0]?.state === 'finished') break;
-    }
+    await showStatusUntilFinished(redis.url);
   } finally {
     await workers.stop();
   }
 
   // Read straight from the bucket, with the dataset's whole schema from its schema file there.
-  const cloudOptions = {
-    aws_access_key_id: s3.direct.AWS_ACCESS_KEY_ID,
-    aws_secret_access_key: s3.direct.AWS_SECRET_ACCESS_KEY,
-    aws_region: s3.direct.AWS_REGION,
-    aws_endpoint_url: s3.direct.AWS_ENDPOINT_URL_S3,
-    aws_allow_http: 'true',
-    aws_virtual_hosted_style_request: 'false',
-  };
+  const cloudOptions = polarsCloudOptions(s3.direct);
   // Collected asynchronously: s3rver answers from this process's event loop, which `collectSync` would block.
   const schemaFile = await pl.scanParquet(`${dataset}/_dataset/forum__subforum/schema.parquet-schema`, { cloudOptions }).collect();
   const schema: unknown = schemaFile.schema;

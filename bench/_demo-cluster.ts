@@ -7,9 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { describeStatus, queueStatus } from '../src/queue/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
-import { cli, haveRedis, startRedis, startWorkers } from './_cluster.ts';
+import { cli, haveRedis, showStatusUntilFinished, startRedis, startWorkers } from './_cluster.ts';
 
 if (!haveRedis()) {
   console.error('demo:cluster needs redis-server (apt-get install redis-server)');
@@ -28,12 +27,7 @@ await cli(['export', 'forum/subforum', 'sort=new', 'trim=true', '--inputs', inpu
 console.log(`\n$ socialstream worker --queue ${redis.url} --concurrency 2    # × 3, one a machine`);
 const workers = startWorkers(redis.url, 3, env, 2, true);
 try {
-  for (;;) {
-    await new Promise((done) => setTimeout(done, 1_000));
-    const status = await queueStatus(redis.url);
-    console.log(`\n$ socialstream status --queue ${redis.url}\n${describeStatus(status)}`);
-    if (status.runs[0]?.state === 'finished') break;
-  }
+  await showStatusUntilFinished(redis.url);
 } finally {
   await workers.stop();
 }

@@ -37,4 +37,4 @@ FilesystemStore.prototype.putObject = async function (this: FilesystemStore, obj
   return { size: content.length, md5 };
 };
 
-export { BUCKET, startS3, type S3Harness } from '../test/helpers/s3.ts';
+export { BUCKET, polarsCloudOptions, startS3, type S3Harness } from '../test/helpers/s3.ts';

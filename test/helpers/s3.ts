@@ -83,3 +83,15 @@ export async function downloadParts(location: string, env?: Record<string, strin
   }
   return folder;
 }
+
+/** The `cloudOptions` nodejs-polars reads a bucket on the store of `env` with: its endpoint, plain HTTP, path-style (docs/guide/datasets.md). */
+export function polarsCloudOptions(env: Record<string, string>): Record<string, string> {
+  return {
+    aws_access_key_id: env.AWS_ACCESS_KEY_ID,
+    aws_secret_access_key: env.AWS_SECRET_ACCESS_KEY,
+    aws_region: env.AWS_REGION,
+    aws_endpoint_url: env.AWS_ENDPOINT_URL_S3,
+    aws_allow_http: 'true',
+    aws_virtual_hosted_style_request: 'false',
+  };
+}
