@@ -43,23 +43,31 @@ async function until(url: string, done: (run: RunStatus) => boolean, timeoutMs =
 }
 
 
-/** Resolves once the dataset at `location` has an object under a publish pass's folder (a pass at work). */
-async function passAtWork(location: string, timeoutMs = 60_000): Promise<void> {
+/** The publish passes that have a claim or a journal in the dataset at `location` now, by id. */
+async function passesAtWork(location: string): Promise<Set<string>> {
   const storage = await openStorage(location, { env: s3.direct });
-  const deadline = Date.now() + timeoutMs;
+  const prefix = '_dataset/forum__subforum/publishing/';
+  const passes = new Set<string>();
   try {
-    for (;;) {
-      for await (const { name } of storage.list('_dataset/forum__subforum/publishing/')) if (name.endsWith('/journal.json') || name.endsWith('/claim.json')) return;
-      if (Date.now() > deadline) throw new Error('no publish pass was seen at work');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    for await (const { name } of storage.list(prefix)) if (name.endsWith('/journal.json') || name.endsWith('/claim.json')) passes.add(name.slice(prefix.length, name.indexOf('/', prefix.length)));
   } finally {
     await storage.close();
+  }
+  return passes;
+}
+
+/** Resolves once a pass not among `before` (those a killed worker may have left) is at work in the dataset at `location`. */
+async function newPassAtWork(location: string, before: ReadonlySet<string>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const pass of await passesAtWork(location)) if (!before.has(pass)) return;
+    if (Date.now() > deadline) throw new Error('no publish pass was seen at work');
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
 describe.skipIf(!haveRedis)('queue workers without a shared disk, into an s3:// dataset', () => {
-  it('three workers with their own --work, one killed -9 mid-walk and one while a pass publishes, leave every record once in the bucket', async () => {
+  it('three workers with their own --work, one killed -9 mid-walk and the other while its own pass publishes, leave every record once in the bucket', async () => {
     const service = await startSandbox({ port: 0, latencyMs: 20, accounts: [{ apiKey: KEY, credits: 1_000_000 }] });
     const env = { ...sandboxEnv(service, KEY), ...s3.direct };
     const charged = () => service.requests.charged[KEY] ?? 0;
@@ -83,7 +91,9 @@ describe.skipIf(!haveRedis)('queue workers without a shared disk, into an s3:// 
       const [first, second] = [start(), start()];
       await until(url, () => charged() >= 15);
       first.child.kill('SIGKILL');
-      await passAtWork(location);
+      await first.done;
+      // A pass that appears now is the one live worker's: it is killed while that pass publishes.
+      await newPassAtWork(location, await passesAtWork(location));
       second.child.kill('SIGKILL');
       await Promise.all([first.done, second.done]);
       start();
