@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compactDataset } from '../../src/dataset/compact.ts';
 import { DatasetDestination } from '../../src/dataset/destination.ts';
-import { chooseDatasetLocks, publishLocksOf } from '../../src/dataset/lock-choice.ts';
+import { chooseDatasetLocks, publishLocksOf, type DatasetLockChoice } from '../../src/dataset/lock-choice.ts';
 import { DatasetLocks } from '../../src/dataset/locks.ts';
 import { openStorage } from '../../src/dataset/storage/open.ts';
 import { LocalStorage } from '../../src/dataset/storage/local.ts';
@@ -83,11 +83,16 @@ describe('choosing the locks when a dataset opens', () => {
     expect((refused as Error).message).not.toContain('\n');
   });
 
-  it("takes the caller's Redis locks on a bucket that ignores conditional writes, without probing it", async () => {
+  it("takes the caller's Redis locks on a bucket that ignores conditional writes, without probing it, naming each lock by the bucket's location", async () => {
     const storage = await bucket(undefined, true);
-    let choice;
-    expect(await requestsOf(storage, async () => (choice = await chooseDatasetLocks(storage, ROOT, callerLocks)))).toEqual({});
-    expect(choice).toEqual({ mechanism: 'queue', locks: callerLocks });
+    const taken: string[] = [];
+    const locks: ExportLocks = { ...callerLocks, publish: (path, fn) => (taken.push(path), fn()) };
+    let choice: DatasetLockChoice | undefined;
+    expect(await requestsOf(storage, async () => (choice = await chooseDatasetLocks(storage, ROOT, locks)))).toEqual({});
+    expect(choice?.mechanism).toBe('queue');
+    // Not by the working folder that stands for the dataset, which differs from one machine to the next.
+    await (choice as Extract<DatasetLockChoice, { locks: ExportLocks }>).locks.publish(PUBLISH_LOCK, () => Promise.resolve());
+    expect(taken).toEqual([`${storage.location}/_dataset/forum__subforum/lock`]);
   });
 
   it('keeps lock folders on a local folder', async () => {
