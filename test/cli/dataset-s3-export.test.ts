@@ -23,7 +23,7 @@ import { toDataset } from '../../src/export/index.ts';
 import { BUCKET, downloadParts, polarsCloudOptions, startS3, type S3Harness } from '../helpers/s3.ts';
 import { names } from '../helpers/storage.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
-import { closeSandboxClient, startSandboxClient, type SandboxClient } from './helpers/sandbox-client.ts';
+import { closeSandboxClient, startSandboxClient, type SandboxClient } from '../export/helpers/sandbox-client.ts';
 
 let s3: S3Harness;
 let context: SandboxClient;
