@@ -98,6 +98,8 @@ export async function openS3Storage(location: S3Location, options: S3StorageOpti
 /** A store in an S3 bucket (`openS3Storage`). */
 export class S3Storage implements Storage {
   readonly location: string;
+  /** A bucket has no folder of files. */
+  readonly folder = undefined;
   readonly #tally = new RequestTally();
   readonly #bucket: string;
   /** The keys' common beginning: the prefix and a slash, or nothing at the bucket's root. */
