@@ -1,7 +1,8 @@
 /**
- * A few tasks at a time over a list: for work that waits on a disk or a store rather than on the
- * CPU (footer checks, removals, a publish's partitions), where one at a time leaves each round trip
- * waiting on the last.
+ * A few tasks at a time: over a list (`mapAtOnce`), for work that waits on a disk or a store rather
+ * than on the CPU (footer checks, removals, a publish's partitions), where one at a time leaves each
+ * round trip waiting on the last; and through a gate (`AtOnce`), for tasks that come from many callers
+ * at once (a store's requests).
  */
 
 /**
@@ -26,4 +27,29 @@ export async function mapAtOnce<T, R>(items: readonly T[], limit: number, task: 
   await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, runner));
   if (failure !== undefined) throw failure.error;
   return results;
+}
+
+/**
+ * A gate that lets at most `limit` tasks run at once; the others wait their turn, first come first
+ * served. A task that fails frees its place as one that succeeds does.
+ */
+export class AtOnce {
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(readonly limit: number) {}
+
+  /** Runs `task` once a place is free, and settles as it does. */
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#running++;
+    try {
+      return await task();
+    } finally {
+      // The place goes straight to the first waiter, so a newcomer cannot take it in between.
+      const next = this.#waiting.shift();
+      if (next === undefined) this.#running--;
+      else next();
+    }
+  }
 }

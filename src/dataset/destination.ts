@@ -46,7 +46,6 @@ import { fileSize } from '../export/durable.ts';
 import { objectPlace, writeObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
 import type { Storage } from './storage/types.ts';
-import { parseLocation } from './storage/location.ts';
 import { StagingLog } from './staging-log.ts';
 import { publishLocksOf, type DatasetLockChoice } from './lock-choice.ts';
 import type { LockMechanism, RecordedLocks } from './locks.ts';
@@ -144,7 +143,7 @@ export class DatasetDestination implements Destination {
   ) {
     // The dataset's store, one for the destination (its requests are this export's), closed with it.
     const storage = options.storage ?? new LocalStorage(output);
-    const onStore = parseLocation(storage.location).kind !== 'local';
+    const onStore = storage.folder === undefined;
     const root = datasetRoot(output, storage, options.work);
     this.paths = new DatasetPaths(root, op.id, options.writer ?? writerName(options.shard), storage);
     this.folder = resolve(root);
@@ -572,7 +571,7 @@ const STAGING_FILES = ['checkpoint.json', 'spool.ndjson', 'held.ndjson', 'spool-
  * and its locks are named by their paths under it).
  */
 export function datasetRoot(output: string, storage: Storage, work: string | undefined): string {
-  return parseLocation(storage.location).kind === 'local' ? output : workFolder(work ?? defaultWork(), storage.location);
+  return storage.folder !== undefined ? output : workFolder(work ?? defaultWork(), storage.location);
 }
 
 /** Where writers stage for datasets on a store when no working folder is given. */

@@ -18,7 +18,7 @@ import { JUPYTER_DISPLAY, textBundle, type MediaBundle } from '../jupyter.ts';
 import { tableText, type Grid } from '../text-table.ts';
 import { hasPendingCompaction } from './compaction-journal.ts';
 import { pathsOf, scanMeta, scanOperations, scanParts, type ScannedPart } from './scan.ts';
-import { isLocalStore, withDatasetStore } from './open-dataset.ts';
+import { withDatasetStore } from './open-dataset.ts';
 import { partMetadata } from './part-footer.ts';
 import { coarserThan, type PartitionBy } from '../export/partition-by.ts';
 import { checkParts, readDriftFile, readMarksFile } from './state.ts';
@@ -196,7 +196,7 @@ async function writerInfo(
     marks: Object.values(marks?.walks ?? {}).map(({ params, mark, markTime }) => ({ params, mark, markTime })),
   };
   if (drift !== undefined) info.drift = { at: drift.at, frozen: drift.frozen, drift: drift.drift };
-  const local = isLocalStore(paths.storage);
+  const local = paths.storage.folder !== undefined;
   const staged = local ? await stagedInfo(paths) : await stagedOnStore(paths, stagedObjects);
   if (staged !== undefined) info.staged = staged;
   // A writer's pid file is a local folder's lock; a store's writer lock is a lease, which says no pid.

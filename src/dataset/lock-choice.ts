@@ -12,7 +12,6 @@
  *   refused in one line naming `--locks redis://…` (`STORAGE_NO_CONDITIONAL_WRITES`).
  */
 import { relative, resolve, sep } from 'node:path';
-import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 import { StoreLocks, type StoreLockOptions } from './store-locks.ts';
 import type { PublishLocks, RecordedLocks } from './locks.ts';
@@ -26,7 +25,7 @@ export type DatasetLockChoice = { readonly mechanism: 'folders' } | { readonly m
  * for a writer given `caller`'s locks or none. Refuses a bucket that cannot hold store leases.
  */
 export async function chooseDatasetLocks(storage: Storage, root: string, caller: ExportLocks | undefined, options: StoreLockOptions = {}): Promise<DatasetLockChoice> {
-  const local = parseLocation(storage.location).kind === 'local';
+  const local = storage.folder !== undefined;
   if (caller !== undefined) return { mechanism: 'queue', locks: local ? caller : namedByLocation(caller, storage.location, root) };
   if (local) return { mechanism: 'folders' };
   await storage.checkConditionalWrites();

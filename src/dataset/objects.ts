@@ -9,12 +9,11 @@
  */
 import { join } from 'node:path';
 import { StateDamagedError } from '../errors.ts';
-import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 
 /** Where a user finds the object `name`: the file's path in a local folder, `s3://bucket/prefix/name` in a bucket. */
 export function objectPlace(storage: Storage, name: string): string {
-  return parseLocation(storage.location).kind === 'local' ? join(storage.location, ...name.split('/')) : `${storage.location}/${name}`;
+  return storage.folder !== undefined ? join(storage.folder, ...name.split('/')) : `${storage.location}/${name}`;
 }
 
 /**

@@ -19,8 +19,3 @@ export async function withDatasetStore<T>(location: string, option: string, fn: 
     await storage.close();
   }
 }
-
-/** Whether `storage` is a local folder: what only a folder has (pid files, a writer's staging files) is read there alone. */
-export function isLocalStore(storage: Storage): boolean {
-  return parseLocation(storage.location).kind === 'local';
-}

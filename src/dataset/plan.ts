@@ -18,7 +18,6 @@ import { walkName } from '../operations/walk-name.ts';
 import { readStoredPart, type DatasetFormat, type HeldNames, type PartSchema } from './parts.ts';
 import { objectPlace } from './objects.ts';
 import { rebuildStaging } from './staging-log.ts';
-import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 import { heldNames } from './columns.ts';
 import type { DatasetSchemaTracker } from './schema.ts';
@@ -38,7 +37,6 @@ import { checkPartitionCollision, partitionOf, type DatasetPaths, type Partition
 import { copySpoolPart, fileSize, type SpoolMark } from '../export/durable.ts';
 import { freshState, type ExportState } from '../export/journal.ts';
 import { laterMark, nextWalkMark, readWalkMarks, type WalkMark } from './marks.ts';
-import { isLocalStore } from './open-dataset.ts';
 
 /** What a plan goes by: the dataset as recorded (or, for a new one, as the planning writer asks). */
 export interface PlanContext {
@@ -219,7 +217,7 @@ export class PassPlan implements PassPlanning {
     const partitions = [...this.partitions(), ...losing];
     const journal: GroupJournal = { version: 2, renames: [], removes: [], schema, walks: await nextMarks(context.paths, commits), partitions, members: [], drift: this.#tracker.drift(), fetched: this.#fetched };
     // On a bucket, a few partitions at once: one's parts are read and stored (round trips) while another's are encoded.
-    const atOnce = isLocalStore(context.paths.storage) ? 1 : PARTITIONS_AT_ONCE;
+    const atOnce = context.paths.storage.folder !== undefined ? 1 : PARTITIONS_AT_ONCE;
     const placed = await mapAtOnce(partitions, atOnce, async (partition) => {
       const placing: Placing = { renames: [], removes: [] };
       const repaired = await mergePartition(context, partition, this.#incoming.records(context.op, partition), schema, placing, this.#tally, moves);
@@ -426,7 +424,7 @@ function afterPublish(state: ExportState, rest?: SpoolMark): ExportState {
 async function spoolOf(context: PlanContext, commit: Commit): Promise<string> {
   const { paths } = context;
   const own = paths.ofWriter(commit.writer);
-  if (commit.writer === paths.writer || parseLocation(paths.storage.location).kind === 'local') return own.spool;
+  if (commit.writer === paths.writer || paths.storage.folder !== undefined) return own.spool;
   const folder = join(paths.scratch(context.pass), `staging-${commit.writer}`);
   await rebuildStaging(paths.storage, own.names.stagingLog, folder, ['spool.ndjson']);
   return join(folder, 'spool.ndjson');

@@ -37,7 +37,6 @@ import { convertedSchema, mergeColumns, recordedLayout } from './nesting.ts';
 import { objectPlace, objectsIn, readObject, writeObject } from './objects.ts';
 import { stateJournalText, writeState, type ExportState } from '../export/journal.ts';
 import { removeStagingLog, replaceStaging } from './staging-log.ts';
-import { parseLocation } from './storage/location.ts';
 import { lacksTableSchema, writeRecordedSchema } from './table-schema.ts';
 import { laterMark, type MarksFile, type RunTotals, type WalkMark } from './marks.ts';
 import type { DatasetChanges } from '../export/types.ts';
@@ -190,7 +189,7 @@ async function finishMember(paths: DatasetPaths, member: GroupMember, at: string
     writeObject(paths.storage, own.names.state, state),
     writeObject(paths.storage, own.names.drift, { operation: paths.operation, at, frozen: false, drift: member.changes.drift }),
   ]);
-  if (parseLocation(paths.storage.location).kind !== 'local') {
+  if (paths.storage.folder === undefined) {
     await finishStoreStaging(own, member, member.rest === undefined ? undefined : join(paths.dir, member.rest));
   } else if (member.next === null) {
     await rm(own.staging, { recursive: true, force: true });

@@ -22,6 +22,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { mapAtOnce } from '../at-once.ts';
 import { StateDamagedError } from '../errors.ts';
 import { objectPlace } from './objects.ts';
 import type { Storage } from './storage/types.ts';
@@ -286,10 +287,8 @@ interface LogEntry {
 }
 
 /** Reads `objects`, eight at a time, in their order. */
-async function readAll(objects: readonly LogObject[], read: (name: string) => Promise<LogEntry>): Promise<LogEntry[]> {
-  const entries: LogEntry[] = [];
-  for (let start = 0; start < objects.length; start += 8) entries.push(...(await Promise.all(objects.slice(start, start + 8).map((object) => read(object.name)))));
-  return entries;
+function readAll(objects: readonly LogObject[], read: (name: string) => Promise<LogEntry>): Promise<LogEntry[]> {
+  return mapAtOnce(objects, 8, (object) => read(object.name));
 }
 
 interface LogObject {

@@ -525,6 +525,13 @@ export interface ListedPart {
 const checkedParts = new Map<string, string>();
 
 /**
+ * The checks under way in this process, by part and version: walks that open the dataset at once (a
+ * queue worker's, an export's lanes) wait on the one read of a part rather than each reading it
+ * (64 walks opened at once read each part 64 times, since none had found it whole yet).
+ */
+const checking = new Map<string, Promise<string | undefined>>();
+
+/**
  * Refuses, naming the first, part files that cannot be read: a Parquet part whose footer does not
  * parse (cut short, overwritten), an NDJSON or CSV part whose last line is cut short. Only the end of
  * each is read, through the store (`Storage.readTail`: one GET a part on S3), and only of parts the
@@ -533,8 +540,7 @@ const checkedParts = new Map<string, string>();
  */
 export async function checkParts(parts: readonly ListedPart[], format: DatasetFormat, paths: DatasetPaths): Promise<void> {
   const unchecked = parts.filter((part) => checkedParts.get(part.path) !== part.version);
-  const problems = await mapAtOnce(unchecked, CHECKS_AT_ONCE, (part) => partProblem(paths.storage, part, format));
-  for (const [index, part] of unchecked.entries()) if (problems[index] === undefined) checkedParts.set(part.path, part.version);
+  const problems = await mapAtOnce(unchecked, CHECKS_AT_ONCE, (part) => checkOnce(paths.storage, part, format));
   const damaged = problems.findIndex((problem) => problem !== undefined);
   if (damaged === -1) return;
   const part = unchecked[damaged].path;
@@ -543,6 +549,22 @@ export async function checkParts(parts: readonly ListedPart[], format: DatasetFo
       'the next export then walks every parameter set in full and writes its records again',
     part,
   );
+}
+
+/** What is wrong with `part` (see `partProblem`), read once however many walks ask at once; a part found whole is remembered. */
+function checkOnce(storage: Storage, part: ListedPart, format: DatasetFormat): Promise<string | undefined> {
+  const key = `${part.version}\n${part.path}`;
+  let check = checking.get(key);
+  if (check === undefined) {
+    check = partProblem(storage, part, format)
+      .then((problem) => {
+        if (problem === undefined) checkedParts.set(part.path, part.version);
+        return problem;
+      })
+      .finally(() => checking.delete(key));
+    checking.set(key, check);
+  }
+  return check;
 }
 
 async function partProblem(storage: Storage, part: ListedPart, format: DatasetFormat): Promise<string | undefined> {

@@ -39,7 +39,6 @@ import { DatasetError } from '../errors.ts';
 import { KEY_INDEX_EXTENSION } from './key-index.ts';
 import { readObject } from './objects.ts';
 import { LocalStorage } from './storage/local.ts';
-import { parseLocation } from './storage/location.ts';
 import type { Storage } from './storage/types.ts';
 import { DEFAULT_PARTITION_BY, type PartitionBy } from '../export/partition-by.ts';
 
@@ -221,7 +220,7 @@ export class DatasetPaths {
    * (`s3://bucket/prefix`), never the working folder that stands for it there.
    */
   get place(): string {
-    return parseLocation(this.storage.location).kind === 'local' ? this.dir : this.storage.location;
+    return this.storage.folder !== undefined ? this.dir : this.storage.location;
   }
 
   /** The paths of `writer`'s share of the same operation, in the same store. */

@@ -80,6 +80,21 @@ describe('an S3 store', () => {
     }
   });
 
+  it('has at most 48 requests in flight, however many callers ask at once (the SDK queues, and warns about, what its 50 connections cannot carry)', async () => {
+    const slow = await startConditionalProxy(s3.direct.AWS_ENDPOINT_URL_S3, { delayMs: 50 });
+    const storage = await openStorage(`s3://${BUCKET}/${randomUUID()}`, { env: s3Env(slow.url) });
+    try {
+      const found = await Promise.all(Array.from({ length: 200 }, (_, i) => storage.exists(`absent/${i}.json`)));
+      expect(found.every((each) => !each)).toBe(true);
+      expect(storage.requests.HEAD).toBe(200);
+      expect(slow.mostAtOnce).toBeGreaterThanOrEqual(40);
+      expect(slow.mostAtOnce).toBeLessThanOrEqual(48);
+    } finally {
+      await storage.close();
+      await slow.close();
+    }
+  });
+
   it('aborts a multipart upload whose part is refused, and leaves no object', async () => {
     const refusing = await startConditionalProxy(s3.direct.AWS_ENDPOINT_URL_S3, { refuse: /^PUT .*[?&]partNumber=2(&|$)/ });
     const location = `s3://${BUCKET}/${randomUUID()}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapAtOnce } from '../../src/at-once.ts';
+import { AtOnce, mapAtOnce } from '../../src/at-once.ts';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -39,5 +39,37 @@ describe('mapAtOnce', () => {
 
   it('resolves at once with nothing for no items', async () => {
     expect(await mapAtOnce([], 4, () => Promise.reject(new Error('never called')))).toEqual([]);
+  });
+});
+
+describe('AtOnce', () => {
+  it('runs at most its limit of tasks at once, from any number of callers, in the order they came', async () => {
+    const gate = new AtOnce(3);
+    let running = 0;
+    let most = 0;
+    const started: number[] = [];
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        gate.run(async () => {
+          started.push(i);
+          most = Math.max(most, ++running);
+          await tick(i % 2 === 0 ? 5 : 1);
+          running--;
+          return i * 10;
+        }),
+      ),
+    );
+    expect(most).toBe(3);
+    expect(started).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(results).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  });
+
+  it('frees the place of a task that fails, and rejects with its failure', async () => {
+    const gate = new AtOnce(1);
+    const failed = gate.run(() => Promise.reject(new RangeError('first')));
+    const second = gate.run(() => Promise.resolve('second'));
+    await expect(failed).rejects.toBeInstanceOf(RangeError);
+    expect(await second).toBe('second');
+    expect(await gate.run(() => Promise.resolve('third'))).toBe('third');
   });
 });

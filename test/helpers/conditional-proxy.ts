@@ -6,12 +6,13 @@
  * request to its answer), so two racing writes cannot both pass. Everything else is forwarded as is;
  * the `Host` header is kept, so the SDK's signatures still match.
  */
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A running proxy: its URL, and how to stop it. */
+/** A running proxy: its URL, how many requests it had in flight at most, and how to stop it. */
 export interface ConditionalProxy {
   readonly url: string;
+  readonly mostAtOnce: number;
   close(): Promise<void>;
 }
 
@@ -21,6 +22,8 @@ const PRECONDITION_FAILED = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Cod
 export interface ProxyOptions {
   /** Requests (`PUT /bucket/key?partNumber=2&…`) answered with 400 instead of forwarded: a store's refusal, on cue. */
   refuse?: RegExp;
+  /** How long each request waits before it is carried out, in milliseconds: a store farther away than s3rver. */
+  delayMs?: number;
 }
 
 /** Starts a proxy to `target` (s3rver's `http://127.0.0.1:PORT`) on a free port of 127.0.0.1. */
@@ -28,8 +31,17 @@ export async function startConditionalProxy(target: string, options: ProxyOption
   const upstream = new URL(target);
   /** Per key, the end of the last conditional request queued for it. */
   const queues = new Map<string, Promise<void>>();
+  let inFlight = 0;
+  let mostAtOnce = 0;
 
   const server: Server = createServer((incoming, outgoing) => {
+    mostAtOnce = Math.max(mostAtOnce, ++inFlight);
+    outgoing.on('close', () => inFlight--);
+    if (options.delayMs === undefined) handle(incoming, outgoing);
+    else setTimeout(() => handle(incoming, outgoing), options.delayMs);
+  });
+
+  const handle = (incoming: IncomingMessage, outgoing: ServerResponse): void => {
     const { pathname } = new URL(incoming.url ?? '/', 'http://proxy');
     const ifNoneMatch = incoming.headers['if-none-match'];
     const ifMatch = incoming.headers['if-match'];
@@ -78,11 +90,14 @@ export async function startConditionalProxy(target: string, options: ProxyOption
     void settled.then(() => {
       if (queues.get(pathname) === settled) queues.delete(pathname);
     });
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    get mostAtOnce() {
+      return mostAtOnce;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

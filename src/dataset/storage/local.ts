@@ -45,6 +45,10 @@ export class LocalStorage implements Storage {
 
   constructor(readonly location: string) {}
 
+  get folder(): string {
+    return this.location;
+  }
+
   get requests(): RequestCounts {
     return this.#tally.counts;
   }

@@ -12,7 +12,7 @@
  * (s3rver; some older S3-compatible servers) would let both succeed: `openS3Storage` probes for
  * them when locks are asked for, and refuses such a store.
  */
-import { mapAtOnce } from '../../at-once.ts';
+import { AtOnce, mapAtOnce } from '../../at-once.ts';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
@@ -45,6 +45,13 @@ const CONDITION_FAILED = [404, 409, 412];
 const MAX_COPY = 5 * 1024 * MiB;
 /** Removals in flight at once (`removeAll`). */
 const REMOVE_CONCURRENCY = 8;
+/**
+ * Requests of one store in flight at once, whoever sends them. The client holds 50 connections (the
+ * AWS SDK's default); a publisher of a group of walks renewing a lease for each walk and partition
+ * at once, while it removes staging objects, had 265 requests out, and the SDK warned about those
+ * it queued on stderr, in the middle of a command's output. Past this many, requests wait here.
+ */
+const REQUESTS_AT_ONCE = 48;
 
 /**
  * The `x-amz-copy-source` of `key`: URL-encoded, as S3 asks, but leaving the characters `encodeURI`
@@ -98,7 +105,10 @@ export async function openS3Storage(location: S3Location, options: S3StorageOpti
 /** A store in an S3 bucket (`openS3Storage`). */
 export class S3Storage implements Storage {
   readonly location: string;
+  /** A bucket has no folder of files. */
+  readonly folder = undefined;
   readonly #tally = new RequestTally();
+  readonly #requests = new AtOnce(REQUESTS_AT_ONCE);
   readonly #bucket: string;
   /** The keys' common beginning: the prefix and a slash, or nothing at the bucket's root. */
   readonly #base: string;
@@ -403,7 +413,7 @@ export class S3Storage implements Storage {
   async #send<T>(kind: RequestKind, action: string, request: () => Promise<T>): Promise<T> {
     this.#tally.count(kind);
     try {
-      return await request();
+      return await this.#requests.run(request);
     } catch (error) {
       throw storageErrorOf(error, this.location, this.endpoint, action);
     }

@@ -92,6 +92,13 @@ export interface Storage {
   /** The location as a user writes it (`s3://bucket/prefix` or the folder): for messages, never a credential. */
   readonly location: string;
   /**
+   * The folder whose files are the objects, on a local store; undefined on a bucket. The one thing
+   * the dataset code asks about where its bytes live, for what only files in place allow: a writer
+   * stages in the dataset's own folder and keeps a pid file there, and a message names an object
+   * by its path.
+   */
+  readonly folder: string | undefined;
+  /**
    * Every stored object whose name begins with `prefix` (`''`: all), at any depth, in byte order of
    * the name, a page of the store's listing at a time. The store's own names (`names.ts`) are left out.
    */

@@ -3,7 +3,7 @@
  * same way: a local folder, s3rver behind the proxy that honours conditional writes (as AWS S3,
  * MinIO and R2 do), and s3rver itself, which ignores them and so is refused for locks.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -73,6 +73,16 @@ describe.each(KINDS)('$name', (store) => {
     await storage.remove('walks/a.json');
     expect(await storage.read('walks/a.json')).toBeUndefined();
     expect(await names(storage, 'walks/')).toEqual(['walks/b.json']);
+  });
+
+  it('names the folder whose files are its objects on a local folder, and none on a bucket', async () => {
+    const storage = kept(await store.open());
+    if (store.s3) expect(storage.folder).toBeUndefined();
+    else {
+      expect(storage.folder).toBe(storage.location);
+      await storage.write('walks/a.json', bytes('{"a":1}'));
+      expect(await readFile(join(storage.folder!, 'walks', 'a.json'), 'utf8')).toBe('{"a":1}');
+    }
   });
 
   it('reads a name it never stored as undefined, and removes one without error', async () => {
