@@ -31,7 +31,8 @@ export async function mapAtOnce<T, R>(items: readonly T[], limit: number, task: 
 
 /**
  * A gate that lets at most `limit` tasks run at once; the others wait their turn, first come first
- * served. A task that fails frees its place as one that succeeds does.
+ * served, except that an urgent task goes before every task waiting. A task that fails frees its
+ * place as one that succeeds does.
  */
 export class AtOnce {
   #running = 0;
@@ -39,9 +40,9 @@ export class AtOnce {
 
   constructor(readonly limit: number) {}
 
-  /** Runs `task` once a place is free, and settles as it does. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#running >= this.limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  /** Runs `task` once a place is free (`urgent`: the first place that frees), and settles as it does. */
+  async run<T>(task: () => Promise<T>, urgent = false): Promise<T> {
+    if (this.#running >= this.limit) await new Promise<void>((resolve) => (urgent ? this.#waiting.unshift(resolve) : this.#waiting.push(resolve)));
     else this.#running++;
     try {
       return await task();

@@ -64,6 +64,17 @@ describe('AtOnce', () => {
     expect(results).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
   });
 
+  it('runs an urgent task before every task waiting, not before those running', async () => {
+    const gate = new AtOnce(1);
+    const order: string[] = [];
+    const task = (name: string) => async () => {
+      order.push(name);
+      await tick(2);
+    };
+    await Promise.all([gate.run(task('first')), gate.run(task('waiting 1')), gate.run(task('waiting 2')), gate.run(task('urgent'), true)]);
+    expect(order).toEqual(['first', 'urgent', 'waiting 1', 'waiting 2']);
+  });
+
   it('frees the place of a task that fails, and rejects with its failure', async () => {
     const gate = new AtOnce(1);
     const failed = gate.run(() => Promise.reject(new RangeError('first')));

@@ -216,7 +216,8 @@ export class S3Storage implements Storage {
     return {
       name,
       renew: async () => {
-        const renewed = await this.#putLease(key, leaseBytes(holder, options.leaseMs), { IfMatch: etag }, `renewing the lock ${name}`);
+        // Before every request waiting for a place: a lease must not run out behind a publish's other requests.
+        const renewed = await this.#putLease(key, leaseBytes(holder, options.leaseMs), { IfMatch: etag }, `renewing the lock ${name}`, true);
         if (renewed === undefined) return false;
         etag = renewed;
         return true;
@@ -254,8 +255,8 @@ export class S3Storage implements Storage {
   }
 
   /** Puts a lease's state under `condition`: its new ETag, or undefined when the condition did not hold. */
-  async #putLease(key: string, body: Uint8Array, condition: { IfNoneMatch: string } | { IfMatch: string }, action: string): Promise<string | undefined> {
-    const put = await this.#attempt('PUT', action, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ...condition })), CONDITION_FAILED);
+  async #putLease(key: string, body: Uint8Array, condition: { IfNoneMatch: string } | { IfMatch: string }, action: string, urgent = false): Promise<string | undefined> {
+    const put = await this.#attempt('PUT', action, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ...condition })), CONDITION_FAILED, urgent);
     return typeof put === 'number' ? undefined : put.ETag;
   }
 
@@ -409,11 +410,11 @@ export class S3Storage implements Storage {
     return { bytes: again.tail.subarray(Math.max(0, again.tail.byteLength - bytes)), size: again.range === null ? again.tail.byteLength : Number(again.range[3]) };
   }
 
-  /** Sends one request of `kind`, counting it; a failure is a typed error. */
-  async #send<T>(kind: RequestKind, action: string, request: () => Promise<T>): Promise<T> {
+  /** Sends one request of `kind` (`urgent`: before the others waiting for a place), counting it; a failure is a typed error. */
+  async #send<T>(kind: RequestKind, action: string, request: () => Promise<T>, urgent = false): Promise<T> {
     this.#tally.count(kind);
     try {
-      return await this.#requests.run(request);
+      return await this.#requests.run(request, urgent);
     } catch (error) {
       throw storageErrorOf(error, this.location, this.endpoint, action);
     }
@@ -423,9 +424,9 @@ export class S3Storage implements Storage {
    * `#send`, where a failure with a status in `expected` resolves to that status (a missing object,
    * a condition that did not hold) instead. A missing bucket is never a missing object.
    */
-  async #attempt<T>(kind: RequestKind, action: string, request: () => Promise<T>, expected: readonly number[]): Promise<T | number> {
+  async #attempt<T>(kind: RequestKind, action: string, request: () => Promise<T>, expected: readonly number[], urgent = false): Promise<T | number> {
     try {
-      return await this.#send(kind, action, request);
+      return await this.#send(kind, action, request, urgent);
     } catch (error) {
       const status = (error as StorageError).status;
       if (status !== undefined && expected.includes(status) && !(error instanceof StorageNotFoundError)) return status;
