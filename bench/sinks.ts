@@ -8,7 +8,10 @@
  * `COPY (SELECT * FROM read_json(…)) TO … (FORMAT parquet)` for Parquet (both run three times; the
  * speed ratio compares the medians).
  *
- * Parquet is measured in both layouts (`nested`, the default, and `flat`).
+ * Parquet is measured in both layouts (`nested`, the default, and `flat`), and beside them the
+ * "shred floor" (`_parquet-floor.ts`): generating the same records and shredding them by hand into
+ * the row group's columns, the least the writer's thread could pay, so the ratio it reaches against
+ * DuckDB is the best a writer on one JS thread could (the encoding runs on a worker meanwhile).
  *
  * Then Parquet on real sandbox records: 100,000 `forum/subforum` posts and 20,000
  * `shortvideo/videos` (nested objects and lists) walked through the client into NDJSON, converted
@@ -43,6 +46,7 @@ import { toNdjson } from '../sinks/index.ts';
 import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { benchMapPublish } from './_map-publish.ts';
+import { shredFloor } from './_parquet-floor.ts';
 
 /** How many sandbox subforum posts the Parquet size comparison walks (issue 13's figure). */
 const SANDBOX_POSTS = 100_000;
@@ -142,6 +146,7 @@ async function child(kind: string, count: number, path: string): Promise<void> {
     const [, , layout, sample] = kind.split('-') as [string, string, 'nested' | 'flat', 'right' | 'wrong'];
     await built.toParquet(latePosts(count, sample === 'right'), path, { layout });
   } else if (kind === 'generate') for (const record of posts(count)) void record;
+  else if (kind === 'shred-floor') await shredFloor(posts(count));
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   process.stdout.write(`${seconds} ${process.resourceUsage().maxRSS / 1024}\n`);
@@ -296,9 +301,8 @@ function medianOf<T>(runs: number, run: (index: number) => T, key: (result: T) =
   return results[Math.floor(runs / 2)];
 }
 
-/** Generation alone, plain NDJSON, and the NDJSON and CSV sinks: speed and peak RSS, against `ndjson` (toNdjson's run). */
+/** Plain NDJSON, and the NDJSON and CSV sinks: speed and peak RSS, against `ndjson` (toNdjson's run). */
 function benchTextSinks(dir: string, count: number, ndjson: Measured, line: (label: string, m: Measured) => void): void {
-  line('generate only', measure('generate', count, join(dir, 'none')));
   const plain = measure('plain-ndjson', count, join(dir, 'plain.ndjson'));
   line('plain JSON.stringify', plain);
   line('toNdjson', ndjson);
@@ -335,6 +339,12 @@ export async function benchSinks(count = 1_000_000, parquetOnly = false): Promis
     line(`toParquet flat (median)`, parquetFlat);
     console.log(`${`DuckDB COPY (median of ${RATIO_RUNS})`.padEnd(24)} ${duck.toFixed(2).padStart(7)} s  ${rate(duck).padStart(20)}`);
     printRatios(ratios);
+    // The best a writer on one JS thread could do here: generating the records and shredding them by hand (`_parquet-floor.ts`).
+    const generated = measure('generate', count, join(dir, 'none'));
+    const floor = measure('shred-floor', count, join(dir, 'none'));
+    line('generate only', generated);
+    line('shred floor', floor);
+    console.log(`ratio DuckDB COPY / shred floor: ${(duck / floor.seconds).toFixed(2)}x (the most toParquet could reach on one thread: generating ${generated.seconds.toFixed(2)} s, shredding by hand ${(floor.seconds - generated.seconds).toFixed(2)} s)`);
     const sizes = [join(dir, 'out.parquet'), join(dir, 'flat.parquet'), join(dir, 'duck.parquet')].map((file) => mb(statSync(file).size));
     console.log(`Parquet size nested / flat / DuckDB:   ${sizes.join(' / ')}`);
     console.log(`peak RSS, Parquet nested / flat: ${parquet.rssMb.toFixed(0)} / ${parquetFlat.rssMb.toFixed(0)} MB (target < 300 MB)`);
