@@ -3,8 +3,8 @@
  * `node --import tsx publish-killed-mid-rename.ts <records.json> <dir> <options.json>`.
  *
  * It wraps `rename` (before the engine is loaded) so that the second rename of a part into the
- * dataset's partition folders kills the process: its journal is written, one part is in place and the
- * rest are still staged. A kill at a random moment rarely lands in that window, which takes
+ * dataset's partition folders kills the process once the first is done: its journal is written, one
+ * part is in place and the rest are still staged. A kill at a random moment rarely lands in that window, which takes
  * microseconds; this lands in it every time.
  */
 import { readFileSync } from 'node:fs';
@@ -13,11 +13,18 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 const require = createRequire(import.meta.url);
 const fsPromises = require('node:fs/promises') as typeof import('node:fs/promises');
 const rename = fsPromises.rename;
-let placed = 0;
+/** The rename of the first part into place. */
+let first: Promise<void> | undefined;
 fsPromises.rename = async (from, to) => {
   // A part's place is a partition folder of the dataset; staging and state live under `_dataset/`.
   const into = String(to);
-  if (/\/_date=[^/]+\/part-[^/]+$/.test(into) && !into.includes('/_dataset/') && ++placed === 2) process.kill(process.pid, 'SIGKILL');
+  if (/\/_date=[^/]+\/part-[^/]+$/.test(into) && !into.includes('/_dataset/')) {
+    if (first === undefined) return (first = rename(from, to));
+    // A publish moves several parts at once: every later one waits until the first is in place, and
+    // the first of them to get there dies, so exactly one part is in place whatever the timing.
+    await first;
+    process.kill(process.pid, 'SIGKILL');
+  }
   return rename(from, to);
 };
 // The engine imports `rename` by name: its binding follows the module object only once synced.
