@@ -6,7 +6,7 @@
  *
  * - **Forming**, holding the publish lock: it finishes what kills left (a compaction, an older
  *   version's publish, passes that died), claims the commits waiting (its own first, then others'
- *   up to `PASS_BYTES` of spools; `claim.json` in its folder keeps other passes off them), sorts
+ *   up to `PASS_COMMITS` commits and `PASS_BYTES` of spools; `claim.json` in its folder keeps other passes off them), sorts
  *   their records by partition, and takes those partitions' locks. Commits left while it waited
  *   for a partition join it. Then it lets the publish lock go: the next pass forms while this one
  *   publishes.
@@ -50,6 +50,13 @@ const PUBLISH_PATIENCE_MS = 10 * 60_000;
  * and time, not its memory.
  */
 export const PASS_BYTES = 1024 * 1024 * 1024;
+/**
+ * The commits one pass takes at most. A pass holds a lock for each walk in it, and with leases
+ * (Redis, or a bucket's conditional writes) renews each one every few seconds while it merges: a
+ * pass of hundreds of walks on a slow bucket spent its time renewing, took minutes, and once lost
+ * a lease. Past this, commits wait for the next pass, which forms while this one publishes.
+ */
+export const PASS_COMMITS = 64;
 
 /** A writer's staged pages, waiting for a publish (`DatasetNames.commit`). */
 export interface Commit {
@@ -234,7 +241,7 @@ export class GroupCommit {
     const { writers: taken, partitions: busy } = await claimsOfLivePasses(this.paths, live);
     // Handing off, a pass takes only commits whose partitions no pass at work holds (as far as their hints tell).
     const avoid = handOff ? busy : new Set<string>();
-    let commits = await this.#nextPass(refused, taken, 0, avoid);
+    let commits = await this.#nextPass(refused, taken, { bytes: 0, commits: 0 }, avoid);
     // Commits left for passes at work (their hints): those passes' leaders take them, unless done already (`#lead` looks).
     if (commits.length === 0) return avoid.size > 0 && (await this.#othersWait(refused)) ? 'busy' : undefined;
     const id = randomUUID();
@@ -279,7 +286,7 @@ export class GroupCommit {
         } else if (wanted.length > 0) {
           held.push(...(await this.locks.holdAll(wanted, () => passEnds(this.paths, id))));
         }
-        commits = round < rounds ? await this.#nextPass(refused, taken, bytes, avoid) : [];
+        commits = round < rounds ? await this.#nextPass(refused, taken, { bytes, commits: pass.length }, avoid) : [];
       }
       // A pass that died while this one waited held partitions that are this one's now, or free.
       await recoverPasses(this.paths, this.locks, { wait: false, except: id, held: locked, passes: live });
@@ -325,15 +332,18 @@ export class GroupCommit {
 
   /**
    * The commits a pass takes next: this writer's first when it waits, then others' in name order,
-   * up to `PASS_BYTES` of spools with the `bytes` the pass took already (its first commit always).
+   * up to `PASS_BYTES` of spools and `PASS_COMMITS` commits with what the pass took already (its
+   * first commit always).
    */
-  async #nextPass(refused: ReadonlySet<string>, taken: ReadonlySet<string>, bytes: number, busy: ReadonlySet<string>): Promise<Commit[]> {
+  async #nextPass(refused: ReadonlySet<string>, taken: ReadonlySet<string>, already: { bytes: number; commits: number }, busy: ReadonlySet<string>): Promise<Commit[]> {
     const pass: Commit[] = [];
+    let bytes = already.bytes;
     const writers = await commitsWaiting(this.paths);
     const own = this.paths.writer;
     for (const writer of [...writers.filter((each) => each === own), ...writers.filter((each) => each !== own)]) {
       // A writer's next commit comes only once its last is gone: one claimed is the one waiting, unread.
       if (refused.has(writer) || taken.has(writer)) continue;
+      if (already.commits + pass.length >= PASS_COMMITS) break;
       const commit = await readCommitFile(this.paths, writer, commitRemedy(this.paths, writer));
       if (commit === undefined) continue;
       if (commit.partitions?.some((partition) => busy.has(partition)) === true) continue;

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../../src/index.ts';
 import { toDataset, type ExportLocks } from '../../src/export/index.ts';
+import { PASS_COMMITS } from '../../src/dataset/commit.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
@@ -94,6 +95,39 @@ describe('group commit with hand-off', () => {
     expect(next.complete).toBe(true);
     expect(charged() - before).toBe(1);
     expect(await counts(dir)).toEqual({ rows: 200, keys: 200 });
+  });
+
+  it(`takes at most ${PASS_COMMITS} commits a pass: the rest go in the next, and every record once`, async () => {
+    const dir = freshDir();
+    const release = holdPublishLock(dir);
+    const waiting = PASS_COMMITS + 6;
+    for (let n = 0; n < waiting; n++) await walk(dir, `gcp${n}-n3`, { handOff: true });
+    release();
+    // Watches the passes form: each one's claim names the commits it took.
+    const publishing = join(dir, META, 'publishing');
+    const claims = new Map<string, number>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        for (const pass of existsSync(publishing) ? readdirSync(publishing) : []) {
+          try {
+            const claim = JSON.parse(readFileSync(join(publishing, pass, 'claim.json'), 'utf8')) as { commits: unknown[] };
+            claims.set(pass, Math.max(claims.get(pass) ?? 0, claim.commits.length));
+          } catch {
+            // Not written yet, or gone: the next look reads it.
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    })();
+    const leader = await walk(dir, 'gcp-leader-n3');
+    watching = false;
+    await watch;
+    expect(leader.dataset?.added).toBe(3);
+    expect(await counts(dir)).toEqual({ rows: 3 * (waiting + 1), keys: 3 * (waiting + 1) });
+    expect(claims.size).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...claims.values())).toBeLessThanOrEqual(PASS_COMMITS);
+    expect(readdirSync(join(dir, META, 'commits')).filter((name) => !name.endsWith('.done.json'))).toEqual([]);
   });
 
   it('waits for the publish instead without handOff: its summary says what it changed', async () => {
