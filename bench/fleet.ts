@@ -30,7 +30,7 @@
  * folder only, and the bucket then takes that folder's dataset, object by object (what was in the
  * bucket removed first), so the per-walk setup with 2,000 walks is measured on a bucket holding what
  * 2,000 walks leave. Walking them through s3rver, which answers from this process, went at about 12
- * walks a minute past 400 walks on two loaded cores: the fill alone would take hours.
+ * walks a minute between 330 and 460 walks on two loaded cores: the fill alone would take hours.
  *
  *   npx tsx bench/fleet.ts [walks] [posts a walk] [local|s3]      (default 2000 300 local)
  *   npm run bench -- fleet -- 200 300 s3

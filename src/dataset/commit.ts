@@ -373,12 +373,12 @@ export class GroupCommit {
   }
 
   async #receipt(): Promise<Receipt> {
-    const receipt = await readReceiptFile(this.paths, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
-    await this.paths.storage.remove(this.paths.names.receipt());
-    if (receipt === undefined) {
+    const read = await readReceiptFile(this.paths, `delete it: the pages it reports on are in the dataset (dataset info counts them)`);
+    if (read === undefined) {
       throw new DatasetError(`${this.paths.place}: the publish of ${this.paths.writer}'s pages left no receipt (${objectPlace(this.paths.storage, this.paths.names.receipt())}); resume the export`, this.paths.place);
     }
-    return receipt;
+    await this.paths.storage.remove(read.name);
+    return read.receipt;
   }
 
   /**
@@ -408,7 +408,7 @@ export function commitRemedy(paths: DatasetPaths, writer: string): string {
   return `delete ${objectPlace(paths.storage, paths.names.commit(writer))}; its writer publishes on resume`;
 }
 
-/** The writers whose commits wait, in name order (one listing of `commits/`). */
+/** The writers whose commits wait, in name order (one listing of `commits/`; receipts an older version left there are not commits). */
 export async function commitsWaiting(paths: DatasetPaths): Promise<string[]> {
   const folder = paths.names.commits;
   const names = await objectsIn(paths.storage, folder, (last) => last.endsWith('.json') && !last.endsWith('.done.json'));

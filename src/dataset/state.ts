@@ -347,7 +347,7 @@ const CLAIM_FILE = shape({ commits: listOf(shape({ writer: text, id: optional(te
 /** `_dataset/<op>/widening.json`: parts of a narrower type wait for the widening rewrite (`widen.ts`); a new id each widening. */
 const WIDENING_FILE = shape({ id: text });
 
-/** `_dataset/<op>/commits/<writer>.done.json`: what the publish that took a writer's pages changed (`dataset.ts`). */
+/** `_dataset/<op>/receipts/<writer>.json` (an older version's `commits/<writer>.done.json`): what the publish that took a writer's pages changed (`dataset.ts`). */
 const RECEIPT_FILE = shape({ changes: CHANGES, repaired: number });
 
 /** `_dataset/<op>/compact.json` (`compaction-journal.ts`); `walks` and `writers` when it moves writers' marks into walk files (a migration). */
@@ -493,9 +493,16 @@ export async function readCommitFile(paths: DatasetPaths, writer: string, remedy
   return commit;
 }
 
-/** This writer's receipt (`names.receipt`), checked; undefined when there is none. */
-export function readReceiptFile(paths: DatasetPaths, remedy: string): Promise<CheckedReceipt | undefined> {
-  return readChecked(paths.storage, paths.names.receipt(), RECEIPT_FILE, remedy);
+/**
+ * This writer's receipt (`names.receipt`, or where an older version's pass left it,
+ * `names.legacyReceipt`), checked, with the name it was read from; undefined when there is none.
+ */
+export async function readReceiptFile(paths: DatasetPaths, remedy: string): Promise<{ receipt: CheckedReceipt; name: string } | undefined> {
+  for (const name of [paths.names.receipt(), paths.names.legacyReceipt()]) {
+    const receipt = await readChecked(paths.storage, name, RECEIPT_FILE, remedy);
+    if (receipt !== undefined) return { receipt, name };
+  }
+  return undefined;
 }
 
 /** The operation's compaction journal (`names.compactionJournal`), checked; undefined when no compaction is pending. */

@@ -75,9 +75,9 @@ describe.each(STORES)('a dataset object in %s', (_store, open) => {
     expect((await failure(readWalkMarkFile(paths, walk))).message).toBe(`${placeOf(paths.storage)} is damaged: near is null, not a list; delete it to walk this parameter set in full again`);
   });
 
-  it('lists the commits waiting by writer, not the receipts beside them', async () => {
+  it('lists the commits waiting by writer, not the receipts, nor those an older version left beside them', async () => {
     const paths = pathsIn(await open());
-    for (const name of [paths.names.commit('walk-b'), paths.names.commit('all'), paths.names.receipt('walk-c')]) await writeObject(paths.storage, name, {});
+    for (const name of [paths.names.commit('walk-b'), paths.names.commit('all'), paths.names.receipt('walk-c'), paths.names.legacyReceipt('walk-d')]) await writeObject(paths.storage, name, {});
     expect(await commitsWaiting(paths)).toEqual(['all', 'walk-b']);
   });
 });

@@ -59,7 +59,7 @@ describe('group commit with hand-off', () => {
     const handed = await walk(dir, 'gca-n60', { handOff: true });
     expect(handed.complete).toBe(true);
     expect(handed.dataset).toBeUndefined();
-    expect(readdirSync(join(dir, META, 'commits')).filter((name) => !name.endsWith('.done.json'))).toEqual(['walk-gca-n60.json']);
+    expect(readdirSync(join(dir, META, 'commits'))).toEqual(['walk-gca-n60.json']);
     expect(await counts(dir)).toEqual({ rows: 10, keys: 10 });
     release();
     // Another writer's publish takes every commit waiting.
@@ -127,7 +127,30 @@ describe('group commit with hand-off', () => {
     expect(await counts(dir)).toEqual({ rows: 3 * (waiting + 1), keys: 3 * (waiting + 1) });
     expect(claims.size).toBeGreaterThanOrEqual(2);
     expect(Math.max(...claims.values())).toBeLessThanOrEqual(PASS_COMMITS);
-    expect(readdirSync(join(dir, META, 'commits')).filter((name) => !name.endsWith('.done.json'))).toEqual([]);
+    expect(readdirSync(join(dir, META, 'commits'))).toEqual([]);
+  });
+
+  it('keeps the receipts of handed-off walks out of commits/, which every walk lists, and reads one an older version left there', async () => {
+    const dir = freshDir();
+    const release = holdPublishLock(dir);
+    await walk(dir, 'gcl-n20', { handOff: true });
+    release();
+    await walk(dir, 'gcm-n10');
+    // gcl's receipt waits for gcl's next run, beside no commit.
+    expect(readdirSync(join(dir, META, 'commits'))).toEqual([]);
+    const receipt = JSON.parse(readFileSync(join(dir, META, 'receipts', 'walk-gcl-n20.json'), 'utf8')) as { changes: { added: number } };
+    expect(receipt.changes.added).toBe(20);
+    // A writer waits on its commit, and a pass of an older version takes it, leaving its receipt where that version did.
+    const held = holdPublishLock(dir);
+    const waiting = walk(dir, 'gcn-n5');
+    const commit = join(dir, META, 'commits', 'walk-gcn-n5.json');
+    while (!existsSync(commit)) await new Promise((resolve) => setTimeout(resolve, 10));
+    writeFileSync(join(dir, META, 'commits', 'walk-gcn-n5.done.json'), JSON.stringify({ ...receipt, changes: { ...receipt.changes, added: 7, writer: 'walk-gcn-n5' } }));
+    rmSync(commit);
+    const summary = await waiting;
+    held();
+    expect(summary.dataset?.added).toBe(7);
+    expect(existsSync(join(dir, META, 'commits', 'walk-gcn-n5.done.json'))).toBe(false);
   });
 
   it('waits for the publish instead without handOff: its summary says what it changed', async () => {
@@ -247,7 +270,7 @@ describe('many walks of one process publishing into one dataset at once', () => 
     // Each walk that waited is told what its own pages added, whichever pass took them.
     if (!handOff) expect(summaries.map((summary) => summary.dataset?.added)).toEqual(names.map((name) => Number(name.split('-n')[1])));
     expect(readdirSync(join(dir, META, 'publishing'))).toEqual([]);
-    expect(readdirSync(join(dir, META, 'commits')).filter((name) => !name.endsWith('.done.json'))).toEqual([]);
+    expect(readdirSync(join(dir, META, 'commits'))).toEqual([]);
     expect(existsSync(join(dir, META, 'locks')) ? readdirSync(join(dir, META, 'locks')) : []).toEqual([]);
   });
 });
