@@ -26,7 +26,7 @@ const STEPS: [string, 'before' | 'after', string][] = [
   ['between the renames of its parts', 'after', '/_date=[^/]+/part-[^/]+$'],
   ['after its renames, before the walk states', 'before', '/_dataset/[^/]+/walks/[^/]+\\.json$'],
   ["after the walk states, before the writer's own files", 'before', '/_dataset/[^/]+/state-all\\.json$'],
-  ['after its receipt, before the writer read it', 'after', '/_dataset/[^/]+/commits/all\\.done\\.json$'],
+  ['after its receipt, before the writer read it', 'after', '/_dataset/[^/]+/receipts/all\\.json$'],
   // Before its journal: these a resume finished as the same run already.
   ['before its commit is written', 'before', '/_dataset/[^/]+/commits/all\\.json$'],
   ['right after its commit is written', 'after', '/_dataset/[^/]+/commits/all\\.json$'],
