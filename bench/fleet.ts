@@ -50,6 +50,7 @@ import { openStorage } from '../src/dataset/storage/open.ts';
 import type { RequestKind } from '../src/dataset/storage/types.ts';
 import { BUCKET, startS3 } from './_s3.ts';
 import { LockedError } from '../src/errors.ts';
+import { mapAtOnce } from '../src/at-once.ts';
 
 const WALKS = Number(process.argv[2] ?? 2_000);
 const POSTS = Number(process.argv[3] ?? 300);
@@ -294,16 +295,11 @@ async function copyDataset(folder: string, location: string): Promise<{ objects:
     await storage.removeAll(old);
     const names = (readdirSync(folder, { recursive: true }) as string[]).filter((name) => statSync(join(folder, name)).isFile()).map((name) => name.split(sep).join('/'));
     let bytes = 0;
-    let next = 0;
-    const lane = async () => {
-      while (next < names.length) {
-        const name = names[next++];
-        const body = readFileSync(join(folder, name));
-        bytes += body.length;
-        await storage.write(name, body);
-      }
-    };
-    await Promise.all(Array.from({ length: 32 }, lane));
+    await mapAtOnce(names, 32, async (name) => {
+      const body = readFileSync(join(folder, name));
+      bytes += body.length;
+      await storage.write(name, body);
+    });
     return { objects: names.length, bytes, ms: performance.now() - started };
   } finally {
     await storage.close();
