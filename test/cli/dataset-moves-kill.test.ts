@@ -1,6 +1,6 @@
 /**
  * A publish that moves a record (issue 38, item 1), killed -9 between its renames, as a child process
- * (`test/export/helpers/publish-killed-mid-rename.ts`): the new version is in its new partition and
+ * (`test/export/helpers/records-killed-at.ts`, as its second part is about to go into place): the new version is in its new partition and
  * the old one not yet removed from its old one. A reader sees the record twice for that moment, never
  * misses it, and the next run finishes the journal: each key once, the later fetch kept.
  */
@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeServed, recordsIntoDataset as toDataset } from '../export/helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { PART_PLACED } from '../helpers/kill-at-rename.ts';
 
 afterAll(closeServed);
 
@@ -37,8 +38,9 @@ describe('a publish that moves a record, killed -9 between its renames', () => {
     const input = join(root, 'moved-killed-input');
     writeFileSync(`${input}.records.json`, JSON.stringify([{ id: 'moved', created_utc: NOV_2, title: 'later' }]));
     writeFileSync(`${input}.options.json`, JSON.stringify({ params: { subforum: 'b' }, writer: 'walk-b' }));
-    const helper = join(import.meta.dirname, '../export/helpers/publish-killed-mid-rename.ts');
-    const child = spawnSync(process.execPath, ['--import', 'tsx', helper, `${input}.records.json`, dir, `${input}.options.json`], { encoding: 'utf8' });
+    const helper = join(import.meta.dirname, '../export/helpers/records-killed-at.ts');
+    // Killed as its second part is about to go into place: one part is.
+    const child = spawnSync(process.execPath, ['--import', 'tsx', helper, 'before', PART_PLACED, '2', `${input}.records.json`, dir, `${input}.options.json`], { encoding: 'utf8' });
     expect(child.signal, child.stderr).toBe('SIGKILL');
     expect(await byKey(dir)).toEqual([
       { id: 'moved', rows: 2, title: 'later', _date: '2025-11' },

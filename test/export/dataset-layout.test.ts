@@ -18,6 +18,7 @@ import type { SchemaColumn } from '../../src/dataset/schema.ts';
 import { closeServed, recordsIntoDataset as toDataset } from './helpers/served-records.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
+import { PART_PLACED } from '../helpers/kill-at-rename.ts';
 
 afterAll(closeServed);
 
@@ -134,7 +135,7 @@ describe('the bucket layout', () => {
     const input = join(root, `killed-split-${counter}`);
     writeFileSync(`${input}.records.json`, JSON.stringify(posts(0, 300, 'v2')));
     writeFileSync(`${input}.options.json`, JSON.stringify({ params: { subforum: 'b' }, writer: 'walk-b' }));
-    const child = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'helpers/publish-killed-mid-rename.ts'), `${input}.records.json`, dir, `${input}.options.json`], { encoding: 'utf8' });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'helpers/records-killed-at.ts'), 'before', PART_PLACED, '2', `${input}.records.json`, dir, `${input}.options.json`], { encoding: 'utf8' });
     expect(child.signal, child.stderr).toBe('SIGKILL');
     const window = partFiles(dir);
     expect(window).toContain('_date=2024-03/part-b0-of-1.parquet');

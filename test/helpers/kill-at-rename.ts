@@ -4,8 +4,15 @@
  * states), so each step can be named; a kill at a random moment rarely lands in a window of
  * microseconds, this one always does. Call it before the engine is loaded: the engine imports
  * `rename` by name, and its binding follows the module object only once synced.
+ *
+ * A publish moves several parts at once, so matching renames may be in flight together. The kill
+ * waits for the earlier ones, and holds back the later ones: killed `before` the `nth`, exactly
+ * `nth − 1` matching renames are done; killed `after` it, exactly `nth`, whatever the timing.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+
+/** A part put into its partition folder (a pass's staged parts and the key indexes live under `_dataset/`). */
+export const PART_PLACED = '^(?!.*/_dataset/).*/_date=[^/]+/part-[^/]+$';
 
 /** Kills the process just `before` or just `after` the `nth` rename whose target matches `pattern`. */
 export function killAtRename(when: string, pattern: string, nth: string): void {
@@ -13,12 +20,27 @@ export function killAtRename(when: string, pattern: string, nth: string): void {
   const require = createRequire(import.meta.url);
   const fsPromises = require('node:fs/promises') as typeof import('node:fs/promises');
   const rename = fsPromises.rename;
-  let met = 0;
+  const earlier: Promise<void>[] = [];
+  let kill: Promise<void> | undefined;
   fsPromises.rename = async (from, to) => {
-    const kill = target.test(String(to)) && ++met === Number(nth);
-    if (kill && when === 'before') process.kill(process.pid, 'SIGKILL');
-    await rename(from, to);
-    if (kill) process.kill(process.pid, 'SIGKILL');
+    if (!target.test(String(to))) return rename(from, to);
+    if (kill !== undefined) {
+      // After the chosen one: it goes only should the process survive the chosen rename (a failed one).
+      await kill.catch(() => undefined);
+      return rename(from, to);
+    }
+    if (earlier.length + 1 < Number(nth)) {
+      const done = rename(from, to);
+      earlier.push(done.catch(() => undefined));
+      return done;
+    }
+    kill = (async () => {
+      await Promise.all(earlier);
+      if (when === 'before') process.kill(process.pid, 'SIGKILL');
+      await rename(from, to);
+      process.kill(process.pid, 'SIGKILL');
+    })();
+    return kill;
   };
   syncBuiltinESMExports();
 }
