@@ -6,21 +6,21 @@
  */
 export class KeyIndex<T> {
   readonly #byKey: Map<string, T>;
-  /** The keys of the object walked last, by position, and what each found (undefined: nothing). */
-  readonly #keys: string[] = [];
+  /** The keys of the object walked last, by position (undefined: forgotten), and what each found (undefined: nothing). */
+  readonly #keys: Array<string | undefined> = [];
   readonly #found: Array<T | undefined> = [];
 
   constructor(entries: Iterable<readonly [string, T]> = []) {
     this.#byKey = new Map(entries);
   }
 
-  /** The field of `key`, the `at`-th key (counting from 0) of the object being walked. */
+  /**
+   * The field of `key`, the `at`-th key (counting from 0) of the object being walked. A key that
+   * found nothing is remembered so too (records carry many fields that never get a column, such as
+   * those only ever null); `set` forgets what was remembered, since the key may find a field now.
+   */
   find(key: string, at: number): T | undefined {
-    if (this.#keys[at] === key) {
-      const known = this.#found[at];
-      // A key that found nothing is looked up again: a field may have been added for it since.
-      if (known !== undefined) return known;
-    }
+    if (this.#keys[at] === key) return this.#found[at];
     const found = this.#byKey.get(key);
     this.#keys[at] = key;
     this.#found[at] = found;
@@ -34,5 +34,6 @@ export class KeyIndex<T> {
 
   set(key: string, value: T): void {
     this.#byKey.set(key, value);
+    this.#keys.fill(undefined);
   }
 }

@@ -149,30 +149,40 @@ export function joinName(prefix: string, key: string): string {
   return prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
 }
 
-/** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const HYPHEN = 0x2d;
+const COLON = 0x3a;
 
+/** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
 export function timestampOf(text: string): number | undefined {
-  if (text.length !== 24 || !ISO_INSTANT.test(text)) return undefined;
+  // Each separator is looked at in its place, and each digit as it is read: no regular expression.
+  if (text.length !== 24 || text.charCodeAt(4) !== HYPHEN || text.charCodeAt(7) !== HYPHEN || text.charCodeAt(10) !== 0x54 /* T */) return undefined;
+  if (text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON || text.charCodeAt(19) !== 0x2e /* . */ || text.charCodeAt(23) !== 0x5a /* Z */) return undefined;
   // Read the fields straight from the character codes: this runs once per cell of every timestamp
-  // column, and building a Date to format it back was the Parquet sink's costliest step.
+  // column, and building a Date to format it back was the Parquet sink's costliest step. `digits`
+  // is -1 where a field holds anything but digits.
   const year = digits(text, 0, 4);
   const month = digits(text, 5, 2);
   const day = digits(text, 8, 2);
   const hour = digits(text, 11, 2);
   const minute = digits(text, 14, 2);
   const second = digits(text, 17, 2);
+  const millisecond = digits(text, 20, 3);
   // Only a real instant formats back unchanged: no 2025-02-30, no 24:00 or :60. Before 1970 stays
   // text, as the README promises: a rule from parquetjs-lite's own TIMESTAMP_MILLIS conversion, which
   // refuses negative values (parquet-columns.ts would encode them; lifting the rule is a choice).
   if (year < 1970 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
-  if (hour > 23 || minute > 59 || second > 59) return undefined;
-  return Date.UTC(year, month - 1, day, hour, minute, second, digits(text, 20, 3));
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || millisecond < 0) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second, millisecond);
 }
 
+/** The number `count` decimal digits at `start` spell, or -1 if any of them is not a digit. */
 function digits(text: string, start: number, count: number): number {
   let value = 0;
-  for (let i = start; i < start + count; i++) value = value * 10 + text.charCodeAt(i) - 48;
+  for (let i = start; i < start + count; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
   return value;
 }
 
@@ -244,7 +254,10 @@ export function fits(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown): bo
 
 /** The cell for a value that fits a column of `kind` other than timestamp. */
 export function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown, repairs: Repairs): Cell {
-  if (kind === 'json') return isEmptyObject(value) ? '{}' : wellFormedJson(stringifyExact(value)!, repairs);
+  if (kind === 'json') {
+    if (Array.isArray(value) && value.length === 0) return '[]';
+    return isEmptyObject(value) ? '{}' : wellFormedJson(stringifyExact(value)!, repairs);
+  }
   if (kind !== 'string') return value as Cell;
   return typeof value === 'string' ? wellFormed(value, repairs) : String(value);
 }
@@ -252,7 +265,8 @@ export function typedCell(kind: Exclude<ColumnKind, 'timestamp'>, value: unknown
 /**
  * Whether `value` is a plain object without keys, whose JSON is `{}`. Records carry many (a forum
  * post six: `all_awardings`, `media_embed`, …, each a JSON column since it is always empty), and
- * stringifying them took about 60 ms of the writer's thread on 100,000 sandbox posts.
+ * stringifying them took about 60 ms of the writer's thread on 100,000 sandbox posts. An empty array
+ * (`[]`, as a post's `awardings` mostly is in the flat layout's JSON columns) is not stringified either.
  */
 function isEmptyObject(value: unknown): boolean {
   return isPlainObject(value) && !hasKeys(value);
@@ -304,6 +318,8 @@ export class RowLayout {
   readonly overflowName: string;
   /** The column names as a tree of raw keys, so a record is matched key by key without building names. */
   private readonly root: KeyIndex<PathNode>;
+  /** Fills the row `toRow` gives, record after record. */
+  private filler: RowFiller | undefined;
 
   private constructor(
     columns: Column[],
@@ -384,9 +400,12 @@ export class RowLayout {
   /**
    * One cell per column, then the overflow cell (a JSON object, or null when nothing overflowed).
    * Strings repaired on the way are counted in `repairs`; what overflowed is handed to `spilled`.
+   * The row is the layout's own, filled again by the next call (a sink writes it at once): a new
+   * row for each record was garbage the writer's thread collected again and again.
    */
   toRow(record: unknown, repairs: Repairs = new Repairs(), spilled?: (values: PlainObject) => void): RowCell[] {
-    const filler = new RowFiller(this.columns, repairs, spilled);
+    const filler = (this.filler ??= new RowFiller(this.columns));
+    filler.begin(repairs, spilled);
     try {
       this.walk(checkRecord(record), this.root, '', filler);
       return filler.finish();
@@ -467,13 +486,19 @@ interface Visitor {
 class RowFiller implements Visitor {
   private readonly row: RowCell[];
   private spilled: PlainObject | undefined;
+  private repairs = new Repairs();
+  private noteSpilled: ((values: PlainObject) => void) | undefined;
 
-  constructor(
-    private readonly columns: readonly Column[],
-    private readonly repairs: Repairs,
-    private readonly noteSpilled: ((values: PlainObject) => void) | undefined,
-  ) {
+  constructor(private readonly columns: readonly Column[]) {
     this.row = new Array<RowCell>(columns.length + 1).fill(null);
+  }
+
+  /** Empties the row for the next record. */
+  begin(repairs: Repairs, noteSpilled: ((values: PlainObject) => void) | undefined): void {
+    this.row.fill(null);
+    this.spilled = undefined;
+    this.repairs = repairs;
+    this.noteSpilled = noteSpilled;
   }
 
   column(index: number, value: unknown, name: string): void {

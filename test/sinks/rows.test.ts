@@ -73,6 +73,17 @@ describe('the record to row mapping', () => {
     ).toEqual(Array(8).fill('string'));
   });
 
+  it('types a column TIMESTAMP only for the exact form, each separator and digit in its place', () => {
+    const kindOf = (t: string): string | undefined => kinds(plan([{ t }])).t;
+    const instant = '2024-01-02T03:04:05.678Z';
+    // Each character in turn made a space, a letter, '/' or ':' (the characters just either side of the digits): none is an instant.
+    const broken = [...instant].flatMap((_, at) => [' ', 'x', '/', ':'].map((other) => instant.slice(0, at) + other + instant.slice(at + 1)));
+    const unchanged = broken.filter((text) => text === instant);
+    expect(broken.filter((text) => text !== instant).map(kindOf)).toEqual(Array(broken.length - unchanged.length).fill('string'));
+    expect(['2024-01-02T03:04:05.678', '2024-01-02T03:04:05.678ZZ', '２024-01-02T03:04:05.678Z'].map(kindOf)).toEqual(Array(3).fill('string'));
+    expect(kindOf(instant)).toBe('timestamp');
+  });
+
   it('writes a timestamp cell as the epoch milliseconds of the instant', () => {
     const t = '2024-02-29T23:59:59.123Z';
     expect(plan([{ t }]).toRow({ t })).toEqual([Date.parse(t), null]);
