@@ -12,6 +12,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { createClient as createClientType } from '../src/index.ts';
+import { peakRssMb } from './_peak-rss.ts';
 
 interface WalkReport {
   records: number;
@@ -58,7 +59,7 @@ async function reportWalk(mode: 'client' | 'hand', baseUrl: string, subforum: st
   };
   const cold = warm ? await run(`warmup-${subforum}-n10000`) : undefined;
   const measured = await run(subforum);
-  const report: WalkReport = { ...measured, firstMs: cold?.firstMs ?? measured.firstMs, maxRssMb: process.resourceUsage().maxRSS / 1024 };
+  const report: WalkReport = { ...measured, firstMs: cold?.firstMs ?? measured.firstMs, maxRssMb: peakRssMb() };
   process.send?.(report, () => process.exit(0));
 }
 

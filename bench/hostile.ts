@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '../src/index.ts';
+import { peakRssMb } from './_peak-rss.ts';
 
 const KEY = 'sk_live_sandbox_bench';
 const MB = 1024 * 1024;
@@ -23,7 +24,7 @@ async function child(scenario: string, url: string, arg: number): Promise<void> 
     outcome = (error as Error).name;
   }
   await client.close();
-  const peakMb = process.resourceUsage().maxRSS / 1024;
+  const peakMb = peakRssMb();
   console.log(JSON.stringify({ pages, outcome, peakMb: Math.round(peakMb) }));
 }
 

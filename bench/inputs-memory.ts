@@ -3,7 +3,8 @@
  * 100,000 lines (one parameter set each; more sizes as arguments), against an in-process sandbox. Each run stops
  * after `--max-pages 200`, so what it measures is what grows with the lines: reading and checking the
  * file, the walks, the journal (docs/sandbox.md: peak RSS at most 250 MB at 100,000 lines, growing less than
- * the file beyond). The child reports its own peak (`process.resourceUsage().maxRSS`) as it exits.
+ * the file beyond). The child reports its own peak as it exits: `VmHWM` of `/proc/self/status`, as
+ * `_peak-rss.ts` reads it (the child runs the built CLI, which cannot import that module), else `maxRSS`.
  *
  *   npx tsx bench/inputs-memory.ts [lines ...]     (default 100000; `npm run bench` builds first)
  *   npm run bench -- inputs-memory -- 100000 1000000   (both figures and their ratio; the 1M case takes a minute or more)
@@ -22,7 +23,9 @@ const { bin } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 const BIN = resolve(ROOT, bin.socialstream);
 if (!existsSync(BIN)) throw new Error(`bench/inputs-memory runs the built CLI (${BIN}): run \`npm run build\` first, or \`npm run bench\`, which builds`);
 const REPORT_RSS = `data:text/javascript,${encodeURIComponent(
-  'import { writeFileSync } from "node:fs";' + 'process.on("exit", () => writeFileSync(process.env.BENCH_RSS_REPORT, String(process.resourceUsage().maxRSS * 1024)));',
+  'import { readFileSync, writeFileSync } from "node:fs";' +
+    'const peakKb = () => { try { const m = /^VmHWM:\\s+(\\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8")); if (m) return Number(m[1]); } catch {} return process.resourceUsage().maxRSS; };' +
+    'process.on("exit", () => writeFileSync(process.env.BENCH_RSS_REPORT, String(peakKb() * 1024)));',
 )}`;
 
 const sizes = process.argv.slice(2).map(Number);

@@ -47,6 +47,7 @@ import { createClient } from '../src/index.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
 import { benchMapPublish } from './_map-publish.ts';
 import { shredFloor } from './_parquet-floor.ts';
+import { peakRssMb } from './_peak-rss.ts';
 
 /** How many sandbox subforum posts the Parquet size comparison walks (issue 13's figure). */
 const SANDBOX_POSTS = 100_000;
@@ -149,7 +150,7 @@ async function child(kind: string, count: number, path: string): Promise<void> {
   else if (kind === 'shred-floor') await shredFloor(posts(count));
   else throw new TypeError(`unknown measurement ${kind}`);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  process.stdout.write(`${seconds} ${process.resourceUsage().maxRSS / 1024}\n`);
+  process.stdout.write(`${seconds} ${peakRssMb()}\n`);
 }
 
 /** One child's run: its seconds and peak RSS. */
