@@ -155,8 +155,10 @@ const COLON = 0x3a;
 /** Only `YYYY-MM-DDTHH:mm:ss.sssZ`: the one form that comes back unchanged from a TIMESTAMP. */
 export function timestampOf(text: string): number | undefined {
   // Each separator is looked at in its place, and each digit as it is read: no regular expression.
-  if (text.length !== 24 || text.charCodeAt(4) !== HYPHEN || text.charCodeAt(7) !== HYPHEN || text.charCodeAt(10) !== 0x54 /* T */) return undefined;
-  if (text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON || text.charCodeAt(19) !== 0x2e /* . */ || text.charCodeAt(23) !== 0x5a /* Z */) return undefined;
+  if (text.length !== 24) return undefined;
+  if (text.charCodeAt(4) !== HYPHEN || text.charCodeAt(7) !== HYPHEN || text.charCodeAt(10) !== 0x54 /* T */) return undefined;
+  if (text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return undefined;
+  if (text.charCodeAt(19) !== 0x2e /* . */ || text.charCodeAt(23) !== 0x5a /* Z */) return undefined;
   // Read the fields straight from the character codes: this runs once per cell of every timestamp
   // column, and building a Date to format it back was the Parquet sink's costliest step. `digits`
   // is -1 where a field holds anything but digits.
@@ -486,7 +488,8 @@ interface Visitor {
 class RowFiller implements Visitor {
   private readonly row: RowCell[];
   private spilled: PlainObject | undefined;
-  private repairs = new Repairs();
+  /** Those of the record being filled (`begin`). */
+  private repairs!: Repairs;
   private noteSpilled: ((values: PlainObject) => void) | undefined;
 
   constructor(private readonly columns: readonly Column[]) {

@@ -77,9 +77,11 @@ describe('the record to row mapping', () => {
     const kindOf = (t: string): string | undefined => kinds(plan([{ t }])).t;
     const instant = '2024-01-02T03:04:05.678Z';
     // Each character in turn made a space, a letter, '/' or ':' (the characters just either side of the digits): none is an instant.
-    const broken = [...instant].flatMap((_, at) => [' ', 'x', '/', ':'].map((other) => instant.slice(0, at) + other + instant.slice(at + 1)));
-    const unchanged = broken.filter((text) => text === instant);
-    expect(broken.filter((text) => text !== instant).map(kindOf)).toEqual(Array(broken.length - unchanged.length).fill('string'));
+    // A ':' put where a ':' stands gives the instant back: that one is left out.
+    const broken = [...instant]
+      .flatMap((_, at) => [' ', 'x', '/', ':'].map((other) => instant.slice(0, at) + other + instant.slice(at + 1)))
+      .filter((text) => text !== instant);
+    expect(broken.map(kindOf)).toEqual(Array(broken.length).fill('string'));
     expect(['2024-01-02T03:04:05.678', '2024-01-02T03:04:05.678ZZ', '２024-01-02T03:04:05.678Z'].map(kindOf)).toEqual(Array(3).fill('string'));
     expect(kindOf(instant)).toBe('timestamp');
   });

@@ -3,9 +3,10 @@
  * `node --import tsx cli-killed-at.ts <before|after> <pattern> <nth> <socialstream arguments…>`.
  *
  * It wraps `rename` before the engine is loaded (`test/helpers/kill-at-rename.ts`): the `nth` rename
- * whose target matches `pattern` (a regular expression) kills the process just before or just after it. Every file a publish writes is put in place by a rename (the commit,
- * the claim, the journal, the parts, the walk states, the writer's own files), so each step of it can
- * be named; a kill at a random moment rarely lands in a window of microseconds, this one always does.
+ * whose target matches `pattern` (a regular expression) kills the process just before or just after
+ * it. Every file a publish writes is put in place by a rename (the commit, the claim, the journal,
+ * the parts, the walk states, the writer's own files), so each step of it can be named; a kill at a
+ * random moment rarely lands in a window of microseconds, this one always does.
  */
 import { killAtRename } from '../../helpers/kill-at-rename.ts';
 
