@@ -162,6 +162,8 @@ describe.skipIf(!haveRedis)('queue status that adds up', () => {
       await enqueue(context, [50], 'again');
       const worker = startWorker(context);
       await finishedRun(context.url);
+      // The run is finished once its walk is published; BullMQ marks the job completed a moment later.
+      while ((await queue.getJobCounts('completed')).completed !== 1) await new Promise((resolve) => setTimeout(resolve, 100));
       await stopWorkers([worker.child]);
       // As BullMQ hands out a job whose lock ran out while its worker finished it: active again, its walk ended.
       const [job] = await queue.getJobs(['completed']);

@@ -265,13 +265,13 @@ describe.skipIf(!haveRedis)('socialstream export --queue, worker and status over
       startWorker(context);
       await until(context.url, (current) => current.state === 'finished');
       expect(context.charged()).toBe(2);
+      // The run is finished once its walk is published; BullMQ marks the job completed a moment later.
+      const completed = async () => (await queue.getJobCounts('completed')).completed === 1;
+      while (!(await completed())) await new Promise((resolve) => setTimeout(resolve, 100));
       const [job] = await queue.getJobs(['completed']);
       // As BullMQ does with a job whose lock ran out: back to waiting, for any worker to take.
       await job.retry('completed');
-      for (;;) {
-        if ((await queue.getJobCounts('completed')).completed === 1) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      while (!(await completed())) await new Promise((resolve) => setTimeout(resolve, 100));
       expect((await queue.getJob(job.id!))?.returnvalue).toEqual({ skipped: 'the walk already ended in this run' });
       expect(context.charged()).toBe(2);
       expect((await run(context.url)).walks).toMatchObject({ total: 1, done: 1 });
