@@ -48,7 +48,7 @@ export async function* readParquetRecords(path: string, held: HeldNames = NONE_H
   const { renamed, root } = ownNamed ? ownNames(metadata) : { renamed: metadata, root: undefined };
   const fields = described.fields ?? [];
   const flatRecord = flatRecords(new Map(columns.map((column) => [column.name, column.kind])), overflow, held);
-  const tokens = root === undefined || nested ? undefined : [...root.children].map(([name, element]) => [name, element.token] as const);
+  const flatColumns = root === undefined || nested ? undefined : [...root.children];
   let rowStart = 0;
   for (const group of metadata.row_groups) {
     const rowEnd = rowStart + Number(group.num_rows);
@@ -56,8 +56,8 @@ export async function* readParquetRecords(path: string, held: HeldNames = NONE_H
     rowStart = rowEnd;
     for (const row of rows) {
       if (nested) yield nestedRecordOf(row, fields, root!, overflow, held);
-      else if (tokens === undefined) yield flatRecord(row as Record<string, Cell>);
-      else yield flatRecord(Object.fromEntries(tokens.map(([name, token]) => [name, row[token] as Cell | MapEntries])));
+      else if (flatColumns === undefined) yield flatRecord(row as Record<string, Cell>);
+      else yield flatRecord(Object.fromEntries(flatColumns.map(([name, element]) => [name, cellOf(row[element.token], element)])));
     }
   }
 }
@@ -65,7 +65,7 @@ export async function* readParquetRecords(path: string, held: HeldNames = NONE_H
 /** A cell as a reader gives it back: hyparquet's INT64 is a bigint and its TIMESTAMP a Date. */
 export type Cell = string | number | boolean | bigint | Date | null | undefined;
 
-/** A MAP column's cell as hyparquet gives it: an object of its entries (a flat dataset's, `PartRowOptions.maps`). */
+/** A MAP column's cell as an object of its entries (a flat dataset's, `PartRowOptions.maps`): `mapOf`. */
 type MapEntries = Record<string, Cell>;
 
 /**
@@ -124,6 +124,26 @@ interface Element {
   readonly children: ReadonlyMap<string, Element>;
   /** A LIST's element (its repeated group's one child), which hyparquet gives as the list's items. */
   readonly item: Element | undefined;
+  /** A MAP's repeated group, which hyparquet gives as a list of `{key, value}` structs (`ownNames`). */
+  readonly entries: Element | undefined;
+}
+
+/** A flat part's cell: a MAP column's entries as an object (`mapOf`), any other column's cell as it is. */
+function cellOf(cell: unknown, element: Element): Cell | MapEntries {
+  return element.entries === undefined ? (cell as Cell) : mapOf(cell, element, (value) => (value ?? null) as Cell);
+}
+
+/**
+ * A MAP's entries, which hyparquet gives as a list of key/value structs (`ownNames`), as one object,
+ * each value through `valueOf`: built by `Object.fromEntries`, so a key `__proto__` stays a key.
+ */
+function mapOf<T>(cell: unknown, element: Element, valueOf: (value: unknown, valueElement: Element) => T): Record<string, T> | null {
+  if (cell === null || cell === undefined) return null;
+  const entries = element.entries!;
+  const key = entries.children.get('key')!;
+  const value = entries.children.get('value')!;
+  const list = (cell as Record<string, unknown>)[entries.token] as Array<Record<string, unknown>>;
+  return Object.fromEntries(list.map((entry) => [entry[key.token] as string, valueOf(entry[value.token], value)]));
 }
 
 /**
@@ -132,14 +152,15 @@ interface Element {
  * field by assignment, so a struct's field `a.b` and its field `a` → `b` met as one path (one
  * value lost, or a list where a number was), and a field `__proto__` set a prototype instead of a
  * value. Names of our own have neither problem; the record is built back from the part's names.
- * A MAP's `key` and `value` keep theirs: hyparquet finds them by those names.
+ * A MAP is read as the list of key/value structs it is stored as, not as a MAP: hyparquet builds a
+ * MAP's object by assignment too, so an entry `__proto__` was lost (`mapOf` builds it instead).
  */
 function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Element } {
   const names: string[] = [];
   const paths = new Map<string, string[]>();
   let index = 0;
-  /** `keep`: the element keeps its name; `ofMap`: it is a MAP's repeated group, whose children keep theirs. */
-  const visit = (path: readonly string[], tokenPath: readonly string[], keep: boolean, ofMap: boolean): Element => {
+  /** `keep`: the element keeps its name (the root). */
+  const visit = (path: readonly string[], tokenPath: readonly string[], keep: boolean): Element => {
     const element = metadata.schema[index];
     const token = keep ? element.name : `f${index}`;
     names[index] = token;
@@ -147,18 +168,20 @@ function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Elemen
     const children = new Map<string, Element>();
     for (let i = 0; i < (element.num_children ?? 0); i++) {
       const name = metadata.schema[index].name;
-      children.set(name, visit([...path, name], [...tokenPath, ofMap ? name : `f${index}`], ofMap, element.converted_type === 'MAP'));
+      children.set(name, visit([...path, name], [...tokenPath, `f${index}`], false));
     }
     if (children.size === 0) paths.set(JSON.stringify(path), [...tokenPath]);
     // hyparquet's lists: a LIST group's repeated child, and that child's one child when it has one.
     const repeated = element.converted_type === 'LIST' ? [...children.values()][0] : undefined;
     const item = repeated === undefined ? undefined : repeated.children.size === 1 ? [...repeated.children.values()][0] : repeated;
-    return { token, children, item };
+    const entries = isMap(element) ? [...children.values()][0] : undefined;
+    return { token, children, item, entries };
   };
-  const root = visit([], [], true, false);
+  const root = visit([], [], true);
   const renamed: FileMetaData = {
     ...metadata,
-    schema: metadata.schema.map((element, i) => ({ ...element, name: names[i] })),
+    // A MAP read as what it is stored as: a group holding a repeated group of key/value structs.
+    schema: metadata.schema.map((element, i) => (isMap(element) ? { ...element, name: names[i], converted_type: undefined, logical_type: undefined } : { ...element, name: names[i] })),
     row_groups: metadata.row_groups.map((group) => ({
       ...group,
       columns: group.columns.map((column) =>
@@ -167,6 +190,10 @@ function ownNames(metadata: FileMetaData): { renamed: FileMetaData; root: Elemen
     })),
   };
   return { renamed, root };
+}
+
+function isMap(element: FileMetaData['schema'][number]): boolean {
+  return element.converted_type === 'MAP' || element.logical_type?.type === 'MAP';
 }
 
 /**
@@ -196,11 +223,7 @@ function nestedValueOf(value: unknown, shape: Shape, element: Element): unknown 
   if (value === null || value === undefined) return undefined;
   if ('struct' in shape) return structOf(value as Record<string, unknown>, shape.struct, element);
   if ('list' in shape) return (value as unknown[]).map((item) => nestedValueOf(item, shape.list, element.item!) ?? null);
-  if ('map' in shape) {
-    // hyparquet gives a MAP as an object; its values' element is the `value` child of its repeated group.
-    const valueElement = [...element.children.values()][0]?.children.get('value');
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, nestedValueOf(item, shape.map, valueElement!) ?? null]));
-  }
+  if ('map' in shape) return mapOf(value, element, (item, valueElement) => nestedValueOf(item, shape.map, valueElement) ?? null);
   return valueOf(value as Cell, shape.kind);
 }
 

@@ -73,6 +73,22 @@ describe('merges give back what went in', () => {
       expect((await duckdbRows(dir)).slice(0, -1)).toEqual(duckdb);
       expect(polarsRows(dir)).toBe(polars);
     });
+
+    it(`a later run into the same month keeps a ${layout} dataset's MAP entry keyed __proto__ (an object keyed by data)`, async () => {
+      const dir = freshDir();
+      const daily = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`2024-01-01#${i}`, i]));
+      const keyed = [
+        { id: 'p1', created_utc: MARCH, daily },
+        JSON.parse(`{"id":"p2","created_utc":${MARCH},"daily":{"__proto__":7,"constructor":8}}`) as object,
+      ];
+      await toDataset(keyed, dir, { layout, params: { subforum: 'first' } });
+      const entries = () => query(`SELECT daily['__proto__'] AS proto, daily['constructor'] AS ctor, cardinality(daily) AS n FROM ${table(dir)} WHERE id = 'p2'`);
+      const written = [{ proto: 7, ctor: 8, n: 2 }];
+      expect(await entries()).toEqual(written);
+      // Another record into March: the part is read back (its MAP as entries, not assigned to an object) and written again.
+      await toDataset([{ id: 'p9', created_utc: MARCH }], dir, { layout, params: { subforum: 'second' } });
+      expect(await entries()).toEqual(written);
+    });
   }
 });
 
