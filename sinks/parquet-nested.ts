@@ -111,7 +111,7 @@ export function observe(value: unknown, into: Seen, path: string, depth: number,
   into.scalars.set(kind, (into.scalars.get(kind) ?? 0) + 1);
 }
 
-export function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string, depth: number, maxDepth: number): void {
+export function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string | undefined, depth: number, maxDepth: number): void {
   for (const key of keys) {
     let field = fields.get(key);
     if (field === undefined) fields.set(key, (field = seen()));
@@ -213,8 +213,8 @@ export const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; exact?: 
  * has every property (unused ones null), so the shredder's reads see one object shape.
  */
 interface Node {
-  /** The escaped, dotted path: its name in `_extra`. */
-  readonly name: string;
+  /** The escaped, dotted path: its name in `_extra`; undefined for the record itself (the root, a struct). */
+  readonly name: string | undefined;
   /** Definition level of an entry whose value is present at this node. */
   readonly definition: number;
   /** Leaf columns under this node: `first` up to (not including) `end`. */
@@ -273,7 +273,7 @@ export class NestedLayout {
     this.overflowName = overflow;
     // Field names are the records' own keys, repaired (a lone surrogate cannot be written): counted once, here.
     this.fields = fields.map(({ name, shape }) => ({ name: wellFormed(name, repairs), shape: repairShape(shape, repairs) }));
-    this.root = this.compile('', { struct: fields }, 0, 0, []);
+    this.root = this.compile(undefined, { struct: fields }, 0, 0, []);
     this.overflowColumn = this.columns.length;
     this.columns.push({ path: [overflow], kind: 'json', maxDefinition: 1, maxRepetition: 0 });
     this.sampled = fields.length;
@@ -289,7 +289,7 @@ export class NestedLayout {
     const fields = new Map<string, Seen>();
     for (const record of sample) {
       const object = checkRecord(record);
-      observeFields(object, Object.keys(object), fields, '', 1, maxDepth);
+      observeFields(object, Object.keys(object), fields, undefined, 1, maxDepth);
     }
     // A field no sampled value typed is no column yet: its first real value adds it (`addField`).
     // One `columns` names is a column whatever the sample held (text, if nothing typed it).
@@ -341,7 +341,7 @@ export class NestedLayout {
     group.endRow();
   }
 
-  private compile(name: string, shape: Shape, definition: number, repetition: number, path: string[]): Node {
+  private compile(name: string | undefined, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
     const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0, map: false };
     if ('kind' in shape) {
@@ -380,7 +380,8 @@ export class NestedLayout {
     }
     const { kind } = node;
     if (kind !== null) {
-      const cell = this.leafCell(kind, value, node.name);
+      // A leaf is some record's field, never the record: it has a name.
+      const cell = this.leafCell(kind, value, node.name!);
       if (cell === undefined) this.mismatch(node, value, repetition);
       else this.group.push(node.first, node.definition, repetition, cell);
     } else if (node.fields !== null) {
@@ -448,11 +449,11 @@ export class NestedLayout {
    */
   private addField(key: string, value: unknown): Node {
     const observed = seen();
-    observe(value, observed, joinName('', key), 1, this.maxDepth);
+    observe(value, observed, joinName(undefined, key), 1, this.maxDepth);
     // `holdsNothing` was false, so the value types the field.
     const shape = settle(observed)!;
     const first = this.columns.length;
-    const node = this.compile(joinName('', key), shape, 1, 0, [key.toWellFormed()]);
+    const node = this.compile(joinName(undefined, key), shape, 1, 0, [key.toWellFormed()]);
     this.fields.push({ name: wellFormed(key, this.repairs), shape: repairShape(shape, this.repairs) });
     this.root.fields!.set(key, node);
     this.root.fieldList.push(node);
@@ -473,8 +474,10 @@ export class NestedLayout {
 
   /** A value of another kind than its node's goes to `_extra` whole; the node reads NULL. */
   private mismatch(node: Node, value: unknown, repetition: number): void {
-    checkJsonValue(value, node.name);
-    (this.spilled ??= {})[node.name] = value;
+    // The record itself is checked as a plain object before it is shredded: what mismatches is a field of it.
+    const name = node.name!;
+    checkJsonValue(value, name);
+    (this.spilled ??= {})[name] = value;
     this.writeNull(node, repetition);
   }
 }
@@ -483,7 +486,7 @@ export class NestedLayout {
 function conforms(node: Node, value: unknown): boolean {
   if (value === null || value === undefined) return true;
   if (node.kind !== null) {
-    if (node.kind === 'json') return typeof value !== 'function' && typeof value !== 'symbol';
+    // As `leafCell` decides: a value it refuses within a list or MAP would go to `_extra` under the list's name, once per element.
     if (node.kind === 'timestamp') return typeof value === 'string' && timestampOf(value) !== undefined;
     return fits(node.kind, value);
   }

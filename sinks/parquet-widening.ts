@@ -118,7 +118,7 @@ export interface FlatWidening {
 export function widenColumns(columns: readonly Column[], spills: Spills, widening: FlatWidening): Column[] | undefined {
   const leaves = new Map<string, Map<ColumnKind, number>>();
   const collapsed: string[] = [];
-  flatLeaves(spills.fields, '', childKeys(columns), leaves, collapsed);
+  flatLeaves(spills.fields, undefined, childKeys(columns), leaves, collapsed);
   const under = (name: string, prefix: string): boolean => name.startsWith(prefix + '.');
   const final: Column[] = [];
   // A column typed by absence sends every value to `_extra`: once one came, the file is re-encoded even if its kind stays `string`.
@@ -149,8 +149,8 @@ export function widenColumns(columns: readonly Column[], spills: Spills, widenin
 /** The dotted leaf paths of what overflowed, with how many values of each kind each got, as `discoverColumns` would flatten them. */
 function flatLeaves(
   fields: ReadonlyMap<string, Seen>,
-  prefix: string,
-  written: ReadonlyMap<string, ReadonlySet<string>>,
+  prefix: string | undefined,
+  written: ReadonlyMap<string | undefined, ReadonlySet<string>>,
   leaves: Map<string, Map<ColumnKind, number>>,
   collapsed: string[],
 ): void {
@@ -171,11 +171,11 @@ function flatLeaves(
   }
 }
 
-/** The keys directly beneath each dotted prefix of the written columns. */
-function childKeys(columns: readonly Column[]): Map<string, Set<string>> {
-  const children = new Map<string, Set<string>>();
+/** The keys directly beneath each dotted prefix of the written columns (the record's own under `undefined`). */
+function childKeys(columns: readonly Column[]): Map<string | undefined, Set<string>> {
+  const children = new Map<string | undefined, Set<string>>();
   for (const { name } of columns) {
-    let prefix = '';
+    let prefix: string | undefined;
     for (const key of splitColumnName(name)) {
       let keys = children.get(prefix);
       if (keys === undefined) children.set(prefix, (keys = new Set()));

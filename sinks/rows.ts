@@ -145,8 +145,13 @@ export function isKeyedCollection(keys: string[]): boolean {
   return keys.length > 0 && keys.every((key, i) => key === String(i));
 }
 
-export function joinName(prefix: string, key: string): string {
-  return prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
+/**
+ * The escaped, dotted name of field `key` of the object named `prefix`; `undefined` names the record
+ * itself. Not `''`: that is the name of a record's field whose key is empty, whose own field `a` is
+ * `.a` (a record's `a` is `a`).
+ */
+export function joinName(prefix: string | undefined, key: string): string {
+  return prefix === undefined ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
 }
 
 const HYPHEN = 0x2d;
@@ -395,7 +400,7 @@ export class RowLayout {
       },
       overflow: () => undefined,
     };
-    for (const record of sample) untyped.walk(checkRecord(record), untyped.root, '', tally);
+    for (const record of sample) untyped.walk(checkRecord(record), untyped.root, undefined, tally);
     return counts;
   }
 
@@ -409,7 +414,7 @@ export class RowLayout {
     const filler = (this.filler ??= new RowFiller(this.columns));
     filler.begin(repairs, spilled);
     try {
-      this.walk(checkRecord(record), this.root, '', filler);
+      this.walk(checkRecord(record), this.root, undefined, filler);
       return filler.finish();
     } catch (error) {
       // `JSON.stringify` of a value nested thousands of levels deep overflows the stack.
@@ -422,14 +427,14 @@ export class RowLayout {
    * Visits every non-null value of a record: `column` for a value that has a column, `overflow` for
    * one that has none. An object is descended into only where columns lie beneath it.
    */
-  private walk(object: PlainObject, children: KeyIndex<PathNode>, prefix: string, visitor: Visitor): void {
+  private walk(object: PlainObject, children: KeyIndex<PathNode>, prefix: string | undefined, visitor: Visitor): void {
     // `for…in` rather than `Object.keys`: no array per object, and each field read through V8's
     // enumeration cache. A plain object has no enumerable inherited keys (`isPlainObject`).
     let at = 0;
     for (const key in object) {
       const value = jsonValue(object[key], key);
       if (value === undefined) continue;
-      if (this.held && prefix === '' && key === this.overflowName && isPlainObject(value)) {
+      if (this.held && prefix === undefined && key === this.overflowName && isPlainObject(value)) {
         for (const path in value) visitor.overflow(path, jsonValue(value[path], path));
         continue;
       }
@@ -466,7 +471,7 @@ function pathTree(names: readonly string[]): KeyIndex<PathNode> {
   const root = new KeyIndex<PathNode>();
   names.forEach((name, index) => {
     let children = root;
-    let prefix = '';
+    let prefix: string | undefined;
     const keys = splitColumnName(name);
     keys.forEach((key, depth) => {
       prefix = joinName(prefix, key);
@@ -567,16 +572,16 @@ function hasKeys(object: PlainObject): boolean {
 
 /** Throws the TypeError `toRow` would, for a record that is only buffered for now. */
 export function checkJsonRecord(record: unknown): void {
+  const visitFields = (object: object, path: string | undefined, depth: number): void => {
+    if (depth > MAX_NESTING) throw tooDeep();
+    for (const [key, item] of Object.entries(object)) visit(jsonValue(item, key), joinName(path, key), depth + 1);
+  };
   const visit = (value: unknown, path: string, depth: number): void => {
     if (value === null || value === undefined) return;
-    if (typeof value !== 'object') {
-      checkJsonValue(value, path);
-      return;
-    }
-    if (depth > MAX_NESTING) throw tooDeep();
-    for (const [key, item] of Object.entries(value)) visit(jsonValue(item, key), joinName(path, key), depth + 1);
+    if (typeof value === 'object') visitFields(value, path, depth);
+    else checkJsonValue(value, path);
   };
-  visit(checkRecord(record), '', 1);
+  visitFields(checkRecord(record), undefined, 1);
 }
 
 /** Deepest nesting a record may have: far beyond real data, well within what recursion and `JSON.stringify` handle. */
@@ -601,7 +606,7 @@ export function checkRecord(record: unknown): PlainObject {
 function discoverColumns(sample: readonly unknown[], maxDepth: number, maps?: ReadonlySet<string>): string[] {
   const keyed = maps ?? keyedByData(sample, maxDepth);
   const seen = new Map<string, boolean>();
-  const visit = (object: PlainObject, prefix: string, depth: number): void => {
+  const visit = (object: PlainObject, prefix: string | undefined, depth: number): void => {
     for (const key of Object.keys(object)) {
       const value = jsonValue(object[key], key);
       if (value === undefined) continue;
@@ -617,7 +622,7 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number, maps?: Re
       seen.set(name, (seen.get(name) ?? false) || value !== null);
     }
   };
-  for (const record of sample) visit(checkRecord(record), '', 1);
+  for (const record of sample) visit(checkRecord(record), undefined, 1);
   const parents = parentsOf([...seen.keys()]);
   return [...seen.keys()].filter((name) => seen.get(name) || !parents.has(name));
 }
@@ -629,7 +634,7 @@ function discoverColumns(sample: readonly unknown[], maxDepth: number, maps?: Re
 function keyedByData(sample: readonly unknown[], maxDepth: number): Set<string> {
   const keys = new Map<string, Set<string>>();
   const keyed = new Set<string>();
-  const visit = (object: PlainObject, prefix: string, depth: number): void => {
+  const visit = (object: PlainObject, prefix: string | undefined, depth: number): void => {
     for (const key of Object.keys(object)) {
       const value = jsonValue(object[key], key);
       if (!isPlainObject(value) || depth >= maxDepth) continue;
@@ -643,7 +648,7 @@ function keyedByData(sample: readonly unknown[], maxDepth: number): Set<string> 
       else visit(value, name, depth + 1);
     }
   };
-  for (const record of sample) visit(checkRecord(record), '', 1);
+  for (const record of sample) visit(checkRecord(record), undefined, 1);
   return keyed;
 }
 
@@ -651,7 +656,7 @@ function parentsOf(names: readonly string[]): Set<string> {
   const parents = new Set<string>();
   for (const name of names) {
     const keys = splitColumnName(name);
-    let prefix = '';
+    let prefix: string | undefined;
     for (const key of keys.slice(0, -1)) {
       prefix = joinName(prefix, key);
       parents.add(prefix);

@@ -30,7 +30,7 @@ export function holdOwnFields(record: unknown, held: HeldNames): unknown {
     if (!isHeld(key, held)) continue;
     kept ??= { ...record };
     delete kept[key];
-    (holder ??= {})[joinName('', key)] = record[key];
+    (holder ??= {})[joinName(undefined, key)] = record[key];
   }
   if (kept === undefined) return record;
   kept[OVERFLOW_NAME] = holder;

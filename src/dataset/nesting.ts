@@ -96,7 +96,7 @@ export async function convertedSchema(storage: Storage, schema: RecordedSchema, 
  */
 function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: ParquetLayout): SchemaColumn[] {
   if (from === to) return [...columns];
-  if (to === 'flat') return flattened(columns, '');
+  if (to === 'flat') return flattened(columns, undefined);
   const root: SchemaColumn[] = [];
   for (const column of columns) {
     if (column.kind === 'struct' || column.kind === 'list' || column.kind === 'map') continue;
@@ -114,7 +114,7 @@ function inLayout(columns: readonly SchemaColumn[], from: ParquetLayout, to: Par
   return root;
 }
 
-function flattened(columns: readonly SchemaColumn[], prefix: string): SchemaColumn[] {
+function flattened(columns: readonly SchemaColumn[], prefix: string | undefined): SchemaColumn[] {
   return columns.flatMap((column): SchemaColumn[] => {
     const name = joinName(prefix, column.name);
     if (column.kind === 'struct') return flattened(column.fields, name);

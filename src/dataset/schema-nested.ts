@@ -57,16 +57,16 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
     const fields = new Map<string, Seen>();
     for (const record of records) {
       const object = checkRecord(record);
-      observeFields(object, Object.keys(object), fields, '', 1, maxDepth);
+      observeFields(object, Object.keys(object), fields, undefined, 1, maxDepth);
     }
     // A record's field `_extra` holds values bound for the overflow column (`HeldNames`), never a column.
     fields.delete(OVERFLOW_NAME);
     for (const name of fields.keys()) this.#seen.add(name);
     const before = this.#columns;
     this.#page = [];
-    this.#columns = this.#mergeFields(before, fields, '');
+    this.#columns = this.#mergeFields(before, fields, undefined);
     if (this.first) return { added: [], conflicting: [] };
-    return { added: addedPaths(before, this.#columns, ''), conflicting: this.#page };
+    return { added: addedPaths(before, this.#columns, undefined), conflicting: this.#page };
   }
 
   columns(): SchemaColumn[] {
@@ -75,16 +75,16 @@ export class NestedSchemaTracker implements DatasetSchemaTracker {
 
   drift(): SchemaDrift {
     if (this.first) return { added: [], missing: [], conflicting: [] };
-    const widened = widenedPaths(this.#recorded, this.#columns, '');
+    const widened = widenedPaths(this.#recorded, this.#columns, undefined);
     return {
-      added: addedPaths(this.#recorded, this.#columns, '').map(({ name, kind }) => ({ column: name, kind })),
-      missing: this.#recorded.filter((column) => !this.#seen.has(column.name)).map((column) => joinName('', column.name)),
+      added: addedPaths(this.#recorded, this.#columns, undefined).map(({ name, kind }) => ({ column: name, kind })),
+      missing: this.#recorded.filter((column) => !this.#seen.has(column.name)).map((column) => joinName(undefined, column.name)),
       conflicting: [...this.#conflicting.values()],
       ...(widened.length === 0 ? {} : { widened }),
     };
   }
 
-  #mergeFields(columns: readonly DraftColumn[], fields: ReadonlyMap<string, Seen>, prefix: string): DraftColumn[] {
+  #mergeFields(columns: readonly DraftColumn[], fields: ReadonlyMap<string, Seen>, prefix: string | undefined): DraftColumn[] {
     const merged = columns.map((column): DraftColumn => {
       const field = fields.get(column.name);
       return field === undefined ? column : { name: column.name, ...this.#merge(column, field, joinName(prefix, column.name)) };
@@ -157,7 +157,7 @@ function shapeName(shape: ColumnShape): string {
 }
 
 /** The leaves of `after` whose kind widened from `before`'s (untyped → a type, integer → double …), by escaped dotted path. */
-function widenedPaths(before: readonly SchemaColumn[], after: readonly SchemaColumn[], prefix: string): { column: string; from: string; to: string }[] {
+function widenedPaths(before: readonly SchemaColumn[], after: readonly SchemaColumn[], prefix: string | undefined): { column: string; from: string; to: string }[] {
   const old = new Map(before.map((column) => [column.name, column]));
   return after.flatMap((column) => {
     const was = old.get(column.name);
@@ -174,7 +174,7 @@ function widenedInside(before: ColumnShape, after: ColumnShape, name: string): {
 }
 
 /** The fields of `after` that `before` lacks, by escaped dotted path, inside structs and lists' structs too. */
-function addedPaths(before: readonly DraftColumn[], after: readonly DraftColumn[], prefix: string): { name: string; kind: string }[] {
+function addedPaths(before: readonly DraftColumn[], after: readonly DraftColumn[], prefix: string | undefined): { name: string; kind: string }[] {
   const old = new Map(before.map((column) => [column.name, column]));
   const added: { name: string; kind: string }[] = [];
   for (const column of after) {

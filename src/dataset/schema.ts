@@ -309,9 +309,9 @@ export function foldKeyedColumns(columns: readonly FlatColumn[]): FlatColumn[] {
   return result;
 }
 
-/** The escaped, dotted name of a path of keys. */
+/** The escaped, dotted name of a path of one key or more. */
 function pathName(keys: readonly string[]): string {
-  return keys.reduce((name, key) => joinName(name, key), '');
+  return keys.slice(1).reduce((name, key) => joinName(name, key), joinName(undefined, keys[0]));
 }
 
 /**

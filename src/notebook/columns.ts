@@ -3,7 +3,8 @@
  * (`sinks/rows.ts`), so what a notebook shows is what a CSV or Parquet export will hold:
  * nested plain objects become dotted names (`author.name`) down to three segments; arrays, empty
  * objects, keyed collections (`{"0": …, "1": …}`) and deeper objects stay one value; a key holding
- * `.` or `\` is escaped (`a\.b`). The client never imports the sinks, hence this small copy of the rule.
+ * `.` or `\` is escaped (`a\.b`), `__proto__` is `\__proto__`, and an empty key an empty segment
+ * (`{"": {"a": 1}}` is `.a`). The client never imports the sinks, hence this small copy of the rule.
  */
 
 /** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
@@ -32,6 +33,8 @@ function isPlainObject(value: unknown): value is PlainObject {
 }
 
 function escapeKey(key: string): string {
+  // As the sinks name a field `__proto__`: `\__proto__` (there, a plain name would set a prototype in their lookup objects).
+  if (key === '__proto__') return '\\' + key;
   return key.includes('.') || key.includes('\\') ? key.replace(/[\\.]/g, (c) => '\\' + c) : key;
 }
 
@@ -42,11 +45,12 @@ export function flatten(record: unknown): Map<string, unknown> {
     cells.set(VALUE_COLUMN, record);
     return cells;
   }
-  const visit = (object: PlainObject, prefix: string, depth: number): void => {
+  const visit = (object: PlainObject, prefix: string | undefined, depth: number): void => {
     for (const key of Object.keys(object)) {
       const value = object[key];
       if (value === undefined) continue;
-      const name = prefix === '' ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
+      // `undefined` is the record: a field with an empty key is named `''`, and its field `a` is `.a`.
+      const name = prefix === undefined ? escapeKey(key) : `${prefix}.${escapeKey(key)}`;
       if (isPlainObject(value) && depth < MAX_DEPTH) {
         const keys = Object.keys(value);
         if (keys.length > 0 && !keys.every((k, i) => k === String(i))) {
@@ -57,7 +61,7 @@ export function flatten(record: unknown): Map<string, unknown> {
       cells.set(name, value);
     }
   };
-  visit(record, '', 1);
+  visit(record, undefined, 1);
   return cells;
 }
 

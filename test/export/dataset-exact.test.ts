@@ -74,6 +74,30 @@ describe('merges give back what went in', () => {
       expect(polarsRows(dir)).toBe(polars);
     });
 
+    it(`a later run into the same month keeps a ${layout} dataset's field with an empty key apart from the record's own fields`, async () => {
+      const dir = freshDir();
+      // The empty key's `title` is an integer twice, then an object: at `.title`, never the record's `title`
+      // (nested: in `_extra`, which no widening holds; flat: the object's leaf is the column `.title.x`).
+      const emptyKey = [
+        { id: 'p1', created_utc: MARCH, title: 't1', '': { title: 1 } },
+        { id: 'p2', created_utc: MARCH, title: 't2', '': { title: 2 } },
+        { id: 'p3', created_utc: MARCH, title: 't3', '': { title: { x: 1 } } },
+      ];
+      await toDataset(emptyKey, dir, { layout, params: { subforum: 'first' } });
+      const object = layout === 'nested' ? '_extra' : '".title.x"';
+      const titles = () => query(`SELECT id, title, ${object} AS object FROM ${table(dir)} WHERE id <> 'p9' ORDER BY id`);
+      const written = [
+        { id: 'p1', title: 't1', object: null },
+        { id: 'p2', title: 't2', object: null },
+        { id: 'p3', title: 't3', object: layout === 'nested' ? '{".title":{"x":1}}' : 1 },
+      ];
+      expect(await titles()).toEqual(written);
+      const rows = await duckdbRows(dir);
+      await toDataset([{ id: 'p9', created_utc: MARCH }], dir, { layout, params: { subforum: 'second' } });
+      expect(await titles()).toEqual(written);
+      expect((await duckdbRows(dir)).slice(0, -1)).toEqual(rows);
+    });
+
     it(`a later run into the same month keeps a ${layout} dataset's MAP entry keyed __proto__ (an object keyed by data)`, async () => {
       const dir = freshDir();
       const daily = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`2024-01-01#${i}`, i]));

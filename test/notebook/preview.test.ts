@@ -152,6 +152,14 @@ describe('RecordTable display', () => {
     expect(table.columns.find((column) => column.name === 'title')?.missing).toBe(1);
   });
 
+  it('names columns as a file does: a dotted key and __proto__ escaped, an empty key an empty segment, apart from the record\'s own fields', async () => {
+    const records = [JSON.parse('{"id": 1, "a.b": 2, "": {"id": "x"}, "__proto__": 3}') as object];
+    const names = ['id', 'a\\.b', '.id', '\\__proto__'];
+    expect((await preview(records)).columns.map(({ name }) => name)).toEqual(names);
+    // The names a flat file gives its columns.
+    expect(RowLayout.plan(records, {}, true).names.slice(0, -1)).toEqual(names);
+  });
+
   it('shows the shape and every column with its type in both HTML and text', async () => {
     const bundle = (await preview(records))[JUPYTER_DISPLAY]();
     expect(bundle['text/plain'].split('\n').slice(0, 3)).toEqual([

@@ -10,6 +10,8 @@ import { readParquet } from 'parquet-wasm/node';
 import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/errors.ts';
 import { toParquet } from '../../sinks/index.ts';
+import { collect } from '../client/helpers.ts';
+import { readParquetRecords } from '../../sinks/read-back.ts';
 import { MAP_THRESHOLD } from '../../sinks/rows.ts';
 import { query, queryJS, sqlPath } from './helpers/duckdb.ts';
 import { scratchDir } from './helpers/files.ts';
@@ -190,6 +192,28 @@ describe('nested Parquet', () => {
     ]);
   });
 
+  it('names the fields of a field with an empty key apart from the record\'s own fields (`.title`, not `title`), in _extra and in flat columns', async () => {
+    // The record's own `title` is text; the empty key's `title` an integer twice, then an object (to `_extra`).
+    const records = [
+      { id: 'p1', title: 't1', '': { title: 1 } },
+      { id: 'p2', title: 't2', '': { title: 2 } },
+      { id: 'p3', title: 't3', '': { title: { x: 1 } } },
+    ];
+    const nested = join(dir, 'empty-key.parquet');
+    await toParquet(records, nested);
+    expect(await queryJS(`SELECT id, title, _extra FROM ${sqlPath(nested)} ORDER BY id`)).toEqual([
+      { id: 'p1', title: 't1', _extra: null },
+      { id: 'p2', title: 't2', _extra: null },
+      { id: 'p3', title: 't3', _extra: '{".title":{"x":1}}' },
+    ]);
+    // DuckDB names a column with an empty name `C<n>`; a merge reads the file back by its own names.
+    expect(await collect(readParquetRecords(nested))).toEqual(records);
+    const flat = join(dir, 'empty-key-flat.parquet');
+    await toParquet(records, flat, { layout: 'flat' });
+    expect(await columnTypes(flat)).toMatchObject({ id: 'VARCHAR', title: 'VARCHAR', '.title': 'BIGINT' });
+    expect(await collect(readParquetRecords(flat))).toEqual(records);
+  });
+
   it('writes an object keyed by data (more distinct keys than MAP_THRESHOLD) as a MAP, which DuckDB, Polars and arrow-rs read', async () => {
     const path = join(dir, 'keyed-by-date.parquet');
     const day = (d: number) => new Date(Date.UTC(2025, 0, 1) + d * 86_400_000).toISOString().slice(0, 10);
@@ -237,6 +261,25 @@ describe('nested Parquet', () => {
     await toParquet([{ a: { b: { c: { d: 1 } } } }], path, { maxDepth: 2 });
     expect((await columnTypes(path)).a).toBe('STRUCT(b STRUCT(c VARCHAR))');
     expect(await query(`SELECT a.b.c AS c FROM ${sqlPath(path)}`)).toEqual([{ c: '{"d":1}' }]);
+  });
+
+  it('moves a whole list or MAP of JSON text (keyed collections) to _extra when one of its values is a scalar, which JSON text never holds', async () => {
+    const path = join(dir, 'json-elements.parquet');
+    const daily = Object.fromEntries(Array.from({ length: MAP_THRESHOLD + 50 }, (_, i) => [`d${i}`, { 0: 'x', 1: 'y' }]));
+    const records = [
+      { id: 1, l: [{ 0: 'a' }, { 0: 'b' }] },
+      { id: 2, l: [{ 0: 'c' }, 5, 6] },
+      { id: 3, m: daily },
+      { id: 4, m: { d1: { 0: 'z' }, d2: 7, d3: 8 } },
+    ];
+    await toParquet(records, path);
+    expect(await columnTypes(path)).toMatchObject({ l: 'VARCHAR[]', m: 'MAP(VARCHAR, VARCHAR)' });
+    // Each scalar once went to `_extra` under the list's (the MAP's) name, the last one taking the place of the others.
+    expect(await queryJS(`SELECT id, l, m IS NULL AS no_map, _extra FROM ${sqlPath(path)} WHERE id IN (2, 4) ORDER BY id`)).toEqual([
+      { id: 2n, l: null, no_map: true, _extra: '{"l":[{"0":"c"},5,6]}' },
+      { id: 4n, l: null, no_map: true, _extra: '{"m":{"d1":{"0":"z"},"d2":7,"d3":8}}' },
+    ]);
+    expect(await collect(readParquetRecords(path))).toEqual(records);
   });
 
   it('moves a whole list to _extra when one of its elements holds a value no widening holds, and gives a new struct field its column', async () => {
