@@ -157,28 +157,40 @@ export function mapValuesSeen(field: Seen): Seen {
 
 const JSON_SHAPE: Shape = { kind: 'json' };
 
-/** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
-export function settledCategory(field: Seen): 'scalars' | 'objects' | 'arrays' | undefined {
+type Category = 'scalars' | 'objects' | 'arrays';
+
+/** The kinds of value a field was given, commonest first (ties in this order: scalars, objects, arrays). */
+function rankedCategories(field: Seen): Category[] {
   let scalars = 0;
   for (const count of field.scalars.values()) scalars += count;
-  const ranked = (
-    [
-      ['scalars', scalars],
-      ['objects', field.objects],
-      ['arrays', field.arrays],
-    ] as const
-  ).filter(([, count]) => count > 0);
-  if (ranked.length === 0) return undefined;
-  return [...ranked].sort((a, b) => b[1] - a[1])[0][0];
+  const counted: Array<readonly [Category, number]> = [
+    ['scalars', scalars],
+    ['objects', field.objects],
+    ['arrays', field.arrays],
+  ];
+  return counted.filter(([, count]) => count > 0).sort((a, b) => b[1] - a[1]).map(([category]) => category);
+}
+
+/** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
+export function settledCategory(field: Seen): Category | undefined {
+  return rankedCategories(field)[0];
 }
 
 /**
  * A field's shape from every value it was given, by the type lattice (`rows.ts` `joinKinds`), or
- * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet.
+ * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet. The
+ * commonest kind of value that types something decides: objects holding only nulls and `{}` make
+ * no struct, so lists beside them (`[[1], {"a": {}}]`) type the field, as `holdsNothing` says they do.
  */
 export function settle(field: Seen): Shape | undefined {
-  const category = settledCategory(field);
-  if (category === undefined) return undefined;
+  for (const category of rankedCategories(field)) {
+    const shape = settleAs(field, category);
+    if (shape !== undefined) return shape;
+  }
+  return undefined;
+}
+
+function settleAs(field: Seen, category: Category): Shape | undefined {
   if (category === 'scalars') return { kind: settleKind(field.scalars)! };
   if (category === 'objects') {
     if (field.opaque) return JSON_SHAPE;

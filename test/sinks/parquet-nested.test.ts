@@ -263,6 +263,22 @@ describe('nested Parquet', () => {
     expect(await query(`SELECT a.b.c AS c FROM ${sqlPath(path)}`)).toEqual([{ c: '{"d":1}' }]);
   });
 
+  it('types a field by the commonest kind of value that types something: lists beside objects of only {} (once a crash)', async () => {
+    // Each element once counted as much as the other, and the objects won the tie but made no struct: no shape for a field that holds a 1.
+    const records = [{ id: 1 }, { id: 2, m: [[1], { a: {} }] }, { id: 3, m: [[2, 3]] }];
+    for (const sampleSize of [1, 1_000]) {
+      const path = join(dir, `nothing-objects-${sampleSize}.parquet`);
+      await toParquet(records, path, { sampleSize });
+      expect(await columnTypes(path)).toMatchObject({ m: 'BIGINT[][]' });
+      expect(await queryJS(`SELECT id, m, _extra FROM ${sqlPath(path)} ORDER BY id`)).toEqual([
+        { id: 1n, m: null, _extra: null },
+        { id: 2n, m: null, _extra: '{"m":[[1],{"a":{}}]}' },
+        { id: 3n, m: [[2n, 3n]], _extra: null },
+      ]);
+      expect(await collect(readParquetRecords(path))).toEqual(records);
+    }
+  });
+
   it('moves a whole list or MAP of JSON text (keyed collections) to _extra when one of its values is a scalar, which JSON text never holds', async () => {
     const path = join(dir, 'json-elements.parquet');
     const daily = Object.fromEntries(Array.from({ length: MAP_THRESHOLD + 50 }, (_, i) => [`d${i}`, { 0: 'x', 1: 'y' }]));
