@@ -74,12 +74,12 @@ export interface NestedField {
 /** What the sample showed of one field (a dataset's schema observes its records so too: `src/dataset/schema-nested.ts`). */
 export interface Seen {
   scalars: Map<ColumnKind, number>;
-  /** Objects with at least one key (`{}` decides nothing). */
+  /** Objects that typed something (`{}`, and objects of only null, `[]` and `{}`, decide nothing). */
   objects: number;
   /** An object that is a keyed collection, or one nested too deep: the field is JSON text. */
   opaque: boolean;
   fields: Map<string, Seen>;
-  /** Arrays with at least one element (`[]` decides nothing). */
+  /** Arrays that typed something (`[]`, and arrays of only null, `[]` and `{}`, decide nothing). */
   arrays: number;
   elements: Seen | undefined;
 }
@@ -89,34 +89,53 @@ export function seen(): Seen {
   return { scalars: new Map(), objects: 0, opaque: false, fields: new Map(), arrays: 0, elements: undefined };
 }
 
-/** Adds `value` (at `path`, `depth` objects and arrays deep) to what `into` saw. */
-export function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): void {
-  if (value === null || value === undefined) return;
+/**
+ * Adds `value` (at `path`, `depth` objects and arrays deep) to what `into` saw; whether it typed
+ * anything. An object or array holding only nulls, `[]` and `{}` is not counted as one (its keys are
+ * noted, untyped): like them, it decides nothing, so a field seen only so is typed by its first real
+ * value, not made a STRUCT or LIST of nothing that every later value conflicts with.
+ */
+export function observe(value: unknown, into: Seen, path: string, depth: number, maxDepth: number): boolean {
+  if (value === null || value === undefined) return false;
   if (Array.isArray(value)) {
-    if (value.length === 0) return;
-    into.arrays++;
-    if (depth > maxDepth) into.opaque = true;
-    else for (let i = 0; i < value.length; i++) observe(jsonValue(value[i], String(i)), (into.elements ??= seen()), path, depth + 1, maxDepth);
-    return;
+    if (value.length === 0) return false;
+    if (depth > maxDepth) {
+      into.arrays++;
+      into.opaque = true;
+      return true;
+    }
+    const elements = (into.elements ??= seen());
+    let typed = false;
+    for (let i = 0; i < value.length; i++) typed = observe(jsonValue(value[i], String(i)), elements, path, depth + 1, maxDepth) || typed;
+    if (typed) into.arrays++;
+    return typed;
   }
   if (isPlainObject(value)) {
     const keys = Object.keys(value);
-    if (keys.length === 0) return;
-    into.objects++;
-    if (depth > maxDepth || isKeyedCollection(keys)) into.opaque = true;
-    else observeFields(value, keys, into.fields, path, depth + 1, maxDepth);
-    return;
+    if (keys.length === 0) return false;
+    if (depth > maxDepth || isKeyedCollection(keys)) {
+      into.objects++;
+      into.opaque = true;
+      return true;
+    }
+    const typed = observeFields(value, keys, into.fields, path, depth + 1, maxDepth);
+    if (typed) into.objects++;
+    return typed;
   }
   const kind = kindOf(value, path);
   into.scalars.set(kind, (into.scalars.get(kind) ?? 0) + 1);
+  return true;
 }
 
-export function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string | undefined, depth: number, maxDepth: number): void {
+/** Adds each of `keys` of `object` to `fields`; whether any typed anything. */
+export function observeFields(object: PlainObject, keys: readonly string[], fields: Map<string, Seen>, path: string | undefined, depth: number, maxDepth: number): boolean {
+  let typed = false;
   for (const key of keys) {
     let field = fields.get(key);
     if (field === undefined) fields.set(key, (field = seen()));
-    observe(jsonValue(object[key], key), field, joinName(path, key), depth, maxDepth);
+    typed = observe(jsonValue(object[key], key), field, joinName(path, key), depth, maxDepth) || typed;
   }
+  return typed;
 }
 
 /**
@@ -157,40 +176,28 @@ export function mapValuesSeen(field: Seen): Seen {
 
 const JSON_SHAPE: Shape = { kind: 'json' };
 
-type Category = 'scalars' | 'objects' | 'arrays';
-
-/** The kinds of value a field was given, commonest first (ties in this order: scalars, objects, arrays). */
-function rankedCategories(field: Seen): Category[] {
+/** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
+export function settledCategory(field: Seen): 'scalars' | 'objects' | 'arrays' | undefined {
   let scalars = 0;
   for (const count of field.scalars.values()) scalars += count;
-  const counted: Array<readonly [Category, number]> = [
-    ['scalars', scalars],
-    ['objects', field.objects],
-    ['arrays', field.arrays],
-  ];
-  return counted.filter(([, count]) => count > 0).sort((a, b) => b[1] - a[1]).map(([category]) => category);
-}
-
-/** Which of a field's kinds of value decides its shape: the commonest of scalars, objects and arrays (the others go to `_extra`). */
-export function settledCategory(field: Seen): Category | undefined {
-  return rankedCategories(field)[0];
+  const ranked = (
+    [
+      ['scalars', scalars],
+      ['objects', field.objects],
+      ['arrays', field.arrays],
+    ] as const
+  ).filter(([, count]) => count > 0);
+  if (ranked.length === 0) return undefined;
+  return [...ranked].sort((a, b) => b[1] - a[1])[0][0];
 }
 
 /**
  * A field's shape from every value it was given, by the type lattice (`rows.ts` `joinKinds`), or
- * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet. The
- * commonest kind of value that types something decides: objects holding only nulls and `{}` make
- * no struct, so lists beside them (`[[1], {"a": {}}]`) type the field, as `holdsNothing` says they do.
+ * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet.
  */
 export function settle(field: Seen): Shape | undefined {
-  for (const category of rankedCategories(field)) {
-    const shape = settleAs(field, category);
-    if (shape !== undefined) return shape;
-  }
-  return undefined;
-}
-
-function settleAs(field: Seen, category: Category): Shape | undefined {
+  const category = settledCategory(field);
+  if (category === undefined) return undefined;
   if (category === 'scalars') return { kind: settleKind(field.scalars)! };
   if (category === 'objects') {
     if (field.opaque) return JSON_SHAPE;

@@ -80,6 +80,22 @@ const CASES: Case[] = [
     values: [null, { plays: 3 }],
   },
   {
+    name: 'a field only an object of {} and [] at first, then a list of integers, is a list of integers',
+    runs: [[{ id: 'a', m: { x: {}, y: [] } }], [{ id: 'b', m: [1, 2] }]],
+    column: 'm',
+    sampleSize: 1,
+    type: 'BIGINT[]',
+    values: [null, [1, 2]],
+  },
+  {
+    name: 'a field only a list of nulls at first, then an object, is a STRUCT of the object',
+    runs: [[{ id: 'a', n: [null, []] }], [{ id: 'b', n: { k: 1 } }]],
+    column: 'n',
+    sampleSize: 1,
+    type: 'STRUCT(k BIGINT)',
+    values: [null, { k: 1 }],
+  },
+  {
     name: 'a ratio sent as 1.0, then 0.81, is a double',
     runs: [[{ id: 'a', upvote_ratio: 1.0 }], [{ id: 'b', upvote_ratio: 0.81 }]],
     column: 'upvote_ratio',
