@@ -6,6 +6,7 @@
  * back and kept in checkpoints). Errors found here are reported to the client's meter.
  */
 import { PaginationLoopError, ResponseFormatError, type SocialstreamError } from './errors.ts';
+import { stringifyExact } from './exact-json.ts';
 import type { Meter } from './metering.ts';
 import { keyOf } from './operations/record-meta.ts';
 import type { OperationSpec } from './operations/spec.ts';
@@ -99,9 +100,12 @@ export class PageGuards {
   }
 }
 
-/** Whether a continuation state (plain JSON) holds the key in any form `scrub` takes out. */
+/**
+ * Whether a continuation state (plain JSON) holds the key in any form `scrub` takes out. Exact: a
+ * state may hold records (a comment tree's stack), and a record an integer past 2^53 (a `bigint`).
+ */
 function holdsKey(state: unknown, scrub: (text: string) => string): boolean {
-  const text = JSON.stringify(state);
+  const text = stringifyExact(state) ?? '';
   return scrub(text) !== text;
 }
 

@@ -5,6 +5,7 @@
  * are objects or arrays (e.g. `[r.a, r.b]`) compare by their JSON text; other keys as a `Set` does,
  * so `1` and `'1'` differ.
  */
+import { stringifyExact } from '../exact-json.ts';
 import { describe } from './derive.ts';
 
 export type KeyOf<T> = (record: T) => unknown;
@@ -49,7 +50,8 @@ export class SeenKeys<T = unknown> {
   repeats(record: T): boolean {
     const raw = this.keyOf(record);
     if (raw === undefined || raw === null) return false;
-    const key = typeof raw === 'object' ? JSON.stringify(raw) : raw;
+    // Exact: an object key may hold an integer past 2^53 (a `bigint`), which `JSON.stringify` refuses.
+    const key = typeof raw === 'object' ? stringifyExact(raw)! : raw;
     if (this.#seen.has(key)) {
       if (this.maxKeys !== Infinity) {
         this.#seen.delete(key);

@@ -15,6 +15,7 @@
  * of `pages()` has taken whole bodies, so every buffered comment is marked `taken`: the walk still
  * follows their cursors but yields none of them again.
  */
+import { parseExact, stringifyExact } from '../exact-json.ts';
 import type { ForumComment } from '../records/index.ts';
 import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
@@ -26,6 +27,12 @@ interface Frame {
   depth: number;
   /** Comments of this depth not yet yielded, as the API sent them (replies still nested). */
   items: unknown[];
+  /**
+   * In a state, `items` as exact JSON text instead, when an integer past 2^53 (a `bigint`) is among
+   * them: a state is plain JSON (a checkpoint, the export's journal, a queue's job), which a `bigint`
+   * is not, and a comment's own field may hold one.
+   */
+  exact?: string;
   /** Fetch this once `items` run out: the rest of the siblings. Null means the post's first page. */
   cursor?: string | null;
   /** `items` (and their inline replies) went to the caller inside a raw body (`pages()`): walk them for their cursors only. */
@@ -80,7 +87,7 @@ class TreePage {
     private readonly withRecords: boolean,
   ) {
     // States go into checkpoints and may be read again: copy, never mutate.
-    this.#frames = state.frames.map((frame) => ({ ...frame, items: frame.items.slice() }));
+    this.#frames = state.frames.map(({ exact, ...frame }) => ({ ...frame, items: exact === undefined ? frame.items.slice() : (parseExact(exact) as unknown[]) }));
   }
 
   read(payload: unknown, rule: TreeRule, endpoint: string): PageRead<TreeState> & { count: number } {
@@ -101,7 +108,7 @@ class TreePage {
       const frame = frames[frames.length - 1];
       const comment = frame.items.shift();
       if (comment === undefined) {
-        if (frame.cursor !== undefined) return { frames };
+        if (frame.cursor !== undefined) return { frames: frames.map(inState) };
         frames.pop();
       } else if (isObject(comment)) {
         this.#visit(frame, comment);
@@ -139,6 +146,26 @@ class TreePage {
   }
 }
 
+/** A frame as a state holds it: its comments as exact JSON text when a `bigint` is among them. */
+function inState(frame: Frame): Frame {
+  return holdsBigint(frame.items) ? { ...frame, items: [], exact: stringifyExact(frame.items) } : frame;
+}
+
+function holdsBigint(value: unknown): boolean {
+  if (typeof value === 'bigint') return true;
+  if (typeof value !== 'object' || value === null) return false;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) if (holdsBigint(item)) return true;
+  return false;
+}
+
+function isExactList(text: unknown): boolean {
+  try {
+    return typeof text === 'string' && Array.isArray(parseExact(text));
+  } catch {
+    return false;
+  }
+}
+
 function isTreeState(value: unknown): value is TreeState {
   return (
     isObject(value) &&
@@ -148,6 +175,7 @@ function isTreeState(value: unknown): value is TreeState {
         isObject(frame) &&
         Number.isSafeInteger(frame.depth) &&
         Array.isArray(frame.items) &&
+        (frame.exact === undefined || isExactList(frame.exact)) &&
         (frame.cursor === undefined || frame.cursor === null || typeof frame.cursor === 'string') &&
         (frame.taken === undefined || typeof frame.taken === 'boolean'),
     )

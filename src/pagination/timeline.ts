@@ -6,6 +6,7 @@
  * that is not text, after a page of new entries, is reported rather than taken for the end.
  */
 import { ResponseFormatError } from '../errors.ts';
+import { stringifyExact } from '../exact-json.ts';
 import { valueAt } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { Strategy } from './strategy.ts';
@@ -64,7 +65,8 @@ function postEntries(instructions: unknown, at: string, endpoint: string): PostE
       const result = valueAt(entry, 'content.itemContent.tweet_results.result');
       if (valueAt(entry, 'content.entryType') !== 'TimelineTimelineItem' || !isObject(result)) continue;
       const entryId = valueAt(entry, 'entryId');
-      posts.push({ id: typeof entryId === 'string' ? entryId : JSON.stringify(result.rest_id), record: unkey(result) });
+      // Exact: a `rest_id` sent as a number past 2^53 is a `bigint`, which `JSON.stringify` refuses.
+      posts.push({ id: typeof entryId === 'string' ? entryId : (stringifyExact(result.rest_id) ?? ''), record: unkey(result) });
     }
   }
   return posts;

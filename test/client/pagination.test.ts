@@ -80,6 +80,14 @@ describe('the timeline strategy', () => {
     expect(walk.query(next)).toEqual({ cursor: 'c2' });
   });
 
+  it('tells posts without an entryId apart by a rest_id past 2^53 (a bigint), as its digits', () => {
+    const bare = (id: bigint) => ({ content: { entryType: 'TimelineTimelineItem', itemContent: { tweet_results: { result: { rest_id: id } } } } });
+    const body = { data: { cursor: { bottom: 'c2' }, result: { instructions: [{ entries: [bare(1152921504606846977n), bare(1152921504606846978n)] }] } } };
+    const { records, next } = walk.read(body, walk.start({}));
+    expect(records).toEqual([{ rest_id: 1152921504606846977n }, { rest_id: 1152921504606846978n }]);
+    expect(walk.isState(JSON.parse(JSON.stringify(next)))).toBe(true);
+  });
+
   it('stops after a page with no new post entries', () => {
     const first = walk.read({ data: { cursor: { bottom: 'c2' }, result: { instructions: [{ entries: [post('1')] }] } } }, walk.start({}));
     const repeat = walk.read({ data: { cursor: { bottom: 'c3' }, result: { instructions: [{ entries: [post('1'), cursor] }] } } }, first.next);

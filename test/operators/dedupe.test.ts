@@ -33,6 +33,12 @@ describe('dedupe', () => {
     expect(again).toHaveLength(4);
   });
 
+  it('compares array keys that hold an integer past 2^53 (a bigint) by its digits', async () => {
+    const videos = [{ music: { id: 7471256031625273857n }, n: 1 }, { music: { id: 7471256031625273858n }, n: 2 }, { music: { id: 7471256031625273857n }, n: 3 }];
+    const out = await collect(pipe(videos, dedupe((video) => [video.music.id])));
+    expect(out.map((video) => video.n)).toEqual([1, 2]);
+  });
+
   it('lets records without the key through', async () => {
     const out = await collect(pipe([{ id: 1 }, { other: 1 }, { other: 2 }, { id: 1 }], dedupe('id')));
     expect(out).toEqual([{ id: 1 }, { other: 1 }, { other: 2 }]);
