@@ -128,7 +128,11 @@ class TreePage {
       }
     }
     this.#continueSiblings(frame, more);
-    if (!isObject(replies)) return;
+    if (!isObject(replies)) {
+      // No replies is `""` (as the service sends it), null or absent; anything else is a shape the walk cannot read.
+      if (!isNothing(replies)) this.#ignored ??= described('replies', replies);
+      return;
+    }
     const children = isObject(replies.items) || Array.isArray(replies.items) ? Object.values(replies.items) : [];
     const child: Frame = { depth: frame.depth + 1, items: children };
     if (frame.taken === true) child.taken = true;
@@ -182,13 +186,19 @@ function isTreeState(value: unknown): value is TreeState {
   );
 }
 
+/** A field that says there is nothing: absent, null, `""`, `false` or `0`. */
+function isNothing(value: unknown): boolean {
+  return value === undefined || value === null || value === '' || value === false || value === 0;
+}
+
 /**
  * The cursor of a `{ has_more, cursor }` (or `next_cursor`) object unless its flag says no; without
- * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor, or a
- * cursor that is no cursor (an object, an array), cannot be followed and is reported.
+ * a flag, a cursor alone is followed (trimmed bodies). A `has_more: true` without a cursor, a
+ * cursor that is no cursor (an object, an array), or a `more` that is no object but says something
+ * (a number, text, a list), cannot be followed and is reported.
  */
 function continuation(more: unknown): string | { ignored: string } | undefined {
-  if (!isObject(more)) return undefined;
+  if (!isObject(more)) return isNothing(more) ? undefined : { ignored: described('more', more) };
   const flag = flagOf(more.has_more);
   if (flag === false) return undefined;
   const cursor = more.cursor ?? more.next_cursor;

@@ -130,6 +130,21 @@ describe('the comment tree strategy', () => {
     expect(walk.read({ data: { comments: {} } }, second.next).next).toBeNull();
   });
 
+  it('reports a more or replies it cannot read (a number, text, a list) and follows nothing from it; "", null, false and 0 say nothing', () => {
+    for (const odd of [1152921504606846977n, 'x', [{ has_more: true, cursor: 'c' }], true]) {
+      const asMore = walk.read({ data: { comments: { 0: { ...comment('t1_a', 't3_p'), more: odd } } } }, walk.start({}));
+      expect(asMore.records).toHaveLength(1);
+      expect(asMore.next).toBeNull();
+      expect(asMore.ignored).toMatch(/^more = /);
+      const asReplies = walk.read({ data: { comments: { 0: { ...comment('t1_a', 't3_p'), replies: odd } } } }, walk.start({}));
+      expect(asReplies.ignored).toMatch(/^replies = /);
+    }
+    for (const nothing of ['', null, false, 0]) {
+      const read = walk.read({ data: { comments: { 0: { ...comment('t1_a', 't3_p'), more: nothing, replies: nothing } } } }, walk.start({}));
+      expect([read.records.length, read.next, read.ignored]).toEqual([1, null, undefined]);
+    }
+  });
+
   it('never changes the state it was given', () => {
     const state = { frames: [{ depth: 0, items: [comment('t1_x', 't3_p')], cursor: 'c' }] };
     const before = JSON.stringify(state);
