@@ -13,20 +13,8 @@ import { SocialstreamError } from '../../src/errors.ts';
 import { parseExact, stringifyExact } from '../../src/exact-json.ts';
 import { type Client, createClient } from '../../src/index.ts';
 import { type Sandbox, type SandboxDialect, startSandbox } from '../../src/sandbox/index.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 import { LIST_WALKS, PAGED_WALKS, SINGLE_WALKS } from './helpers.ts';
-
-/** xorshift32: the same mutations for a seed on every machine. */
-function randomOf(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 4_294_967_296;
-  };
-}
 
 type Json = Record<string, unknown> | unknown[];
 
@@ -62,7 +50,7 @@ interface Proxied {
 
 /** A client whose answers come from `sandbox` through a proxy that mutates half of the successful ones. */
 async function proxied(sandbox: Sandbox, seed: number): Promise<Proxied> {
-  const random = randomOf(seed);
+  const random = seededRandom(seed);
   const server: Server = createServer((request, response) => {
     void (async () => {
       const upstream = await fetch(`${sandbox.url}${request.url ?? '/'}`, { headers: { 'x-api-key': String(request.headers['x-api-key'] ?? '') } });

@@ -17,29 +17,17 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { toParquet } from '../../sinks/index.ts';
 import { readParquetRecords } from '../../sinks/read-back.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 import { scratchDir } from './helpers/files.ts';
 
 const dir = scratchDir();
-
-/** xorshift32: the same records for a seed on every machine. */
-function randomOf(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 4_294_967_296;
-  };
-}
 
 const KEYS = ['id', 'a', 'b', 'a.b', 'url', 'URL', '__proto__', '', 'x y', 'é', '_extra', 'n', 'list', 'm', 'ts', 'toJSON', 'constructor', '0', '-1'];
 const TEXTS = ['', 'p0', 'hello', '12', '1.5', 'ünï', '\u{1F600}', 'a\nb', '"q"', 'null', 'true'];
 const NOT_QUITE_INSTANTS = ['2024-01-01T00:00:00Z', '2024-01-01T00:00:00.5Z', '2024-01-01 00:00:00', '2024-02-30T00:00:00.000Z', '2024-01-01'];
 
 function recordsOf(seed: number, count: number): Array<Record<string, unknown>> {
-  const random = randomOf(seed);
+  const random = seededRandom(seed);
   const pick = <T>(from: readonly T[]): T => from[Math.floor(random() * from.length)];
   const scalar = (): unknown =>
     pick<() => unknown>([
