@@ -135,15 +135,15 @@ function cellOf(cell: unknown, element: Element): Cell | MapEntries {
 
 /**
  * A MAP's entries, which hyparquet gives as a list of key/value structs (`ownNames`), as one object,
- * each value through `valueOf`: built by `Object.fromEntries`, so a key `__proto__` stays a key.
+ * each value through `read`: built by `Object.fromEntries`, so a key `__proto__` stays a key.
  */
-function mapOf<T>(cell: unknown, element: Element, valueOf: (value: unknown, valueElement: Element) => T): Record<string, T> | null {
+function mapOf<T>(cell: unknown, element: Element, read: (value: unknown, valueElement: Element) => T): Record<string, T> | null {
   if (cell === null || cell === undefined) return null;
   const entries = element.entries!;
   const key = entries.children.get('key')!;
   const value = entries.children.get('value')!;
   const list = (cell as Record<string, unknown>)[entries.token] as Array<Record<string, unknown>>;
-  return Object.fromEntries(list.map((entry) => [entry[key.token] as string, valueOf(entry[value.token], value)]));
+  return Object.fromEntries(list.map((entry) => [entry[key.token] as string, read(entry[value.token], value)]));
 }
 
 /**

@@ -20,7 +20,7 @@ import type { ForumComment } from '../records/index.ts';
 import { collectionAt, flagOf } from '../operations/extract.ts';
 import { unkey } from '../operations/unkey.ts';
 import type { PageRead, Strategy } from './strategy.ts';
-import { described, isCursor, isObject, isStrange } from './strategy.ts';
+import { described, isCursor, isNothing, isObject, isStrange } from './strategy.ts';
 
 interface Frame {
   /** Depth of the comments listed in this frame. */
@@ -184,11 +184,6 @@ function isTreeState(value: unknown): value is TreeState {
         (frame.taken === undefined || typeof frame.taken === 'boolean'),
     )
   );
-}
-
-/** A field that says there is nothing: absent, null, `""`, `false` or `0`. */
-function isNothing(value: unknown): boolean {
-  return value === undefined || value === null || value === '' || value === false || value === 0;
 }
 
 /**

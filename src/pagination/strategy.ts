@@ -121,13 +121,18 @@ export function isCursor(value: unknown): value is string | number | bigint {
   return typeof value === 'string' ? value !== '' : typeof value === 'number' && Number.isFinite(value) && value !== 0;
 }
 
+/** Whether `value` says there is nothing there: absent, `null`, `""`, `0` or `false` (an end, where a continuation goes). */
+export function isNothing(value: unknown): boolean {
+  return value === undefined || value === null || value === '' || value === 0 || value === false;
+}
+
 /**
  * Whether `value`, found where a continuation goes, is something other than a cursor or an end
- * (absent, `null`, `""`, `0`, `false`): an object, an array, `true`, a number that is no cursor. A
- * walk cannot follow it and must not take it for an end.
+ * (`isNothing`): an object, an array, `true`, a number that is no cursor. A walk cannot follow it
+ * and must not take it for an end.
  */
 export function isStrange(value: unknown): boolean {
-  return value !== undefined && value !== null && value !== '' && value !== 0 && value !== false && !isCursor(value);
+  return !isNothing(value) && !isCursor(value);
 }
 
 /** `field = value`, for the report of a continuation the walk did not follow. */

@@ -1,8 +1,9 @@
 /**
  * A publish that moves a record (issue 38, item 1), killed -9 between its renames, as a child process
  * (`test/export/helpers/records-killed-at.ts`, as its second part is about to go into place): the new
- * version is in its new partition and the old one not yet removed from its old one. A reader sees the record twice for that moment, never
- * misses it, and the next run finishes the journal: each key once, the later fetch kept.
+ * version is in its new partition and the old one not yet removed from its old one. A reader sees the
+ * record twice for that moment, never misses it, and the next run finishes the journal: each key
+ * once, the later fetch kept.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
