@@ -54,6 +54,30 @@ function ndjsonRecords<T>(path: string, bytes?: number): BatchedRecords<T> {
   };
 }
 
+/** How many records (non-blank lines) the NDJSON file at `path` holds, as `fromNdjson` reads them; undefined when there is no file. */
+export async function ndjsonRecordCount(path: string): Promise<number | undefined> {
+  let count = 0;
+  let inLine = false;
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
+      for (let at = 0; at < chunk.length; ) {
+        const end = chunk.indexOf(NEWLINE, at);
+        if (end === -1) {
+          inLine = true;
+          break;
+        }
+        if (end > at || inLine) count++;
+        inLine = false;
+        at = end + 1;
+      }
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return inLine ? count + 1 : count;
+}
+
 /**
  * The records of `path` (its first `bytes` bytes), those of one chunk of the file at a time. A line
  * that is not JSON ends the stream after the records before it have been yielded.

@@ -16,7 +16,7 @@ import { HeldStateError, NotWritableError, OtherExportError, StateDamagedError }
 import { option, optionError } from './option-message.ts';
 import type { AnyIterable } from '../operators/types.ts';
 import { fromNdjson, toCsv, toNdjson, type SinkResult } from '../../sinks/index.ts';
-import { fromNdjsonPrefix } from '../../sinks/from-ndjson.ts';
+import { fromNdjsonPrefix, ndjsonRecordCount } from '../../sinks/from-ndjson.ts';
 import { parquetWriter, type ParquetLayout } from '../../sinks/parquet.ts';
 import { runSink } from '../../sinks/run.ts';
 import type { CompleteOutput, Destination, DestinationCapabilities, Published, SpoolPrefix } from './destination.ts';
@@ -100,20 +100,38 @@ export class FileDestination implements Destination {
 
   /**
    * The output is there, no journal says a run is under way, and it records this very export. Side
-   * files without a journal were left by a run that staged pages but could not write its checkpoint:
-   * nothing then proves that the output holds what they staged, so that is refused, naming them. An
-   * output that records another export, or none, is refused too: a resume would claim it as its own.
+   * files without a journal were left either by the publish that completed the output, killed while
+   * it removed the staging (the journal goes first): they are removed; or by a run that staged pages
+   * but could not write its checkpoint: nothing then proves that the output holds what they staged,
+   * so that is refused, naming them. An output that records another export, or none, is refused too:
+   * a resume would claim it as its own.
    */
   async completeOutput(): Promise<CompleteOutput | undefined> {
     if ((await fileSize(this.output)) === undefined || (await fileSize(this.files.journal)) !== undefined) return undefined;
     const left = [];
     for (const path of [this.files.spool, this.files.held]) if ((await fileSize(path)) !== undefined) left.push(path);
     if (left.length === 0) return this.#heldRecords();
+    const complete = await this.#heldRecords().catch(() => undefined);
+    if (complete?.records !== undefined && (await this.#leftByPublish(complete.records))) {
+      for (const path of left) await removeIfPresent(path);
+      return complete;
+    }
     throw new HeldStateError(
       `${this.output} may not hold every record: ${left.join(' and ')} ${left.length === 1 ? 'was' : 'were'} left by a run that could not write its checkpoint (${this.files.journal}), ` +
         `so nothing proves the output holds what ${left.length === 1 ? 'it' : 'they'} staged; restart the export (--restart, or restart: true) to discard ${left.length === 1 ? 'it' : 'them'} and export again`,
       this.output,
     );
+  }
+
+  /**
+   * Whether the staging beside a complete output of `records` records is what its publish left: a
+   * spool of exactly those records (or none), nothing bought ahead. A run that staged pages of its own
+   * and could not checkpoint them holds others, or fewer.
+   */
+  async #leftByPublish(records: number): Promise<boolean> {
+    if (((await ndjsonRecordCount(this.files.held)) ?? 0) > 0) return false;
+    const spooled = await ndjsonRecordCount(this.files.spool);
+    return spooled === undefined || spooled === records;
   }
 
   /** The records the output holds, once its record shows this export made it; else `OtherExportError`. */

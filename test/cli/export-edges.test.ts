@@ -4,7 +4,7 @@
  * sandbox over loopback; purchases counted on the sandbox's side.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadState } from '../../src/export/journal.ts';
@@ -75,6 +75,43 @@ describe('socialstream export to a name its side files cannot carry', () => {
     expect(resumed.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(resumed.stderr).toContain(`${out}.spool.ndjson`);
     expect(charged()).toBe(before);
+  });
+});
+
+describe('socialstream export --resume after a publish killed while it removed its staging', () => {
+  // The publish renames the output into place, then removes the journal, then the spool: a kill in
+  // between leaves a complete output beside the spool it was written from (found by killing runs at random).
+  for (const format of ['parquet', 'csv', 'ndjson'] as const) {
+    it(`${format}: reports the output complete, buys nothing, and removes the spool`, async () => {
+      const folder = tempDir();
+      const out = join(folder, `posts.${format}`);
+      const spooled = join(folder, 'spooled.ndjson');
+      const walk = ['export', 'forum/subforum', 'subforum=cli-leftover-n260'];
+      const env = sandboxEnv(sandbox, 'sk_live_sandbox_edges');
+      expect((await runCli([...walk, '--out', out], env)).code).toBe(0);
+      expect((await runCli([...walk, '--out', spooled], env)).code).toBe(0);
+      copyFileSync(spooled, `${out}.spool.ndjson`);
+      const before = charged();
+      const resumed = await runCli([...walk, '--out', out, '--resume', '--json'], env);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(JSON.parse(resumed.stdout) as ExportSummary).toMatchObject({ complete: true, totalRecords: 260 });
+      expect(charged()).toBe(before);
+      expect(existsSync(`${out}.spool.ndjson`)).toBe(false);
+    });
+  }
+
+  it('still refuses a spool that holds other records than the complete output (a run that could not checkpoint them)', async () => {
+    const folder = tempDir();
+    const out = join(folder, 'posts.parquet');
+    const walk = ['export', 'forum/subforum', 'subforum=cli-leftover-n260'];
+    const env = sandboxEnv(sandbox, 'sk_live_sandbox_edges');
+    expect((await runCli([...walk, '--out', out], env)).code).toBe(0);
+    expect((await runCli([...walk, '--out', join(folder, 'page.ndjson'), '--limit', '25'], env)).code).toBe(0);
+    copyFileSync(join(folder, 'page.ndjson'), `${out}.spool.ndjson`);
+    const resumed = await runCli([...walk, '--out', out, '--resume'], env);
+    expect(resumed.code, resumed.stderr).toBe(2);
+    expect(resumed.stderr).toContain(`${out}.spool.ndjson`);
+    expect(existsSync(`${out}.spool.ndjson`)).toBe(true);
   });
 });
 
