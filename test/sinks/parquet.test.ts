@@ -275,3 +275,31 @@ describe('toParquet column choices', () => {
     expect(() => toParquet([], join(dir, 'x.parquet'), { compression })).toThrow(/compression must be one of snappy, gzip, none/);
   });
 });
+
+describe("toParquet's sample holds copies that keep every value", () => {
+  // A sample of plain JSON is copied through JSON text (`sinks/table.ts`); a value JSON text changes
+  // (a bigint within 2^53 would come back a number, NaN null, -0 as 0, a Date as text) keeps the record copied key by key.
+  for (const layout of ['nested', 'flat'] as const) {
+    it(`${layout}: a small bigint types an exact column, NaN and -0 stay what they are, a Date is a timestamp`, async () => {
+      const path = join(dir, `sample-copies-${layout}.parquet`);
+      const when = new Date('2025-03-04T05:06:07.089Z');
+      await toParquet(
+        [
+          { id: 'a', n: 5n, x: Number.NaN, z: -0.0, at: when },
+          { id: 'b', n: 6n, x: 1.5, z: 2.5, at: when },
+        ],
+        path,
+        { layout },
+      );
+      const rows = await query(`SELECT id, n, isnan(x) AS nan, sign(z) AS sign, 1 / z AS inverse, "at" FROM ${sqlPath(path)} ORDER BY id`);
+      expect(rows).toEqual([
+        { id: 'a', n: 5, nan: true, sign: 0, inverse: Number.NEGATIVE_INFINITY, at: '2025-03-04T05:06:07.089Z' },
+        { id: 'b', n: 6, nan: false, sign: 1, inverse: 0.4, at: '2025-03-04T05:06:07.089Z' },
+      ]);
+      const types = await query(`SELECT name, type FROM parquet_schema(${sqlPath(path)}) WHERE name = 'n'`);
+      expect(types).toEqual([{ name: 'n', type: 'INT64' }]);
+      const described = await query(`SELECT decode(value) AS value FROM parquet_kv_metadata(${sqlPath(path)}) WHERE decode(key) = 'socialstream.columns'`);
+      expect(String(described[0].value)).toMatch(/"n".{0,40}"bigint"/);
+    });
+  }
+});
