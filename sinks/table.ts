@@ -77,11 +77,11 @@ export function sampledWriter(format: SampledFormat, sampleSize: number): Record
  * A copy of a record for the sample to hold (`detached` says why not the record itself). A record of
  * plain JSON values (what `fromNdjson` gives, and most callers build) is copied through JSON text:
  * writing the sample's rows from such copies, then every later record, took 3–8% less time than from
- * copies built key by key, on each Parquet workload of `bench/sinks.ts` in both layouts (interleaved
- * pairs of runs; the objects `JSON.parse` makes are laid out otherwise than those built key by key,
- * and the code that writes every row first meets the sample's). A record holding any value JSON text
- * would not give back as it is (a bigint, NaN, -0, a `Date` or another object with `toJSON`, a
- * class's instance, a hole in an array) is copied key by key.
+ * copies built key by key on the posts of `bench/sinks.ts` and about 2% less on its videos, in both
+ * layouts (interleaved pairs of runs; the objects `JSON.parse` makes are laid out otherwise than those
+ * built key by key, and the code that writes every row first meets the sample's). A record holding
+ * any value JSON text would not give back as it is (a bigint, NaN, -0, a `Date` or another object
+ * with `toJSON`, a class's instance, a hole in an array) is copied key by key.
  */
 function sampleCopy(record: unknown): unknown {
   return isPlainJson(record) ? JSON.parse(JSON.stringify(record)) : detached(record);

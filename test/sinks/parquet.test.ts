@@ -277,8 +277,9 @@ describe('toParquet column choices', () => {
 });
 
 describe("toParquet's sample holds copies that keep every value", () => {
-  // A sample of plain JSON is copied through JSON text (`sinks/table.ts`); a value JSON text changes
-  // (a bigint within 2^53 would come back a number, NaN null, -0 as 0, a Date as text) keeps the record copied key by key.
+  // A sample of plain JSON is copied through JSON text (`sinks/table.ts`). A value JSON text changes (a
+  // bigint within 2^53 would come back a number, NaN null, -0 as 0, a Date as text) keeps its record
+  // copied key by key.
   for (const layout of ['nested', 'flat'] as const) {
     it(`${layout}: a small bigint types an exact column, NaN and -0 stay what they are, a Date is a timestamp`, async () => {
       const path = join(dir, `sample-copies-${layout}.parquet`);
