@@ -3,7 +3,7 @@
  *
  * A file plans its columns from its first `sampleSize` records and writes row groups as it goes. A
  * later value its column cannot hold goes to `_extra`, as before; the writer also notes it here
- * (`Spills`), by its path, on the lattice's terms (`parquet-nested.ts` `Seen`). Values that fit
+ * (`Spills`), by its path, on the lattice's terms (`shapes.ts` `Seen`). Values that fit
  * are not looked at again, so a file whose sample was right pays nothing but the noting of what
  * overflowed. At close, the written columns are widened by what was noted (`widenFields`,
  * `widenColumns`): a kind joins the kinds that overflowed it (`rows.ts` `joinKinds`), a field
@@ -13,7 +13,7 @@
  * object among strings) widens nothing and stays in `_extra` with its path; a column's kind is
  * never flipped to another by later values, only widened.
  */
-import { mapValuesSeen, observe, seen, settle, type NestedField, type Seen, type Shape } from './parquet-nested.ts';
+import { mapValuesSeen, observe, seen, settle, type NestedField, type Seen, type Shape } from './shapes.ts';
 import { joinKinds, joinName, MAP_THRESHOLD, settleKind, splitColumnName, type Column, type ColumnKind, type PlainObject } from './rows.ts';
 
 /** The values a file sent to `_extra`, as a tree of what each path saw (the objects on the way to a path count as objects). */

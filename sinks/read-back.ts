@@ -11,7 +11,7 @@ import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, type Fil
 import { parseExact } from '../src/exact-json.ts';
 import { setField } from '../src/operations/unkey.ts';
 import { COLUMNS_METADATA_KEY } from './parquet-file.ts';
-import type { NestedField, Shape } from './parquet-nested.ts';
+import type { NestedField, Shape } from './shapes.ts';
 import { isPlainObject, OVERFLOW_NAME, splitColumnName, type ColumnKind } from './rows.ts';
 
 type Record_ = Record<string, unknown>;

@@ -7,7 +7,7 @@
  * (`part-footer.ts`), not the part.
  */
 import { nestedFields } from './schema-nested.ts';
-import type { NestedField } from '../../sinks/parquet-nested.ts';
+import type { NestedField } from '../../sinks/shapes.ts';
 import { typedColumns, type PartSchema } from './parts.ts';
 import { COLUMNS_METADATA_KEY } from '../../sinks/parquet.ts';
 import { partMetadata } from './part-footer.ts';

@@ -25,7 +25,8 @@ import {
   type PageDrift,
   type SchemaColumn,
 } from './schema.ts';
-import { DEFAULT_NESTED_MAX_DEPTH, mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from '../../sinks/parquet-nested.ts';
+import { DEFAULT_NESTED_MAX_DEPTH } from '../../sinks/parquet-nested.ts';
+import { mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from '../../sinks/shapes.ts';
 import { checkRecord, joinName, MAP_THRESHOLD, OVERFLOW_NAME } from '../../sinks/rows.ts';
 
 type Draft = ColumnShape;
