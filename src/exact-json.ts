@@ -430,7 +430,8 @@ class ExactWriter {
     this.#open.add(object);
     let text: string;
     if (Array.isArray(object)) {
-      text = `[${object.map((item, index) => this.#member(item, String(index)) ?? 'null').join(',')}]`;
+      // `Array.from`, not `map`: a hole is null, as `JSON.stringify` writes it (`map` skips holes, leaving `[1,,2]`).
+      text = `[${Array.from(object as unknown[], (item, index) => this.#member(item, String(index)) ?? 'null').join(',')}]`;
     } else {
       const members: string[] = [];
       for (const key of Object.keys(object)) {

@@ -247,6 +247,13 @@ describe('stringifyExact', () => {
     );
   });
 
+  it('writes a hole in an array beside a bigint as null, as JSON.stringify writes a hole', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const list = ['x', , , 7n];
+    expect(stringifyExact({ list })).toBe('{"list":["x",null,null,7]}');
+    expect(parseExact(stringifyExact({ list })!)).toStrictEqual({ list: ['x', null, null, 7] });
+  });
+
   it('round-trips through parseExact with every digit', () => {
     const value = { a: [1, 2n ** 64n, -(2n ** 70n)], b: { c: 9007199254740993n } };
     expect(parseExact(stringifyExact(value)!)).toStrictEqual({ a: [1, 2n ** 64n, -(2n ** 70n)], b: { c: 9007199254740993n } });
