@@ -34,6 +34,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Suites start their own sandbox servers on port 0; two workers match the 2-core CI machine.
     maxWorkers: 2,
+    // The Parquet layouts' fast paths from a file's second record on, in the suites' own processes.
+    setupFiles: ['test/setup/fast-paths.ts'],
     projects: [
       { extends: true, test: { name: 'fast', include: ALL, exclude: [...NOT_HERE, ...SLOW] } },
       { extends: true, test: { name: 'slow', include: SLOW, exclude: NOT_HERE } },

@@ -11,7 +11,8 @@
  */
 import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
-import { checkRowOptions, ROW_OPTIONS, type Cell, type PartRowOptions, type RowOptions } from './rows.ts';
+import { checkRowOptions, ROW_OPTIONS, type PartRowOptions, type RowOptions } from './rows.ts';
+import { type Cell } from './values.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { tableWriter } from './table.ts';

@@ -32,6 +32,11 @@ export class KeyIndex<T> {
     return this.#byKey.get(key);
   }
 
+  /** Every key and its field, in the order they were set. */
+  entries(): IterableIterator<[string, T]> {
+    return this.#byKey.entries();
+  }
+
   set(key: string, value: T): void {
     this.#byKey.set(key, value);
     this.#keys.fill(undefined);

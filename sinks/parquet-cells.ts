@@ -13,7 +13,7 @@
  */
 import { latin1Write, utf8Write } from './parquet-encoding.ts';
 import type { CellColumn, CellColumns, CellColumnType } from './parquet-types.ts';
-import type { Cell } from './rows.ts';
+import type { Cell } from './values.ts';
 
 /** How many values of a text column are joined at once: few writes, few values waiting to be joined. */
 const TEXT_JOIN = 256;
@@ -32,8 +32,13 @@ const FIRST_ROWS = 64;
 export class RowGroupCells {
   rows = 0;
   private columns: CellColumn[] = [];
-  /** Per text column, the values not yet joined into the buffer. */
+  /**
+   * Per text column, the values not yet joined into the buffer: the first `waiting[c]` of
+   * `pending[c]`. The arrays keep their room from one join to the next (emptied by setting their
+   * length, V8 gave back their memory and grew them again, a seventh of what the writer allocated).
+   */
   private pending: string[][] = [];
+  private waiting = new Uint32Array(0);
   /** Per text column, how many values' lengths are written. */
   private values: number[] = [];
   /** Columns of groups already encoded, to be filled again. */
@@ -70,13 +75,14 @@ export class RowGroupCells {
     this.types = [...this.types, ...types];
     this.marks = grown(this.marks, new Uint32Array(this.types.length));
     this.pendingMarks = grown(this.pendingMarks, new Uint32Array(this.types.length));
+    this.waiting = grown(this.waiting, new Uint32Array(this.types.length));
     this.touched = grown(this.touched, new Uint32Array(this.types.length));
     types.forEach((type, i) => {
       // Zeroed levels are definition level 0: NULL at the top, in every row so far.
       const column = newColumn(type, Math.max(this.rows, Math.min(this.capacity, FIRST_ROWS)));
       column.entries = this.rows;
       this.columns.push(column);
-      this.pending.push([]);
+      this.pending.push(textRoom());
       this.values.push(0);
       // Within a row, the column's mark is its entries before the row: NULL in every row so far.
       this.marks[first + i] = this.rows;
@@ -90,17 +96,26 @@ export class RowGroupCells {
 
   /** One flat row: a cell per column, definition level 1 where it has a value. */
   add(row: readonly Cell[]): void {
-    for (let c = 0; c < this.columns.length; c++) {
+    const columns = this.columns;
+    for (let c = 0; c < columns.length; c++) {
+      const column = columns[c];
+      if (column.entries === column.defined.length) grow(column, this.expected(column.entries));
+      const at = column.entries++;
+      if (column.repeated !== undefined) column.repeated[at] = 0;
       const cell = row[c];
       if (cell === null) {
-        this.pushEntry(c, 0, 0);
+        column.defined[at] = 0;
         continue;
       }
-      this.pushEntry(c, 1, 0, cell);
-      if (typeof cell !== 'string') continue;
-      const pending = this.pending[c];
-      pending.push(cell);
-      if (pending.length === TEXT_JOIN) this.writePending(c);
+      column.defined[at] = 1;
+      if (typeof cell === 'string') {
+        if (this.queueText(c, cell)) this.writePending(c);
+      } else if (column.integers !== undefined) {
+        if (typeof cell === 'bigint') column.integers[at] = cell;
+        else storeSafeInteger(column.integerWords!, at, cell as number);
+      } else if (column.numbers !== undefined) {
+        column.numbers[at] = cell as number;
+      }
     }
     this.rows++;
   }
@@ -127,32 +142,64 @@ export class RowGroupCells {
     for (let c = 0; c < this.columns.length; c++) {
       if (this.touched[c] !== this.rowNumber) continue;
       this.columns[c].entries = this.marks[c];
-      this.pending[c].length = this.pendingMarks[c];
+      this.waiting[c] = this.pendingMarks[c];
     }
     this.due.length = 0;
   }
 
   /** One entry of column `c` in a row begun by `beginRow`: its levels, and its value where it has one. */
   push(c: number, definition: number, repetition: number, cell?: Exclude<Cell, null>): void {
-    if (this.touched[c] !== this.rowNumber) {
-      this.touched[c] = this.rowNumber;
-      this.marks[c] = this.columns[c].entries;
-      this.pendingMarks[c] = this.pending[c].length;
-    }
+    this.mark(c);
     this.pushEntry(c, definition, repetition, cell);
-    if (typeof cell !== 'string') return;
-    const pending = this.pending[c];
-    if (pending.push(cell) === TEXT_JOIN) this.due.push(c);
+    if (typeof cell === 'string' && this.queueText(c, cell)) this.due.push(c);
+  }
+
+  /**
+   * `push` for code that knows its entry's kind (the nested layout's compiled shredding): an entry
+   * without a value, a number or boolean of a DOUBLE, BOOLEAN or (not exact) INT64 column, text.
+   * Each is small, so V8 inlines it where `push`, deciding the kind, was a call for every cell.
+   */
+  pushNull(c: number, definition: number, repetition: number): void {
+    this.mark(c);
+    this.levels(c, definition, repetition);
+  }
+
+  pushNumber(c: number, definition: number, repetition: number, value: number | boolean): void {
+    this.mark(c);
+    // `levels` may grow the column's arrays: the place first, then the array.
+    const at = this.levels(c, definition, repetition);
+    // A boolean is stored as 1 or 0.
+    this.columns[c].numbers![at] = value as number;
+  }
+
+  pushText(c: number, definition: number, repetition: number, text: string): void {
+    this.mark(c);
+    this.levels(c, definition, repetition);
+    if (this.queueText(c, text)) this.due.push(c);
+  }
+
+  /** Notes, at a row's first entry of column `c`, what the column held before the row (for `dropRow`). */
+  private mark(c: number): void {
+    if (this.touched[c] === this.rowNumber) return;
+    this.touched[c] = this.rowNumber;
+    this.marks[c] = this.columns[c].entries;
+    this.pendingMarks[c] = this.waiting[c];
+  }
+
+  /** Queues `text` for joining into column `c`; true when that made `TEXT_JOIN` values wait. */
+  private queueText(c: number, text: string): boolean {
+    const waiting = this.waiting[c];
+    // A list may queue more than `TEXT_JOIN` values in one row: the array then grows.
+    this.pending[c][waiting] = text;
+    this.waiting[c] = waiting + 1;
+    return waiting + 1 === TEXT_JOIN;
   }
 
   /** Stores an entry; a text value is left for the caller to queue for joining. */
   private pushEntry(c: number, definition: number, repetition: number, cell?: Exclude<Cell, null>): void {
-    const column = this.columns[c];
-    if (column.entries === column.defined.length) grow(column, this.expected(column.entries));
-    const at = column.entries++;
-    column.defined[at] = definition;
-    if (column.repeated !== undefined) column.repeated[at] = repetition;
+    const at = this.levels(c, definition, repetition);
     if (cell === undefined) return;
+    const column = this.columns[c];
     if (column.integers !== undefined) {
       // A safe integer or a bigint within int64 (`rows.ts` sends others to the overflow column).
       if (typeof cell === 'bigint') column.integers[at] = cell;
@@ -163,12 +210,23 @@ export class RowGroupCells {
     }
   }
 
+  /** Stores an entry's levels; returns its place in the column. */
+  private levels(c: number, definition: number, repetition: number): number {
+    const column = this.columns[c];
+    if (column.entries === column.defined.length) grow(column, this.expected(column.entries));
+    const at = column.entries++;
+    column.defined[at] = definition;
+    if (column.repeated !== undefined) column.repeated[at] = repetition;
+    return at;
+  }
+
   /** Writes column `c`'s waiting values into its text buffer, with their lengths. */
   private writePending(c: number): void {
     const pending = this.pending[c];
     const column = this.columns[c];
-    this.values[c] = writeText(column, pending, this.values[c], this.expected(column.textBytes!));
-    pending.length = 0;
+    const waiting = this.waiting[c];
+    this.values[c] = writeText(column, waiting === pending.length ? pending : pending.slice(0, waiting), this.values[c], this.expected(column.textBytes!));
+    this.waiting[c] = 0;
   }
 
   /**
@@ -184,7 +242,7 @@ export class RowGroupCells {
 
   /** The rows gathered so far; the buffer is then empty again. */
   take(): CellColumns {
-    for (let c = 0; c < this.columns.length; c++) if (this.pending[c].length > 0) this.writePending(c);
+    for (let c = 0; c < this.columns.length; c++) if (this.waiting[c] > 0) this.writePending(c);
     const group = { rows: this.rows, columns: this.columns };
     this.reset(group.columns);
     return group;
@@ -201,7 +259,8 @@ export class RowGroupCells {
    */
   private reset(previous?: readonly CellColumn[]): void {
     this.rows = 0;
-    this.pending = this.types.map(() => []);
+    this.pending = this.types.map(textRoom);
+    this.waiting = new Uint32Array(this.types.length);
     this.values = this.types.map(() => 0);
     const spare = this.spare.pop();
     if (spare !== undefined) {
@@ -220,6 +279,11 @@ export class RowGroupCells {
       return like === undefined ? newColumn(type, Math.min(this.capacity, FIRST_ROWS)) : newColumn(type, like.defined.length, like.text?.length);
     });
   }
+}
+
+/** Room for a text column's values waiting to be joined (`RowGroupCells.pending`). */
+function textRoom(): string[] {
+  return new Array<string>(TEXT_JOIN).fill('');
 }
 
 /**

@@ -4,7 +4,7 @@
  * and `unnest(tags)`, Polars `pl.col('author').struct.field('nickname')`.
  *
  * - The shape comes from the sample (the first `sampleSize` records, `shapes.ts`): each field's values settle
- *   on the type lattice the flat layout's columns use (`rows.ts` `joinKinds`: integers with doubles
+ *   on the type lattice the flat layout's columns use (`values.ts` `joinKinds`: integers with doubles
  *   make DOUBLE, integers with bigints an exact INT64 `bigint` leaf, numbers with text VARCHAR of
  *   the digits, ISO instants TIMESTAMP only when all are). A field whose values are of kinds no
  *   widening joins (a string here, an object there) takes its commonest kind, the others going to
@@ -25,28 +25,18 @@
  * Records are shredded straight into the row group's columns with Dremel's repetition and
  * definition levels (every group and leaf optional, lists in the three-level form the Parquet
  * specification names: `optional group f (LIST) { repeated group list { optional … element } }`).
+ * Once records enough came, those of the shape as it is are shredded by code made for it
+ * (`parquet-nested-compiled.ts`); any other, by the walk below, which decides everything above.
  */
 /// <reference lib="es2024.string" />
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
+import { FastPath, MAX_IGNORED } from './fast-path.ts';
 import { KeyIndex } from './key-index.ts';
 import type { RowGroupCells } from './parquet-cells.ts';
+import { compileShredder, type CompiledShredder, type ShredHost, type ShredNode as Node } from './parquet-nested-compiled.ts';
 import type { PhysicalType } from './parquet-types.ts';
-import {
-  checkJsonValue,
-  checkRecord,
-  fits,
-  isPlainObject,
-  joinName,
-  jsonValue,
-  OVERFLOW_NAME,
-  timestampOf,
-  tooDeep,
-  typedCell,
-  type Cell,
-  type ColumnKind,
-  type PlainObject,
-  type PartRowOptions,
-} from './rows.ts';
+import { joinName, OVERFLOW_NAME, type PartRowOptions } from './rows.ts';
+import { checkJsonValue, checkRecord, fits, isPlainObject, jsonValue, timestampOf, tooDeep, typedCell, type Cell, type ColumnKind, type PlainObject } from './values.ts';
 import { holdsNothing, JSON_SHAPE, observe, observeFields, seen, settle, type NestedField, type Seen, type Shape } from './shapes.ts';
 import { stringifyExact } from '../src/exact-json.ts';
 import { wellFormed, wellFormedJson, type Repairs } from './strings.ts';
@@ -64,31 +54,6 @@ export const PARQUET_TYPE: Record<ColumnKind, { physical: PhysicalType; exact?: 
   timestamp: { physical: 'INT64', converted: 'TIMESTAMP_MILLIS' },
   json: { physical: 'BYTE_ARRAY', converted: 'UTF8' },
 };
-
-/**
- * A field of the shape, compiled for shredding: which columns it spans and its levels. Every node
- * has every property (unused ones null), so the shredder's reads see one object shape.
- */
-interface Node {
-  /** The escaped, dotted path: its name in `_extra`; undefined for the record itself (the root, a struct). */
-  readonly name: string | undefined;
-  /** Definition level of an entry whose value is present at this node. */
-  readonly definition: number;
-  /** Leaf columns under this node: `first` up to (not including) `end`. */
-  readonly first: number;
-  end: number;
-  /** Leaves: the kind (its column is `first`); null for a struct or list. */
-  kind: ColumnKind | null;
-  /** Structs: fields by key, and the same in order. */
-  fields: KeyIndex<Node> | null;
-  fieldList: Node[];
-  /** The visit at which this field was last written (so the missing ones are written NULL). */
-  stamp: number;
-  /** Lists and maps: the element (a map's value; its key is column `first`), and the repetition level of an entry after the first. */
-  element: Node | null;
-  repetition: number;
-  map: boolean;
-}
 
 /** One leaf column: its path through the schema, its kind and levels. */
 export interface NestedColumn {
@@ -115,6 +80,13 @@ export class NestedLayout {
   private spilled: PlainObject | undefined;
   private group!: RowGroupCells;
   private repairs!: Repairs;
+  /** The compiled shredding of records of the shape (`parquet-nested-compiled.ts`). */
+  readonly fastPath = new FastPath<CompiledShredder>(() => compileShredder(this.root, this.host, this.held ? this.overflowName : undefined));
+  private readonly host: ShredHost = {
+    leafCell: (node, value) => this.leafCell(node.kind!, value, node.name!),
+    write: (node, value, repetition, inList) => this.write(node, value, repetition, inList),
+    repaired: (text) => wellFormed(text, this.repairs),
+  };
 
   private constructor(
     fields: Array<{ name: string; shape: Shape }>,
@@ -130,7 +102,7 @@ export class NestedLayout {
     this.overflowName = overflow;
     // Field names are the records' own keys, repaired (a lone surrogate cannot be written): counted once, here.
     this.fields = fields.map(({ name, shape }) => ({ name: wellFormed(name, repairs), shape: repairShape(shape, repairs) }));
-    this.root = this.compile(undefined, { struct: fields }, 0, 0, []);
+    this.root = this.compile(undefined, undefined, { struct: fields }, 0, 0, []);
     this.overflowColumn = this.columns.length;
     this.columns.push({ path: [overflow], kind: 'json', maxDefinition: 1, maxRepetition: 0 });
     this.sampled = fields.length;
@@ -181,9 +153,15 @@ export class NestedLayout {
     this.group = group;
     this.repairs = repairs;
     this.spilled = undefined;
+    const object = checkRecord(record);
     group.beginRow();
+    if (this.shreddedFast(object, group, repairs)) {
+      group.push(this.overflowColumn, 0, 0);
+      group.endRow();
+      return;
+    }
     try {
-      this.writeStruct(this.root, checkRecord(record), 0, false);
+      this.writeStruct(this.root, object, 0, false);
       if (this.spilled === undefined) group.push(this.overflowColumn, 0, 0);
       else {
         group.push(this.overflowColumn, 1, 0, wellFormedJson(stringifyExact(this.spilled)!, repairs));
@@ -198,16 +176,44 @@ export class NestedLayout {
     group.endRow();
   }
 
-  private compile(name: string | undefined, shape: Shape, definition: number, repetition: number, path: string[]): Node {
+  /**
+   * Whether the compiled code shredded the record (the row is then all but its overflow entry);
+   * if it refused it, nothing it did is left (entries, repairs, what spilled), for the walk.
+   */
+  private shreddedFast(record: PlainObject, group: RowGroupCells, repairs: Repairs): boolean {
+    const compiled = this.fastPath.next();
+    if (compiled === undefined) return false;
+    const repaired = repairs.count;
+    try {
+      if (compiled(record, group) && this.spilled === undefined) return true;
+    } catch {
+      // The walk meets the same value and throws its own error, naming the field.
+    }
+    group.dropRow();
+    group.beginRow();
+    repairs.count = repaired;
+    this.spilled = undefined;
+    this.fastPath.refusedOne();
+    return false;
+  }
+
+  /** A key `node` lacks that held nothing here: the compiled code skips it too, once made again. */
+  private ignore(node: Node, key: string): void {
+    if (!this.fastPath.growing || node.ignored.length >= MAX_IGNORED || node.ignored.includes(key)) return;
+    node.ignored.push(key);
+    this.fastPath.stale = true;
+  }
+
+  private compile(key: string | undefined, name: string | undefined, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
-    const node: Node = { name, definition, first, end: first, kind: null, fields: null, fieldList: [], stamp: 0, element: null, repetition: 0, map: false };
+    const node: Node = { key, name, definition, first, end: first, kind: null, fields: null, fieldList: [], ignored: [], stamp: 0, element: null, repetition: 0, map: false };
     if ('kind' in shape) {
       node.kind = shape.kind;
       this.columns.push({ path, kind: shape.kind, maxDefinition: definition, maxRepetition: repetition });
     } else if ('struct' in shape) {
       // Matched by the records' raw keys; named in the schema as repaired (`repairShape` counted those).
       node.fieldList = shape.struct.map((field) =>
-        this.compile(joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
+        this.compile(field.name, joinName(name, field.name), field.shape, definition + 1, repetition, [...path, field.name.toWellFormed()]),
       );
       node.fields = new KeyIndex(shape.struct.map((field, i) => [field.name, node.fieldList[i]] as const));
     } else if ('map' in shape) {
@@ -215,11 +221,11 @@ export class NestedLayout {
       node.map = true;
       node.repetition = repetition + 1;
       this.columns.push({ path: [...path, 'key_value', 'key'], kind: 'string', maxDefinition: definition + 1, maxRepetition: repetition + 1 });
-      node.element = this.compile(name, shape.map, definition + 2, repetition + 1, [...path, 'key_value', 'value']);
+      node.element = this.compile(undefined, name, shape.map, definition + 2, repetition + 1, [...path, 'key_value', 'value']);
     } else {
       // The repeated group `list` and its optional `element` each add a definition level.
       node.repetition = repetition + 1;
-      node.element = this.compile(name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
+      node.element = this.compile(undefined, name, shape.list, definition + 2, repetition + 1, [...path, 'list', 'element']);
     }
     node.end = this.columns.length;
     return node;
@@ -283,7 +289,10 @@ export class NestedLayout {
         continue;
       }
       let field = fields.find(key, at++);
-      if (field === undefined && holdsNothing(value)) continue;
+      if (field === undefined && holdsNothing(value)) {
+        this.ignore(node, key);
+        continue;
+      }
       if (field === undefined && node === this.root && this.evolves && key !== this.overflowName) field = this.addField(key, value);
       if (field === undefined) {
         // Only outside a list: a list with a field its shape lacks went to `_extra` whole (`conforms`).
@@ -310,7 +319,8 @@ export class NestedLayout {
     // `holdsNothing` was false, so the value types the field.
     const shape = settle(observed)!;
     const first = this.columns.length;
-    const node = this.compile(joinName(undefined, key), shape, 1, 0, [key.toWellFormed()]);
+    const node = this.compile(key, joinName(undefined, key), shape, 1, 0, [key.toWellFormed()]);
+    this.fastPath.stale = true;
     this.fields.push({ name: wellFormed(key, this.repairs), shape: repairShape(shape, this.repairs) });
     this.root.fields!.set(key, node);
     this.root.fieldList.push(node);

@@ -12,7 +12,8 @@ import { parseExact } from '../src/exact-json.ts';
 import { setField } from '../src/operations/unkey.ts';
 import { COLUMNS_METADATA_KEY } from './parquet-file.ts';
 import type { NestedField, Shape } from './shapes.ts';
-import { isPlainObject, OVERFLOW_NAME, splitColumnName, type ColumnKind } from './rows.ts';
+import { OVERFLOW_NAME, splitColumnName } from './rows.ts';
+import { isPlainObject, type ColumnKind } from './values.ts';
 
 type Record_ = Record<string, unknown>;
 

@@ -3,7 +3,8 @@
  * from them, then stream every row. Only the sample is ever held; with explicit untyped `columns`
  * nothing is.
  */
-import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, isPlainObject, RowLayout, type PartRowOptions, type PlainObject, type RowCell } from './rows.ts';
+import { checkJsonRecord, DEFAULT_SAMPLE_SIZE, RowLayout, type PartRowOptions, type RowCell } from './rows.ts';
+import { isPlainObject, type PlainObject } from './values.ts';
 import type { RecordWriter } from './run.ts';
 import { Repairs, wellFormed } from './strings.ts';
 

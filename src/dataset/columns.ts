@@ -8,7 +8,8 @@
  * `_extra` column and a merge reads back so (`parts.ts` `HeldNames`).
  */
 import type { HeldNames } from './parts.ts';
-import { isPlainObject, joinName, OVERFLOW_NAME, type PlainObject } from '../../sinks/rows.ts';
+import { joinName, OVERFLOW_NAME } from '../../sinks/rows.ts';
+import { isPlainObject, type PlainObject } from '../../sinks/values.ts';
 import { FETCHED_AT } from './buckets.ts';
 import { STABLE_KEY, STAND_IN } from './keys.ts';
 import type { Partitioning } from './store.ts';

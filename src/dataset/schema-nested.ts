@@ -27,7 +27,8 @@ import {
 } from './schema.ts';
 import { DEFAULT_NESTED_MAX_DEPTH } from '../../sinks/parquet-nested.ts';
 import { mapValuesSeen, observeFields, settledCategory, type NestedField, type Seen, type Shape } from '../../sinks/shapes.ts';
-import { checkRecord, joinName, MAP_THRESHOLD, OVERFLOW_NAME } from '../../sinks/rows.ts';
+import { joinName, MAP_THRESHOLD, OVERFLOW_NAME } from '../../sinks/rows.ts';
+import { checkRecord } from '../../sinks/values.ts';
 
 type Draft = ColumnShape;
 type DraftColumn = SchemaColumn;

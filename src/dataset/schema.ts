@@ -7,7 +7,8 @@
  * stop at the first drifting page, before another is bought.
  */
 import type { SchemaDrift } from '../errors.ts';
-import { DEFAULT_MAX_DEPTH, joinKinds, joinName, MAP_THRESHOLD, OVERFLOW_NAME, RowLayout, splitColumnName, type ColumnKind } from '../../sinks/rows.ts';
+import { DEFAULT_MAX_DEPTH, joinName, MAP_THRESHOLD, OVERFLOW_NAME, RowLayout, splitColumnName } from '../../sinks/rows.ts';
+import { joinKinds, type ColumnKind } from '../../sinks/values.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as
