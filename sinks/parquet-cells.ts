@@ -35,7 +35,7 @@ export class RowGroupCells {
   /**
    * Per text column, the values not yet joined into the buffer: the first `waiting[c]` of
    * `pending[c]`. The arrays keep their room from one join to the next (emptied by setting their
-   * length, V8 gave back their memory and grew them again, a seventh of what the writer allocated).
+   * length, V8 gave back their memory and grew them again: a ninth of what the writer allocated).
    */
   private pending: string[][] = [];
   private waiting = new Uint32Array(0);
@@ -157,7 +157,7 @@ export class RowGroupCells {
   /**
    * `push` for code that knows its entry's kind (the nested layout's compiled shredding): an entry
    * without a value, a number or boolean of a DOUBLE, BOOLEAN or (not exact) INT64 column, text.
-   * Each is small, so V8 inlines it where `push`, deciding the kind, was a call for every cell.
+   * Each is small enough for V8 to inline where its budget allows; `push`, deciding the kind, is not.
    */
   pushNull(c: number, definition: number, repetition: number): void {
     this.mark(c);

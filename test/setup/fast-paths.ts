@@ -1,6 +1,6 @@
 /**
  * Every in-process suite runs with the Parquet layouts' fast paths taking records from a file's
- * second record on (a file makes its code after 200 by default: `sinks/compiled-code.ts`), so each
+ * second record on (by default from its 200th: `sinks/fast-path.ts`), so each
  * test of a file's contents checks the code made for its shape as well as the walk, which writes
  * the first record and every record the fast path refuses.
  */
