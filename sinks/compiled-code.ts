@@ -129,8 +129,45 @@ export function hasToJson(value: string): string {
   return `typeof ${value}.toJSON === 'function'`;
 }
 
-/** Counts an object's keys (into a new variable, whose name it returns): a key the shape lacks then shows, without a lookup per key. */
-export function countKeys(code: GeneratedCode, object: string): { name: string; text: string } {
-  const name = code.variable('c');
-  return { name, text: `let ${name} = 0;\nfor (const _ in ${object}) ${name}++;` };
+/** A field of an object's code (`objectFunction`): its key, and its code where the object holds a value for it and where it does not. */
+export interface FieldCode {
+  readonly key: string;
+  /** Statements for a value neither null nor undefined (in the variable `value`); `return false` refuses the record. */
+  present(value: string): string;
+  /** Statements for a field the object lacks or holds null in. */
+  readonly absent: string;
+}
+
+/**
+ * The function (its name) for an object of a shape, taking `object` then `parameters`: each field
+ * read by its key and its code run; then the keys the shape lacks that the walk saw holding nothing
+ * (`skipped`), which the object may have when `nothing(value)` (an expression) holds for a value
+ * other than null. The object's own keys are counted against those it has of both, so a key more
+ * refuses the record without a lookup per key. `opening(keys)`: statements after the count.
+ */
+export function objectFunction(
+  code: GeneratedCode,
+  parameters: string,
+  fields: readonly FieldCode[],
+  skipped: { readonly keys: readonly string[]; nothing(value: string): string },
+  opening: (keys: string) => string = () => '',
+): string {
+  return code.function(`object, ${parameters}`, () => {
+    const keys = code.variable('c');
+    const lines = [`let ${keys} = 0;`, `for (const _ in object) ${keys}++;`, opening(keys)];
+    for (const field of fields) {
+      const value = code.variable('v');
+      lines.push(
+        `{ const ${value} = ${code.read('object', field.key)};`,
+        `if (${value} === undefined || ${value} === null) { if (${value} === null) ${keys}--; ${field.absent} }`,
+        `else { ${keys}--; ${field.present(value)} } }`,
+      );
+    }
+    for (const key of skipped.keys) {
+      const value = code.variable('v');
+      lines.push(`{ const ${value} = ${code.read('object', key)}; if (${value} !== undefined) { ${keys}--; if (${value} !== null && !(${skipped.nothing(value)})) return false; } }`);
+    }
+    lines.push(`return ${keys} === 0;`);
+    return lines.join('\n');
+  });
 }

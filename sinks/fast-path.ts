@@ -12,7 +12,7 @@ export const fastPaths = { makeAfter: 200 };
 /** Refusals a fast path may meet before it is dropped for refusing more than half the records. */
 const REFUSALS_ALLOWED = 500;
 /** Keys without a place in the shape that a level's fast path skips when they hold nothing, at most (more refuse the record, for the walk). */
-export const MAX_IGNORED = 64;
+const MAX_SKIPPED = 64;
 /** How often a fast path is made again as its layout's shape grows, at most. */
 const MAX_MAKES = 64;
 
@@ -44,9 +44,15 @@ export class FastPath<F> {
     return this.compiled;
   }
 
-  /** Whether the shape's growing still matters to it (it has not been dropped for good). */
-  get growing(): boolean {
-    return this.makes <= MAX_MAKES;
+  /**
+   * Notes in `keys` (those of one struct or level the shape lacks) that the walk saw `key` holding
+   * nothing, so the code made next skips it too rather than refuse the record; nothing once the fast
+   * path is dropped for good.
+   */
+  skipLater(keys: string[], key: string): void {
+    if (this.makes > MAX_MAKES || keys.length >= MAX_SKIPPED || keys.includes(key)) return;
+    keys.push(key);
+    this.stale = true;
   }
 
   /** The fast path refused the record `next` gave it for. */

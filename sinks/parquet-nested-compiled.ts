@@ -12,7 +12,7 @@
  * nested layout checks it: a record either comes out as the walk would write it or is written by
  * the walk.
  */
-import { countKeys, GeneratedCode, hasToJson, leafCode } from './compiled-code.ts';
+import { GeneratedCode, hasToJson, leafCode, objectFunction, type FieldCode } from './compiled-code.ts';
 import type { KeyIndex } from './key-index.ts';
 import type { RowGroupCells } from './parquet-cells.ts';
 import { isPlainObject, type Cell, type ColumnKind, type PlainObject } from './values.ts';
@@ -86,25 +86,16 @@ export function compileShredder(root: ShredNode, host: ShredHost, held: string |
  * functions sooner and in less time, which short files feel.
  */
 function struct(code: GeneratedCode, node: ShredNode, inList: boolean): string {
-  return code.function('object, repetition, group', () => {
-    const keys = countKeys(code, 'object');
-    const lines = [keys.text];
-    for (const field of node.fieldList) {
-      const value = code.variable('v');
-      lines.push(
-        `{ const ${value} = ${code.read('object', field.key!)};`,
-        `if (${value} === undefined || ${value} === null) { if (${value} === null) ${keys.name}--; ${nulls(code, field, 'repetition')} }`,
-        `else { ${keys.name}--; ${valueCode(code, field, value, 'repetition', inList)} } }`,
-      );
-    }
-    // A key seen holding nothing may have become a field since (`NestedLayout.addField`): it is read once, as the field.
-    for (const ignored of node.ignored.filter((key) => node.fields!.get(key) === undefined)) {
-      const value = code.variable('v');
-      lines.push(`{ const ${value} = ${code.read('object', ignored)}; if (${value} !== undefined) { ${keys.name}--; if (${value} !== null && !holdsNothing(${value})) return false; } }`);
-    }
-    lines.push(`return ${keys.name} === 0;`);
-    return lines.join('\n');
-  });
+  const fields = node.fieldList.map(
+    (field): FieldCode => ({
+      key: field.key!,
+      present: (value) => valueCode(code, field, value, 'repetition', inList),
+      absent: nulls(code, field, 'repetition'),
+    }),
+  );
+  // A key seen holding nothing may have become a field since (`NestedLayout.addField`): it is read once, as the field.
+  const skipped = node.ignored.filter((key) => node.fields!.get(key) === undefined);
+  return objectFunction(code, 'repetition, group', fields, { keys: skipped, nothing: (value) => `holdsNothing(${value})` });
 }
 
 /** `node` and everything under it NULL (or absent) at this entry. */

@@ -30,7 +30,7 @@
  */
 /// <reference lib="es2024.string" />
 import parquetTypes from 'parquetjs-lite/gen-nodejs/parquet_types.js';
-import { FastPath, MAX_IGNORED } from './fast-path.ts';
+import { FastPath } from './fast-path.ts';
 import { KeyIndex } from './key-index.ts';
 import type { RowGroupCells } from './parquet-cells.ts';
 import { compileShredder, type CompiledShredder, type ShredHost, type ShredNode as Node } from './parquet-nested-compiled.ts';
@@ -197,13 +197,6 @@ export class NestedLayout {
     return false;
   }
 
-  /** A key `node` lacks that held nothing here: the compiled code skips it too, once made again. */
-  private ignore(node: Node, key: string): void {
-    if (!this.fastPath.growing || node.ignored.length >= MAX_IGNORED || node.ignored.includes(key)) return;
-    node.ignored.push(key);
-    this.fastPath.stale = true;
-  }
-
   private compile(key: string | undefined, name: string | undefined, shape: Shape, definition: number, repetition: number, path: string[]): Node {
     const first = this.columns.length;
     const node: Node = { key, name, definition, first, end: first, kind: null, fields: null, fieldList: [], ignored: [], stamp: 0, element: null, repetition: 0, map: false };
@@ -290,7 +283,7 @@ export class NestedLayout {
       }
       let field = fields.find(key, at++);
       if (field === undefined && holdsNothing(value)) {
-        this.ignore(node, key);
+        this.fastPath.skipLater(node.ignored, key);
         continue;
       }
       if (field === undefined && node === this.root && this.evolves && key !== this.overflowName) field = this.addField(key, value);

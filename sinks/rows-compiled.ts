@@ -8,9 +8,9 @@
  * it does not take it answers `false`, and the layout maps the record by its walk (`RowLayout.walk`),
  * which decides as it always has, after putting back the repairs the fast path counted.
  */
-import { countKeys, GeneratedCode, hasToJson, leafCode } from './compiled-code.ts';
+import { GeneratedCode, hasToJson, leafCode, objectFunction, type FieldCode } from './compiled-code.ts';
 import type { KeyIndex } from './key-index.ts';
-import { isPlainObject, type Cell, type ColumnKind, type PlainObject } from './values.ts';
+import { hasKeys, isPlainObject, type Cell, type ColumnKind, type PlainObject } from './values.ts';
 
 /** One key of a column name: the column it ends (if any) and the keys that continue it (`rows.ts`). */
 export interface PathNode {
@@ -55,8 +55,9 @@ export function compileRowFiller(
   ignored: ReadonlyMap<KeyIndex<PathNode>, readonly string[]>,
 ): CompiledRowFiller | undefined {
   if (columns.length > MAX_COLUMNS || columns.some((column) => column.map !== undefined || column.kind === undefined)) return undefined;
-  const code = new GeneratedCode();
-  const fillRoot = object(code, root, columns, ignored, true);
+  const layout: Layout = { code: new GeneratedCode(), columns, ignored };
+  const { code } = layout;
+  const fillRoot = object(layout, root, true);
   const entry = code.function('record, row', () =>
     [
       held === undefined ? '' : `if (${code.read('record', held)} !== undefined) return false;`,
@@ -65,56 +66,44 @@ export function compileRowFiller(
       `return ${fillRoot}(record, row);`,
     ].join('\n'),
   );
-  return code.build<CompiledRowFiller>(entry, host, { isPlainObject });
+  return code.build<CompiledRowFiller>(entry, host, { isPlainObject, hasKeys });
+}
+
+/** What the code for one layout is made from. */
+interface Layout {
+  readonly code: GeneratedCode;
+  readonly columns: readonly FilledColumn[];
+  /** Per level, keys without a column seen holding null (which the walk skips). */
+  readonly ignored: ReadonlyMap<KeyIndex<PathNode>, readonly string[]>;
 }
 
 /**
  * The function (its name) that fills the cells of an object at one level of the column names:
- * each key read and its value put in its column or descended into; the object's keys counted, so
- * one without a column refuses the record.
+ * each key read and its value put in its column or descended into; a key without a column refuses
+ * the record, but one the walk saw holding null, when null here too.
  */
-function object(
-  code: GeneratedCode,
-  children: KeyIndex<PathNode>,
-  columns: readonly FilledColumn[],
-  ignored: ReadonlyMap<KeyIndex<PathNode>, readonly string[]>,
-  record = false,
-): string {
-  return code.function('object, row', () => {
-    const keys = countKeys(code, 'object');
-    // An empty object below the record is a value, not columns: the walk sends it to `_extra` (or its own column's).
-    const lines = [keys.text, record ? '' : `if (${keys.name} === 0) return false;`];
-    for (const [key, node] of children.entries()) {
-      const value = code.variable('v');
-      lines.push(
-        `{ const ${value} = ${code.read('object', key)};`,
-        // NULL and an absent field read the same: a null leaves its cells null.
-        `if (${value} !== undefined) { ${keys.name}--; if (${value} !== null) { ${valueCode(code, node, value, columns, ignored)} } } }`,
-      );
-    }
-    for (const key of ignored.get(children) ?? []) {
-      const value = code.variable('v');
-      lines.push(`{ const ${value} = ${code.read('object', key)}; if (${value} !== undefined) { ${keys.name}--; if (${value} !== null) return false; } }`);
-    }
-    lines.push(`return ${keys.name} === 0;`);
-    return lines.join('\n');
-  });
+function object(layout: Layout, children: KeyIndex<PathNode>, record = false): string {
+  const fields = [...children.entries()].map(
+    // NULL and an absent field read the same: a null leaves its cells null.
+    ([key, node]): FieldCode => ({ key, present: (value) => valueCode(layout, node, value), absent: '' }),
+  );
+  const skipped = { keys: layout.ignored.get(children) ?? [], nothing: () => 'false' };
+  // An empty object below the record is a value, not columns: the walk sends it to `_extra` (or its own column's).
+  return objectFunction(layout.code, 'row', fields, skipped, (keys) => (record ? '' : `if (${keys} === 0) return false;`));
 }
 
 /** A value (neither null nor undefined, in the variable `value`) at `node`: a column's cell, or an object descended into. */
-function valueCode(code: GeneratedCode, node: PathNode, value: string, columns: readonly FilledColumn[], ignored: ReadonlyMap<KeyIndex<PathNode>, readonly string[]>): string {
+function valueCode(layout: Layout, node: PathNode, value: string): string {
+  if (node.children === undefined) return leaf(layout, node.index!, value);
   const nested = `isPlainObject(${value}) && !(${hasToJson(value)})`;
-  if (node.children === undefined) return leaf(code, node.index!, value, columns);
   // Only an object with keys is descended into (an empty one is a value: of the column at this name, if there is one).
-  const descend = `${object(code, node.children, columns, ignored)}(${value}, row)`;
+  const descend = `${object(layout, node.children)}(${value}, row)`;
   if (node.index === undefined) return `if (!(${nested}) || !${descend}) return false;`;
-  const empty = code.variable('y');
-  return `let ${empty} = true; if (${nested}) for (const _ in ${value}) { ${empty} = false; break; }
-    if (!${empty}) { if (!${descend}) return false; } else { ${leaf(code, node.index, value, columns)} }`;
+  return `if (${nested} && hasKeys(${value})) { if (!${descend}) return false; } else { ${leaf(layout, node.index, value)} }`;
 }
 
 /** A value of column `index`: its cell, if the column holds it as it is. */
-function leaf(code: GeneratedCode, index: number, value: string, columns: readonly FilledColumn[]): string {
+function leaf({ code, columns }: Layout, index: number, value: string): string {
   const column = columns[index];
   // A column nothing in the sample typed sends every value to `_extra` (where the file's fix-up sees it): the walk's.
   if (column.untyped === true) return 'return false;';

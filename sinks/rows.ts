@@ -26,7 +26,7 @@
  *   (`rows-compiled.ts`), once records enough came; any other record, by the walk, which decides
  *   everything above.
  */
-import { FastPath, MAX_IGNORED } from './fast-path.ts';
+import { FastPath } from './fast-path.ts';
 import { KeyIndex } from './key-index.ts';
 import { compileRowFiller, type CompiledRowFiller, type PathNode, type RowHost } from './rows-compiled.ts';
 import { stringifyExact } from '../src/exact-json.ts';
@@ -258,12 +258,9 @@ export class RowLayout {
 
   /** A key without a column at a level that held null here: the compiled filling skips it too, once made again. */
   private ignore(children: KeyIndex<PathNode>, key: string): void {
-    if (!this.fastPath.growing) return;
     let keys = this.ignored.get(children);
     if (keys === undefined) this.ignored.set(children, (keys = []));
-    if (keys.length >= MAX_IGNORED || keys.includes(key)) return;
-    keys.push(key);
-    this.fastPath.stale = true;
+    this.fastPath.skipLater(keys, key);
   }
 
   /**
