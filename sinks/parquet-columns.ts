@@ -43,7 +43,7 @@ interface WrittenChunk {
 /** A row group encoded and compressed, as plain data (it may come from a worker): ready to be placed at its file offset. */
 export interface CompressedRowGroup {
   rows: number;
-  /** Every chunk's pages, each behind its header, in file order. Its own ArrayBuffer, so a worker can hand it over without a copy. */
+  /** Every chunk's pages, each behind its header, in file order (in the encoder's worker, on shared memory: `parquet-encoder-worker.ts`). */
   body: Uint8Array;
   chunks: WrittenChunk[];
   /** The file's `PlainColumns` after this group, for the groups after it. */
@@ -56,17 +56,23 @@ export interface EncodedRowGroup {
   metadata: unknown;
 }
 
-/** Room for a group's body at first: past the Buffer pool's size, so the body owns its ArrayBuffer. */
+/** Room for a group's body at first. */
 const FIRST_BODY_BYTES = 64 * 1024;
 
 /**
  * Lays one row group's cells out into column chunks, compresses their pages and writes them into
  * one buffer. Plain data in and out, and the same result wherever it runs: in the encoder's worker
  * or on the writer's thread. One page is laid out at a time, so only the compressed bytes pile up.
+ * `allocate` gives the body's memory (Node's own by default).
  */
-export async function encodeRowGroup(specs: readonly ColumnSpec[], cells: CellColumns, plain: PlainColumns): Promise<CompressedRowGroup> {
+export async function encodeRowGroup(
+  specs: readonly ColumnSpec[],
+  cells: CellColumns,
+  plain: PlainColumns,
+  allocate?: (bytes: number) => Buffer,
+): Promise<CompressedRowGroup> {
   // Sized like the last group's body: doubling up to it allocated (and made V8 count) twice as much.
-  const body = new Bytes(Math.max(FIRST_BODY_BYTES, Math.ceil(lastBodyBytes * 1.25)));
+  const body = new Bytes(Math.max(FIRST_BODY_BYTES, Math.ceil(lastBodyBytes * 1.25)), allocate);
   const page = spare.pop() ?? new Bytes();
   try {
     const group = await encodeInto(body, page, specs, cells, plain);

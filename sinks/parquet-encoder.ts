@@ -4,8 +4,8 @@
  * on the writer's thread, so a large row group goes to one worker thread, which encodes it while
  * the writer maps the next rows. Nothing is copied on the way: the group's typed arrays and text
  * (`RowGroupCells`) lie on SharedArrayBuffers, which the worker reads in place (and which this
- * thread still holds, should the worker fail), and the encoded group comes back as one buffer whose
- * memory is handed over (transferred).
+ * thread still holds, should the worker fail), and the encoded group comes back as one buffer on
+ * shared memory too (never transferred: a detached buffer makes V8 drop the worker's optimized code).
  *
  * The worker is shared by every writer of the process, started on the first large row group, and
  * holds the process open only while it has groups to encode. If it cannot start, fails, or dies,

@@ -29,22 +29,30 @@ export const latin1Write: Latin1Write =
 /** Copies at least this long are native (`Bytes.copy`). */
 const NATIVE_COPY = 512;
 
-/** An append-only byte buffer that doubles when full. */
+/** Node's own memory, not zeroed: what a `Bytes` grows into unless told otherwise. */
+function uninitialized(bytes: number): Buffer {
+  return Buffer.allocUnsafe(bytes);
+}
+
+/** An append-only byte buffer that doubles when full, in memory from `allocate`. */
 export class Bytes {
   buffer: Buffer;
   length = 0;
   /** A view of `buffer`, for reads and copies four bytes at a time (replaced when the buffer grows). */
   dataView: DataView;
 
-  constructor(capacity = 1024) {
-    this.buffer = Buffer.allocUnsafe(capacity);
+  constructor(
+    capacity = 1024,
+    private readonly allocate: (bytes: number) => Buffer = uninitialized,
+  ) {
+    this.buffer = allocate(capacity);
     this.dataView = viewOf(this.buffer);
   }
 
   /** Makes room for `extra` more bytes. */
   reserve(extra: number): void {
     if (this.length + extra <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + extra));
+    const grown = this.allocate(Math.max(this.buffer.length * 2, this.length + extra));
     this.buffer.copy(grown, 0, 0, this.length);
     this.buffer = grown;
     this.dataView = viewOf(grown);
