@@ -29,9 +29,8 @@
 import { FastPath } from './fast-path.ts';
 import { KeyIndex } from './key-index.ts';
 import { compileRowFiller, type CompiledRowFiller, type PathNode, type RowHost } from './rows-compiled.ts';
-import { stringifyExact } from '../src/exact-json.ts';
-import { Repairs, wellFormed, wellFormedJson } from './strings.ts';
-import { checkJsonValue, checkRecord, COLUMN_KINDS, fits, hasKeys, isKeyedCollection, isPlainObject, jsonValue, kindOf, MAX_NESTING, settleKind, timestampOf, tooDeep, typedCell, type Cell, type ColumnKind, type PlainObject } from './values.ts';
+import { Repairs, wellFormed } from './strings.ts';
+import { checkJsonValue, checkRecord, COLUMN_KINDS, fits, hasKeys, isKeyedCollection, isPlainObject, jsonText, jsonValue, kindOf, MAX_NESTING, settleKind, timestampOf, tooDeep, typedCell, type Cell, type ColumnKind, type PlainObject } from './values.ts';
 import type { KnownOptions } from '../src/known-options.ts';
 
 
@@ -132,7 +131,7 @@ export function joinName(prefix: string | undefined, key: string): string {
 
 function untypedCell(value: unknown, repairs: Repairs): Cell {
   if (typeof value === 'string') return wellFormed(value, repairs);
-  return value !== null && typeof value === 'object' ? wellFormedJson(stringifyExact(value)!, repairs) : (value as Cell);
+  return value !== null && typeof value === 'object' ? jsonText(value, repairs) : (value as Cell);
 }
 
 /**
@@ -412,7 +411,7 @@ class RowFiller implements Visitor {
 
   finish(): RowCell[] {
     if (this.spilled !== undefined) {
-      this.row[this.columns.length] = wellFormedJson(stringifyExact(this.spilled)!, this.repairs);
+      this.row[this.columns.length] = jsonText(this.spilled, this.repairs);
       this.noteSpilled?.(this.spilled);
     }
     return this.row;
