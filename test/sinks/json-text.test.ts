@@ -7,18 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { stringifyExact } from '../../src/exact-json.ts';
 import { Repairs, wellFormedJson } from '../../sinks/strings.ts';
 import { jsonText } from '../../sinks/values.ts';
+import { seededRandom } from '../helpers/seeded-random.ts';
 
 /** Pieces that JSON writes as they are, and every kind it escapes or repairs. */
 const PIECES = ['data', 'é', '東京', '🎉', ' ', '', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', '\u2028', '\ud800', '\udfff', '/', "'", '\ufffd', 'a"b'];
-
-/** A deterministic stream of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
 
 function expected(value: object): { text: string; repaired: number } {
   const repairs = new Repairs();
@@ -31,8 +23,8 @@ function actual(value: object): { text: string; repaired: number } {
 }
 
 describe('jsonText', () => {
-  it("writes every list of strings as JSON.stringify does, 5,000 lists of every kind of character", () => {
-    const next = random(7);
+  it('writes every list of strings as JSON.stringify does, 5,000 lists of every kind of character', () => {
+    const next = seededRandom(7);
     let built = 0;
     for (let n = 0; n < 5_000; n++) {
       const list = Array.from({ length: 1 + Math.floor(next() * 4) }, () => {

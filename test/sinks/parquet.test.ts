@@ -193,7 +193,7 @@ describe("toParquet row groups in the encoder's worker", () => {
     });
   }
 
-  it('gets each group back on shared memory, so the worker detaches no buffer and V8 keeps its encoder optimized', async () => {
+  it('hands each encoded group back on shared memory, posted and never transferred', async () => {
     // A transferred body detached the worker's ArrayBuffer, and the first detached ArrayBuffer makes
     // V8 drop every optimized function that assumed none would be: the encoder's second group ran
     // at half speed (parquet-encoder-worker.ts). A body on a SharedArrayBuffer is posted, not transferred.
