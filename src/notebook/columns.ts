@@ -4,7 +4,8 @@
  * nested plain objects become dotted names (`author.name`) down to three segments; arrays, empty
  * objects, keyed collections (`{"0": …, "1": …}`) and deeper objects stay one value; a key holding
  * `.` or `\` is escaped (`a\.b`), `__proto__` is `\__proto__`, and an empty key an empty segment
- * (`{"": {"a": 1}}` is `.a`). The client never imports the sinks, hence this small copy of the rule.
+ * (`{"": {"a": 1}}` is `.a`). The client never imports the sinks, hence this small copy of the rule
+ * and of their types, which a test holds to the sinks' own (`test/notebook/preview.test.ts`).
  */
 
 /** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
@@ -74,26 +75,44 @@ function kindOf(value: unknown): ColumnType {
     case 'number':
       return Number.isSafeInteger(value) ? 'integer' : 'double';
     case 'bigint':
-      // Past int64 the sinks keep the digits as JSON text (docs/guide/big-integers.md).
-      return value >= -(2n ** 63n) && value < 2n ** 63n ? 'bigint' : 'json';
+      // Past int64 no integer column holds it: the sinks keep its digits as text (docs/guide/big-integers.md).
+      return value >= -(2n ** 63n) && value < 2n ** 63n ? 'bigint' : 'string';
     case 'string':
-      // The one form a Parquet TIMESTAMP gives back unchanged, as the sinks decide.
-      return ISO_INSTANT.test(value) && new Date(value).toISOString() === value ? 'timestamp' : 'string';
+      return isTimestamp(value) ? 'timestamp' : 'string';
     default:
       return 'json';
   }
 }
 
 /**
- * Integers share a double column (an exact bigint one when bigints are among them) and timestamps a
- * string one, as in the sinks; other mixes are `mixed`.
+ * The one form a Parquet TIMESTAMP gives back unchanged, from 1970 on, as the sinks decide: an
+ * instant that is not a real one (month 13, February 30) is text, and never reaches `toISOString`,
+ * which throws for it.
+ */
+function isTimestamp(text: string): boolean {
+  if (!ISO_INSTANT.test(text) || Number(text.slice(0, 4)) < 1970) return false;
+  const time = Date.parse(text);
+  return !Number.isNaN(time) && new Date(time).toISOString() === text;
+}
+
+/**
+ * The type of a column whose values have these kinds, by the sinks' lattice (docs/types.md):
+ * integers join bigints in a bigint column and any number a double one; numbers, instants and
+ * other text share a string column; kinds that no column holds together are `mixed` (the sinks
+ * keep the column's commonest kind and put the others in `_extra`).
  */
 function settle(kinds: ReadonlySet<ColumnType>): ColumnType {
-  if (kinds.size === 0) return 'null';
-  if (kinds.size === 1) return [...kinds][0];
-  if (kinds.size === 2 && kinds.has('integer') && kinds.has('double')) return 'double';
-  if (kinds.size === 2 && kinds.has('integer') && kinds.has('bigint')) return 'bigint';
-  if (kinds.size === 2 && kinds.has('timestamp') && kinds.has('string')) return 'string';
+  let settled: ColumnType | undefined;
+  for (const kind of kinds) settled = settled === undefined ? kind : join(settled, kind);
+  return settled ?? 'null';
+}
+
+function join(a: ColumnType, b: ColumnType): ColumnType {
+  if (a === b) return a;
+  const numeric = (kind: ColumnType): boolean => kind === 'integer' || kind === 'bigint' || kind === 'double';
+  if (numeric(a) && numeric(b)) return a === 'double' || b === 'double' ? 'double' : 'bigint';
+  const textual = (kind: ColumnType): boolean => kind === 'string' || kind === 'timestamp';
+  if ((textual(a) || numeric(a)) && (textual(b) || numeric(b))) return 'string';
   return 'mixed';
 }
 

@@ -82,6 +82,23 @@ describe('preview of a client stream', () => {
   });
 });
 
+describe('preview of columns whose values the sinks type by their rules', () => {
+  it('types every column as the sinks would, with drifting kinds, odd instants and integers past int64', async () => {
+    const records = [
+      { mixed_number: 1, text_or_number: 'a', past_int64: 2n ** 64n, before_1970: '1969-12-31T23:59:59.999Z', no_month_13: '2024-13-01T00:00:00.000Z', odd_day: '2024-02-30T00:00:00.000Z', instant: '2024-01-01T00:00:00.000Z', big_or_small: 1, maybe: true },
+      { mixed_number: 1.5, text_or_number: 7, past_int64: -(2n ** 70n), before_1970: '1970-01-01T00:00:00.000Z', no_month_13: 'x', odd_day: 'y', instant: 'not an instant', big_or_small: 2n ** 60n, maybe: null },
+    ];
+    const table = await preview(records);
+    const sinks = new Map(RowLayout.observe(records).map((column) => [column.name, column.kind ?? 'null']));
+    expect(Object.fromEntries(table.columns.map((column) => [column.name, column.type]))).toEqual(Object.fromEntries(sinks));
+  });
+
+  it('says mixed where no column of the sinks holds every kind its values have', async () => {
+    const table = await preview([{ flag: true }, { flag: 1 }, { flag: 'yes' }]);
+    expect(table.columns).toEqual([{ name: 'flag', type: 'mixed', missing: 0 }]);
+  });
+});
+
 describe('preview of integers past 2^53', () => {
   it('shows a 19-digit music.id with every digit, in a bigint column', async () => {
     const table = await preview(client.shortvideo.videos({ handle: 'preview-big-n40' }), { rows: 5 });
@@ -147,7 +164,7 @@ describe('RecordTable display', () => {
       'author.karma:double',
       'tags:json',
       'at:timestamp',
-      'score:mixed',
+      'score:string',
     ]);
     expect(table.columns.find((column) => column.name === 'title')?.missing).toBe(1);
   });
@@ -165,7 +182,7 @@ describe('RecordTable display', () => {
     expect(bundle['text/plain'].split('\n').slice(0, 3)).toEqual([
       '2 records × 7 columns · the whole source',
       expect.stringMatching(/^id\s+title\s+author\.name\s+author\.karma\s+tags\s+at\s+score$/),
-      expect.stringMatching(/^integer\s+string\s+string\s+double\s+json\s+timestamp\s+mixed$/),
+      expect.stringMatching(/^integer\s+string\s+string\s+double\s+json\s+timestamp\s+string$/),
     ]);
     expect(bundle['text/html']).toContain('2 records × 7 columns');
     expect(bundle['text/html']).toMatch(/<th>author\.karma<br><small[^>]*>double<\/small><\/th>/);
