@@ -115,7 +115,7 @@ function shred(post: Post, cells: Cells, timestampOf: (text: string) => number |
 export async function shredFloor(posts: Iterable<Post>): Promise<void> {
   // The built package's, as the other children of bench/sinks.ts use.
   const { RowGroupCells } = (await import(new URL('../dist/sinks/parquet-cells.js', import.meta.url).href)) as typeof import('../sinks/parquet-cells.ts');
-  const { timestampOf } = (await import(new URL('../dist/sinks/values.js', import.meta.url).href)) as typeof import('../sinks/values.ts');
+  const { timestampOf } = (await import(new URL('../dist/src/column-kinds.js', import.meta.url).href)) as typeof import('../src/column-kinds.ts');
   const cells = new RowGroupCells(COLUMNS, 10_000);
   for (const post of posts) {
     shred(post, cells, timestampOf);

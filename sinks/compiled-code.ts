@@ -12,7 +12,7 @@
  * chosen here. Where code cannot be made from text (`node --disallow-code-generation-from-strings`,
  * a page's content security policy) `build` answers undefined, and the layout's walk does the work.
  */
-import { timestampOf, type ColumnKind } from './values.ts';
+import { timestampOf, type ColumnKind } from '../src/column-kinds.ts';
 
 /** The text of one fast path, and the keys and values it names by number. */
 export class GeneratedCode {

@@ -11,7 +11,7 @@ import { encodeRowGroupOffThread, startEncoderWorker, workerRows } from './parqu
 import { PARQUET_TYPE } from './parquet-nested.ts';
 import { serializeThrift } from './parquet-thrift.ts';
 import type { CellColumnType, ColumnSpec, PlainColumns } from './parquet-types.ts';
-import type { ColumnKind } from './values.ts';
+import type { ColumnKind } from '../src/column-kinds.ts';
 
 /** Key-value metadata entry describing the columns (DuckDB: `parquet_kv_metadata(file)`). */
 export const COLUMNS_METADATA_KEY = 'socialstream.columns';

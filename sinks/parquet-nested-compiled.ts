@@ -15,7 +15,8 @@
 import { GeneratedCode, hasToJson, leafCode, objectFunction, type FieldCode } from './compiled-code.ts';
 import type { KeyIndex } from './key-index.ts';
 import type { RowGroupCells } from './parquet-cells.ts';
-import { isPlainObject, type Cell, type ColumnKind, type PlainObject } from './values.ts';
+import { isPlainObject, type Cell, type PlainObject } from './values.ts';
+import type { ColumnKind } from '../src/column-kinds.ts';
 import { holdsNothing } from './shapes.ts';
 
 /**

@@ -4,7 +4,7 @@
  * and `unnest(tags)`, Polars `pl.col('author').struct.field('nickname')`.
  *
  * - The shape comes from the sample (the first `sampleSize` records, `shapes.ts`): each field's values settle
- *   on the type lattice the flat layout's columns use (`values.ts` `joinKinds`: integers with doubles
+ *   on the type lattice the flat layout's columns use (`src/column-kinds.ts` `joinKinds`: integers with doubles
  *   make DOUBLE, integers with bigints an exact INT64 `bigint` leaf, numbers with text VARCHAR of
  *   the digits, ISO instants TIMESTAMP only when all are). A field whose values are of kinds no
  *   widening joins (a string here, an object there) takes its commonest kind, the others going to
@@ -36,7 +36,8 @@ import type { RowGroupCells } from './parquet-cells.ts';
 import { compileShredder, type CompiledShredder, type ShredHost, type ShredNode as Node } from './parquet-nested-compiled.ts';
 import type { PhysicalType } from './parquet-types.ts';
 import { joinName, OVERFLOW_NAME, type PartRowOptions } from './rows.ts';
-import { checkJsonValue, checkRecord, fits, isPlainObject, jsonValue, timestampOf, tooDeep, typedCell, type Cell, type ColumnKind, type PlainObject } from './values.ts';
+import { checkJsonValue, checkRecord, fits, isPlainObject, jsonValue, tooDeep, typedCell, type Cell, type PlainObject } from './values.ts';
+import { timestampOf, type ColumnKind } from '../src/column-kinds.ts';
 import { holdsNothing, JSON_SHAPE, observe, observeFields, seen, settle, type NestedField, type Seen, type Shape } from './shapes.ts';
 import { stringifyExact } from '../src/exact-json.ts';
 import { wellFormed, wellFormedJson, type Repairs } from './strings.ts';

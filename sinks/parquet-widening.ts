@@ -6,7 +6,7 @@
  * (`Spills`), by its path, on the lattice's terms (`shapes.ts` `Seen`). Values that fit
  * are not looked at again, so a file whose sample was right pays nothing but the noting of what
  * overflowed. At close, the written columns are widened by what was noted (`widenFields`,
- * `widenColumns`): a kind joins the kinds that overflowed it (`values.ts` `joinKinds`), a field
+ * `widenColumns`): a kind joins the kinds that overflowed it (`src/column-kinds.ts` `joinKinds`), a field
  * first typed after the sample becomes a column, a STRUCT that passes `MAP_THRESHOLD` keys a MAP
  * (in the flat layout, one column of JSON text). Only when that changes the schema is the file
  * re-encoded from its own rows under the widened one (`parquet.ts`). A value no widening holds (an
@@ -15,7 +15,8 @@
  */
 import { mapValuesSeen, observe, seen, settle, type NestedField, type Seen, type Shape } from './shapes.ts';
 import { joinName, MAP_THRESHOLD, splitColumnName, type Column } from './rows.ts';
-import { joinKinds, settleKind, type ColumnKind, type PlainObject } from './values.ts';
+import { settleKind, type PlainObject } from './values.ts';
+import { joinKinds, type ColumnKind } from '../src/column-kinds.ts';
 
 /** The values a file sent to `_extra`, as a tree of what each path saw (the objects on the way to a path count as objects). */
 export class Spills {

@@ -13,7 +13,8 @@ import { setField } from '../src/operations/unkey.ts';
 import { COLUMNS_METADATA_KEY } from './parquet-file.ts';
 import type { NestedField, Shape } from './shapes.ts';
 import { OVERFLOW_NAME, splitColumnName } from './rows.ts';
-import { isPlainObject, type ColumnKind } from './values.ts';
+import { isPlainObject } from './values.ts';
+import type { ColumnKind } from '../src/column-kinds.ts';
 
 type Record_ = Record<string, unknown>;
 

@@ -10,7 +10,8 @@
  */
 import { GeneratedCode, hasToJson, leafCode, objectFunction, type FieldCode } from './compiled-code.ts';
 import type { KeyIndex } from './key-index.ts';
-import { hasKeys, isPlainObject, type Cell, type ColumnKind, type PlainObject } from './values.ts';
+import { hasKeys, isPlainObject, type Cell, type PlainObject } from './values.ts';
+import type { ColumnKind } from '../src/column-kinds.ts';
 
 /** One key of a column name: the column it ends (if any) and the keys that continue it (`rows.ts`). */
 export interface PathNode {

@@ -30,7 +30,8 @@ import { FastPath } from './fast-path.ts';
 import { KeyIndex } from './key-index.ts';
 import { compileRowFiller, type CompiledRowFiller, type PathNode, type RowHost } from './rows-compiled.ts';
 import { Repairs, wellFormed } from './strings.ts';
-import { checkJsonValue, checkRecord, COLUMN_KINDS, fits, hasKeys, isKeyedCollection, isPlainObject, jsonText, jsonValue, kindOf, MAX_NESTING, settleKind, timestampOf, tooDeep, typedCell, type Cell, type ColumnKind, type PlainObject } from './values.ts';
+import { checkJsonValue, checkRecord, fits, hasKeys, isKeyedCollection, isPlainObject, jsonText, jsonValue, kindOf, MAX_NESTING, settleKind, tooDeep, typedCell, type Cell, type PlainObject } from './values.ts';
+import { COLUMN_KINDS, timestampOf, type ColumnKind } from '../src/column-kinds.ts';
 import type { KnownOptions } from '../src/known-options.ts';
 
 

@@ -1,13 +1,14 @@
 /**
  * A field's shape from the values it was given: what each value showed (`observe`, into a `Seen`
- * tree), and the shape they settle on (`settle`) by the type lattice (`values.ts` `joinKinds`). A
+ * tree), and the shape they settle on (`settle`) by the type lattice (`src/column-kinds.ts` `joinKinds`). A
  * nested Parquet file plans its fields so from its sample (`parquet-nested.ts`), widens them by what
  * went to `_extra` (`parquet-widening.ts`), and a nested dataset records its schema so over its runs
  * (`src/dataset/schema-nested.ts`). `null`, `[]` and `{}` (and objects and arrays of only those)
  * type nothing: a field seen only so has no shape yet.
  */
 import { joinName, MAP_THRESHOLD } from './rows.ts';
-import { isKeyedCollection, isPlainObject, jsonValue, kindOf, settleKind, type ColumnKind, type PlainObject } from './values.ts';
+import { isKeyedCollection, isPlainObject, jsonValue, kindOf, settleKind, type PlainObject } from './values.ts';
+import type { ColumnKind } from '../src/column-kinds.ts';
 
 /** A field's shape, as the file's schema holds it and `socialstream.columns` describes it. */
 export type Shape =
@@ -145,7 +146,7 @@ export function settledCategory(field: Seen): 'scalars' | 'objects' | 'arrays' |
 }
 
 /**
- * A field's shape from every value it was given, by the type lattice (`values.ts` `joinKinds`), or
+ * A field's shape from every value it was given, by the type lattice (`src/column-kinds.ts` `joinKinds`), or
  * `undefined` when no value typed it (only null, `[]`, `{}`): such a field is no column yet.
  */
 export function settle(field: Seen): Shape | undefined {

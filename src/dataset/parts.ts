@@ -25,7 +25,7 @@ import { fromNdjson } from '../../sinks/from-ndjson.ts';
 import { ndjsonWriter } from '../../sinks/ndjson.ts';
 import { COLUMNS_METADATA_KEY, parquetWriter, type ParquetLayout } from '../../sinks/parquet.ts';
 import { flatRecords, readParquetRecords, type HeldNames } from '../../sinks/read-back.ts';
-import type { ColumnKind } from '../../sinks/values.ts';
+import type { ColumnKind } from '../column-kinds.ts';
 import { runSink, type SinkResult } from '../../sinks/run.ts';
 import type { Storage } from './storage/types.ts';
 

@@ -8,7 +8,7 @@
  */
 import type { SchemaDrift } from '../errors.ts';
 import { DEFAULT_MAX_DEPTH, joinName, MAP_THRESHOLD, OVERFLOW_NAME, RowLayout, splitColumnName } from '../../sinks/rows.ts';
-import { joinKinds, type ColumnKind } from '../../sinks/values.ts';
+import { joinKinds, type ColumnKind } from '../column-kinds.ts';
 
 /**
  * A column of a dataset's schema. A flat dataset's are leaves, named by escaped dotted paths as

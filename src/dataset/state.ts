@@ -17,7 +17,7 @@ import { StateDamagedError } from '../errors.ts';
 import { DATASET_FORMATS, PART_EXTENSION, type DatasetFormat } from './parts.ts';
 import type { SchemaColumn } from './schema.ts';
 import { PARQUET_LAYOUTS, type ParquetLayout } from '../../sinks/parquet.ts';
-import { COLUMN_KINDS } from '../../sinks/values.ts';
+import { COLUMN_KINDS } from '../column-kinds.ts';
 import { MAX_BUCKETS } from './buckets.ts';
 import { walkName } from '../operations/walk-name.ts';
 import { LEGACY_PARTITIONING, PARTITION_BYS, PARTITION_COLUMN, passFolders, type DatasetPaths } from './store.ts';

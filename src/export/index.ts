@@ -35,4 +35,4 @@ export {
 export type { PartitionBy } from './partition-by.ts';
 export type { DatasetFormat } from '../dataset/parts.ts';
 export type { ColumnShape, DatasetKind, MapShape, SchemaColumn } from '../dataset/schema.ts';
-export type { ColumnKind } from '../../sinks/values.ts';
+export type { ColumnKind } from '../column-kinds.ts';

@@ -4,12 +4,13 @@
  * nested plain objects become dotted names (`author.name`) down to three segments; arrays, empty
  * objects, keyed collections (`{"0": …, "1": …}`) and deeper objects stay one value; a key holding
  * `.` or `\` is escaped (`a\.b`), `__proto__` is `\__proto__`, and an empty key an empty segment
- * (`{"": {"a": 1}}` is `.a`). The client never imports the sinks, hence this small copy of the rule
- * and of their types, which a test holds to the sinks' own (`test/notebook/preview.test.ts`).
+ * (`{"": {"a": 1}}` is `.a`). The client never imports the sinks, hence this small copy of the
+ * naming rule; the types are the sinks' own (`src/column-kinds.ts`).
  */
+import { joinKinds, valueKind, type ColumnKind } from '../column-kinds.ts';
 
 /** What a column holds: the sinks' kinds, plus `null` (only nulls seen) and `mixed` (kinds that do not share a column). */
-export type ColumnType = 'integer' | 'bigint' | 'double' | 'boolean' | 'string' | 'timestamp' | 'json' | 'null' | 'mixed';
+export type ColumnType = ColumnKind | 'null' | 'mixed';
 
 /** A column of a `RecordTable`: its dotted name and the type of its values. */
 export interface TableColumn {
@@ -66,54 +67,19 @@ export function flatten(record: unknown): Map<string, unknown> {
   return cells;
 }
 
-const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-function kindOf(value: unknown): ColumnType {
-  switch (typeof value) {
-    case 'boolean':
-      return 'boolean';
-    case 'number':
-      return Number.isSafeInteger(value) ? 'integer' : 'double';
-    case 'bigint':
-      // Past int64 no integer column holds it: the sinks keep its digits as text (docs/guide/big-integers.md).
-      return value >= -(2n ** 63n) && value < 2n ** 63n ? 'bigint' : 'string';
-    case 'string':
-      return isTimestamp(value) ? 'timestamp' : 'string';
-    default:
-      return 'json';
+/**
+ * The type of a column whose values have these kinds, by the sinks' lattice (`joinKinds`); kinds
+ * that no column holds together are `mixed` (the sinks keep the column's commonest kind and put the
+ * others in `_extra`).
+ */
+function settle(kinds: ReadonlySet<ColumnKind>): ColumnType {
+  let settled: ColumnKind | undefined;
+  for (const kind of kinds) {
+    const joined = settled === undefined ? kind : joinKinds(settled, kind);
+    if (joined === undefined) return 'mixed';
+    settled = joined;
   }
-}
-
-/**
- * The one form a Parquet TIMESTAMP gives back unchanged, from 1970 on, as the sinks decide: an
- * instant that is not a real one (month 13, February 30) is text, and never reaches `toISOString`,
- * which throws for it.
- */
-function isTimestamp(text: string): boolean {
-  if (!ISO_INSTANT.test(text) || Number(text.slice(0, 4)) < 1970) return false;
-  const time = Date.parse(text);
-  return !Number.isNaN(time) && new Date(time).toISOString() === text;
-}
-
-/**
- * The type of a column whose values have these kinds, by the sinks' lattice (docs/types.md):
- * integers join bigints in a bigint column and any number a double one; numbers, instants and
- * other text share a string column; kinds that no column holds together are `mixed` (the sinks
- * keep the column's commonest kind and put the others in `_extra`).
- */
-function settle(kinds: ReadonlySet<ColumnType>): ColumnType {
-  let settled: ColumnType | undefined;
-  for (const kind of kinds) settled = settled === undefined ? kind : join(settled, kind);
   return settled ?? 'null';
-}
-
-function join(a: ColumnType, b: ColumnType): ColumnType {
-  if (a === b) return a;
-  const numeric = (kind: ColumnType): boolean => kind === 'integer' || kind === 'bigint' || kind === 'double';
-  if (numeric(a) && numeric(b)) return a === 'double' || b === 'double' ? 'double' : 'bigint';
-  const textual = (kind: ColumnType): boolean => kind === 'string' || kind === 'timestamp';
-  if ((textual(a) || numeric(a)) && (textual(b) || numeric(b))) return 'string';
-  return 'mixed';
 }
 
 /**
@@ -122,12 +88,12 @@ function join(a: ColumnType, b: ColumnType): ColumnType {
  * leaves below it when it only ever held null, as the sinks do.
  */
 export function columnsOf(rows: readonly ReadonlyMap<string, unknown>[]): TableColumn[] {
-  const kinds = new Map<string, Set<ColumnType>>();
+  const kinds = new Map<string, Set<ColumnKind>>();
   for (const row of rows) {
     for (const [name, value] of row) {
       let seen = kinds.get(name);
       if (seen === undefined) kinds.set(name, (seen = new Set()));
-      if (value !== null) seen.add(kindOf(value));
+      if (value !== null) seen.add(valueKind(value));
     }
   }
   const parents = new Set<string>();

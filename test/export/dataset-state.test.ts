@@ -12,7 +12,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { datasetInfo, StateDamagedError, toDataset } from '../../src/export/index.ts';
 import { localPaths, PARTITION_BYS } from '../../src/dataset/store.ts';
 import { readSchemaFile } from '../../src/dataset/state.ts';
-import { COLUMN_KINDS } from '../../sinks/values.ts';
+import { COLUMN_KINDS } from '../../src/column-kinds.ts';
 import { query, sqlPath } from '../sinks/helpers/duckdb.ts';
 import { scratchDir } from '../sinks/helpers/files.ts';
 
