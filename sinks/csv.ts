@@ -12,7 +12,7 @@
 import type { AnyIterable } from '../src/operators/types.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, ROW_OPTIONS, type PartRowOptions, type RowOptions } from './rows.ts';
-import { type Cell } from './values.ts';
+import type { Cell } from './values.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { tableWriter } from './table.ts';

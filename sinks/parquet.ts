@@ -26,7 +26,7 @@ import { readParquetRecords } from './read-back.ts';
 import type { ColumnSpec } from './parquet-types.ts';
 import type { Destination } from './atomic.ts';
 import { checkRowOptions, DEFAULT_MAX_DEPTH, DEFAULT_SAMPLE_SIZE, ROW_OPTIONS, type MapCell, type PartRowOptions, type RowCell, type RowLayout, type RowOptions } from './rows.ts';
-import { type Cell } from './values.ts';
+import type { Cell } from './values.ts';
 import { refuseUnknownOptions, type KnownOptions } from '../src/known-options.ts';
 import { checkPath, checkSource, runSink, type RecordWriter, type SinkResult } from './run.ts';
 import { sampledWriter, tableWriter } from './table.ts';
